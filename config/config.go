@@ -13,7 +13,8 @@ const (
 )
 
 // Config is the root of the settings tree. Keys are matched
-// case-insensitively; the names below are the canonical spelling.
+// case-insensitively; the koanf tags below are the canonical spelling, used
+// in error messages and by WriteEffective.
 type Config struct {
 	// Environment is not read from the settings files; it comes from the
 	// --environment flag or ADMINKERNEL_ENVIRONMENT (default Production).
@@ -22,9 +23,9 @@ type Config struct {
 	// resolved against (the working directory by default).
 	ContentRoot string `koanf:"-" json:"-"`
 
-	Service Service `koanf:"service"`
-	API     API     `koanf:"api"`
-	Logging Logging `koanf:"logging"`
+	Service Service `koanf:"Service"`
+	API     API     `koanf:"Api"`
+	Logging Logging `koanf:"Logging"`
 }
 
 // IsDevelopment reports whether the Development environment is active.
@@ -38,31 +39,31 @@ func (c *Config) IsProduction() bool {
 
 // Service is the `Service` section.
 type Service struct {
-	HTTP         HTTP         `koanf:"http"`
-	Database     Database     `koanf:"database"`
-	Cache        Cache        `koanf:"cache"`
-	Seed         Seed         `koanf:"seed"`
-	Security     Security     `koanf:"security"`
-	ExternalAuth ExternalAuth `koanf:"externalauth"`
-	Upload       Upload       `koanf:"upload"`
-	Logging      ServiceLog   `koanf:"logging"`
-	Snowflake    Snowflake    `koanf:"snowflake"`
+	HTTP         HTTP         `koanf:"Http"`
+	Database     Database     `koanf:"Database"`
+	Cache        Cache        `koanf:"Cache"`
+	Seed         Seed         `koanf:"Seed"`
+	Security     Security     `koanf:"Security"`
+	ExternalAuth ExternalAuth `koanf:"ExternalAuth"`
+	Upload       Upload       `koanf:"Upload"`
+	Logging      ServiceLog   `koanf:"Logging"`
+	Snowflake    Snowflake    `koanf:"Snowflake"`
 	// DataDir holds generated files (development signing key, the default
 	// SQLite file). Relative to the content root. Default "data".
-	DataDir string `koanf:"datadir"`
+	DataDir string `koanf:"DataDir"`
 }
 
 // HTTP is `Service:Http`.
 type HTTP struct {
 	// ListenAddress is where the kernel listens, default http://localhost:5100.
-	ListenAddress string `koanf:"listenaddress"`
+	ListenAddress string `koanf:"ListenAddress"`
 	// TrustedProxies lists proxy IPs or CIDRs whose X-Forwarded-* headers
 	// are believed. Empty: forwarded headers are ignored.
-	TrustedProxies []string `koanf:"trustedproxies"`
+	TrustedProxies []string `koanf:"TrustedProxies"`
 	// BodyLimitBytes caps request bodies (default 4 MiB).
-	BodyLimitBytes int `koanf:"bodylimitbytes"`
+	BodyLimitBytes int `koanf:"BodyLimitBytes"`
 	// ShutdownTimeoutSeconds bounds graceful shutdown (default 10).
-	ShutdownTimeoutSeconds int `koanf:"shutdowntimeoutseconds"`
+	ShutdownTimeoutSeconds int `koanf:"ShutdownTimeoutSeconds"`
 }
 
 // Database dialects accepted by Service:Database:DbType.
@@ -78,23 +79,23 @@ var DBTypes = []string{DBSqlite, DBMySQL, DBSQLServer, DBPostgreSQL}
 
 // Database is `Service:Database`.
 type Database struct {
-	DbType string `koanf:"dbtype"`
+	DbType string `koanf:"DbType"`
 	// ConnectionString: for Sqlite either `Data Source=<path>` or a plain
 	// path, relative to the content root; default Data Source=./data/adminkernel.db.
-	ConnectionString            Secret `koanf:"connectionstring"`
-	EnableCodeFirstInProduction bool   `koanf:"enablecodefirstinproduction"`
-	SlowSQLMillis               int    `koanf:"slowsqlmillis"`
-	MaxOpenConns                int    `koanf:"maxopenconns"`
-	SQLLog                      SQLLog `koanf:"sqllog"`
+	ConnectionString            Secret `koanf:"ConnectionString"`
+	EnableCodeFirstInProduction bool   `koanf:"EnableCodeFirstInProduction"`
+	SlowSQLMillis               int    `koanf:"SlowSqlMillis"`
+	MaxOpenConns                int    `koanf:"MaxOpenConns"`
+	SQLLog                      SQLLog `koanf:"SqlLog"`
 }
 
 // SQLLog is `Service:Database:SqlLog`.
 type SQLLog struct {
-	Enabled        bool  `koanf:"enabled"`
-	MinMillis      int   `koanf:"minmillis"`
-	MaxSQLChars    int   `koanf:"maxsqlchars"`
-	RequestSummary bool  `koanf:"requestsummary"`
-	Color          *bool `koanf:"color"`
+	Enabled        bool  `koanf:"Enabled"`
+	MinMillis      int   `koanf:"MinMillis"`
+	MaxSQLChars    int   `koanf:"MaxSqlChars"`
+	RequestSummary bool  `koanf:"RequestSummary"`
+	Color          *bool `koanf:"Color"`
 }
 
 // Cache providers accepted by Service:Cache:Provider ("" = in-process).
@@ -105,55 +106,55 @@ const (
 
 // Cache is `Service:Cache`.
 type Cache struct {
-	Provider          string `koanf:"provider"`
-	PermissionMinutes int    `koanf:"permissionminutes"`
-	MemoryEntryLimit  int    `koanf:"memoryentrylimit"`
-	MaxEntryMinutes   int    `koanf:"maxentryminutes"`
-	Redis             Redis  `koanf:"redis"`
+	Provider          string `koanf:"Provider"`
+	PermissionMinutes int    `koanf:"PermissionMinutes"`
+	MemoryEntryLimit  int    `koanf:"MemoryEntryLimit"`
+	MaxEntryMinutes   int    `koanf:"MaxEntryMinutes"`
+	Redis             Redis  `koanf:"Redis"`
 }
 
 // Redis is `Service:Cache:Redis`.
 type Redis struct {
-	Address  string `koanf:"address"`
-	Username string `koanf:"username"`
-	Password Secret `koanf:"password"`
-	DB       int    `koanf:"db"`
+	Address  string `koanf:"Address"`
+	Username string `koanf:"Username"`
+	Password Secret `koanf:"Password"`
+	DB       int    `koanf:"Db"`
 	// KeyPrefix namespaces every key the kernel writes (default "ak:").
-	KeyPrefix string   `koanf:"keyprefix"`
-	TLS       RedisTLS `koanf:"tls"`
+	KeyPrefix string   `koanf:"KeyPrefix"`
+	TLS       RedisTLS `koanf:"Tls"`
 }
 
 // RedisTLS is `Service:Cache:Redis:Tls`.
 type RedisTLS struct {
-	Enabled            bool   `koanf:"enabled"`
-	ServerName         string `koanf:"servername"`
-	CAFile             string `koanf:"cafile"`
-	InsecureSkipVerify bool   `koanf:"insecureskipverify"`
+	Enabled            bool   `koanf:"Enabled"`
+	ServerName         string `koanf:"ServerName"`
+	CAFile             string `koanf:"CaFile"`
+	InsecureSkipVerify bool   `koanf:"InsecureSkipVerify"`
 }
 
 // Seed is `Service:Seed`.
 type Seed struct {
-	AdminAccount  string `koanf:"adminaccount"`
-	AdminPassword Secret `koanf:"adminpassword"`
+	AdminAccount  string `koanf:"AdminAccount"`
+	AdminPassword Secret `koanf:"AdminPassword"`
 }
 
 // Security is `Service:Security`.
 type Security struct {
-	Captcha  Captcha  `koanf:"captcha"`
-	Password Password `koanf:"password"`
-	Jwt      Jwt      `koanf:"jwt"`
-	Session  Session  `koanf:"session"`
-	Sms      Sms      `koanf:"sms"`
+	Captcha  Captcha  `koanf:"Captcha"`
+	Password Password `koanf:"Password"`
+	Jwt      Jwt      `koanf:"Jwt"`
+	Session  Session  `koanf:"Session"`
+	Sms      Sms      `koanf:"Sms"`
 }
 
 // Captcha is `Service:Security:Captcha`.
 type Captcha struct {
-	Enabled bool `koanf:"enabled"`
+	Enabled bool `koanf:"Enabled"`
 }
 
 // Password is `Service:Security:Password`.
 type Password struct {
-	Pbkdf2Iterations int `koanf:"pbkdf2iterations"`
+	Pbkdf2Iterations int `koanf:"Pbkdf2Iterations"`
 }
 
 // MinPbkdf2Iterations is the effective floor of Pbkdf2Iterations.
@@ -171,62 +172,62 @@ func (p Password) EffectiveIterations() int {
 type Jwt struct {
 	// SigningKey signs access tokens (HS256). Required in Production; in
 	// other environments a key is generated under DataDir when unset.
-	SigningKey Secret `koanf:"signingkey"`
-	Issuer     string `koanf:"issuer"`
+	SigningKey Secret `koanf:"SigningKey"`
+	Issuer     string `koanf:"Issuer"`
 	// ClockSkewSeconds tolerated when validating exp/nbf (default 30).
-	ClockSkewSeconds int `koanf:"clockskewseconds"`
+	ClockSkewSeconds int `koanf:"ClockSkewSeconds"`
 }
 
 // Session is `Service:Security:Session`.
 type Session struct {
 	// MaxConcurrent sessions per user; 0 = unlimited. The oldest are revoked.
-	MaxConcurrent int `koanf:"maxconcurrent"`
+	MaxConcurrent int `koanf:"MaxConcurrent"`
 	// RefreshGraceSeconds: inside this window after a rotation the previous
 	// refresh token is honoured once more (0 = strict). Default 10.
-	RefreshGraceSeconds int `koanf:"refreshgraceseconds"`
+	RefreshGraceSeconds int `koanf:"RefreshGraceSeconds"`
 }
 
 // Sms is `Service:Security:Sms`.
 type Sms struct {
 	// Sender is "Log" (development: the code is written to the log) or
 	// "Webhook". Default Log.
-	Sender        string `koanf:"sender"`
-	WebhookURL    string `koanf:"webhookurl"`
-	WebhookHeader string `koanf:"webhookheader"`
-	WebhookSecret Secret `koanf:"webhooksecret"`
+	Sender        string `koanf:"Sender"`
+	WebhookURL    string `koanf:"WebhookUrl"`
+	WebhookHeader string `koanf:"WebhookHeader"`
+	WebhookSecret Secret `koanf:"WebhookSecret"`
 }
 
 // ExternalAuth is `Service:ExternalAuth`.
 type ExternalAuth struct {
 	// CallbackBaseURL is the public root of the backend (may carry a gateway
 	// prefix). The service appends /api/v1/auth/external/{provider}/callback.
-	CallbackBaseURL    string `koanf:"callbackbaseurl"`
-	FrontendResultPath string `koanf:"frontendresultpath"`
+	CallbackBaseURL    string `koanf:"CallbackBaseUrl"`
+	FrontendResultPath string `koanf:"FrontendResultPath"`
 	// PluginDir is where provider plugin binaries are discovered. Default:
 	// "plugins" next to the host binary.
-	PluginDir string `koanf:"plugindir"`
+	PluginDir string `koanf:"PluginDir"`
 	// PluginSHA256 pins a plugin binary per provider code (hex SHA-256).
-	PluginSHA256 map[string]string `koanf:"pluginsha256"`
-	Oidc         []OIDCProvider    `koanf:"oidc"`
-	// Providers holds the settings section of each plugin provider, keyed
-	// by provider code (for example EnterpriseChat for enterprise_chat, see
-	// ProviderSection). Values are handed to the plugin over RPC.
-	EnterpriseChat VendorSettings `koanf:"enterprisechat"`
-	TeamChat       VendorSettings `koanf:"teamchat"`
-	CodeHost       VendorSettings `koanf:"codehost"`
-	SocialChat     VendorSettings `koanf:"socialchat"`
+	PluginSHA256 map[string]string `koanf:"PluginSha256"`
+	Oidc         []OIDCProvider    `koanf:"Oidc"`
+	// The four sections below hold the settings of each plugin provider,
+	// looked up by provider code with ProviderSection (EnterpriseChat for
+	// enterprise_chat). Values are handed to the plugin over RPC.
+	EnterpriseChat VendorSettings `koanf:"EnterpriseChat"`
+	TeamChat       VendorSettings `koanf:"TeamChat"`
+	CodeHost       VendorSettings `koanf:"CodeHost"`
+	SocialChat     VendorSettings `koanf:"SocialChat"`
 }
 
 // OIDCProvider is one entry of `Service:ExternalAuth:Oidc`.
 type OIDCProvider struct {
-	Code         string `koanf:"code"`
-	DisplayName  string `koanf:"displayname"`
-	Icon         string `koanf:"icon"`
-	Authority    string `koanf:"authority"`
-	ClientID     string `koanf:"clientid"`
-	ClientSecret Secret `koanf:"clientsecret"`
-	Scopes       string `koanf:"scopes"`
-	UsePkce      *bool  `koanf:"usepkce"`
+	Code         string `koanf:"Code"`
+	DisplayName  string `koanf:"DisplayName"`
+	Icon         string `koanf:"Icon"`
+	Authority    string `koanf:"Authority"`
+	ClientID     string `koanf:"ClientId"`
+	ClientSecret Secret `koanf:"ClientSecret"`
+	Scopes       string `koanf:"Scopes"`
+	UsePkce      *bool  `koanf:"UsePkce"`
 }
 
 // VendorSettings is a plugin provider's settings section: plain key/value
@@ -235,53 +236,73 @@ type OIDCProvider struct {
 // are masked when printed.
 type VendorSettings map[string]string
 
+// VendorCodes lists the plugin provider codes that have a settings section
+// in ExternalAuth, in field order.
+var VendorCodes = []string{"enterprise_chat", "team_chat", "code_host", "social_chat"}
+
+// ProviderSection returns the settings section of a plugin provider code
+// (enterprise_chat: EnterpriseChat, ...), or nil for any other code.
+func (e *ExternalAuth) ProviderSection(code string) VendorSettings {
+	switch code {
+	case "enterprise_chat":
+		return e.EnterpriseChat
+	case "team_chat":
+		return e.TeamChat
+	case "code_host":
+		return e.CodeHost
+	case "social_chat":
+		return e.SocialChat
+	}
+	return nil
+}
+
 // Upload is `Service:Upload`.
 type Upload struct {
-	SignedURLTTLMinutes int `koanf:"signedurlttlminutes"`
+	SignedURLTTLMinutes int `koanf:"SignedUrlTtlMinutes"`
 }
 
 // ServiceLog is `Service:Logging`.
 type ServiceLog struct {
-	OpLog OpLog `koanf:"oplog"`
+	OpLog OpLog `koanf:"OpLog"`
 }
 
 // OpLog is `Service:Logging:OpLog`.
 type OpLog struct {
-	Sync          bool `koanf:"sync"`
-	QueueCapacity int  `koanf:"queuecapacity"`
-	ParamMaxChars int  `koanf:"parammaxchars"`
+	Sync          bool `koanf:"Sync"`
+	QueueCapacity int  `koanf:"QueueCapacity"`
+	ParamMaxChars int  `koanf:"ParamMaxChars"`
 }
 
 // Snowflake is `Service:Snowflake`.
 type Snowflake struct {
 	// WorkerID (0-63) distinguishes replicas in generated ids.
-	WorkerID int `koanf:"workerid"`
+	WorkerID int `koanf:"WorkerId"`
 }
 
 // API is the `Api` section.
 type API struct {
 	// DisabledModules switches modules off by name; `Meta` disables the
 	// error-code endpoint.
-	DisabledModules []string `koanf:"disabledmodules"`
-	MaxPageSize     int      `koanf:"maxpagesize"`
-	Cors            Cors     `koanf:"cors"`
+	DisabledModules []string `koanf:"DisabledModules"`
+	MaxPageSize     int      `koanf:"MaxPageSize"`
+	Cors            Cors     `koanf:"Cors"`
 }
 
 // Cors is `Api:Cors`.
 type Cors struct {
-	AllowedOrigins []string `koanf:"allowedorigins"`
+	AllowedOrigins []string `koanf:"AllowedOrigins"`
 }
 
 // Logging is the top-level `Logging` section.
 type Logging struct {
 	// File, when set, also writes the log to this path (relative to the
 	// content root).
-	File string `koanf:"file"`
+	File string `koanf:"File"`
 	// Format is "text" (default in Development) or "json".
-	Format string `koanf:"format"`
+	Format string `koanf:"Format"`
 	// LogLevel maps a category ("Default", "AdminKernel.Sql", ...) to a
 	// level: Trace, Debug, Information, Warning, Error, Critical, None.
-	LogLevel map[string]string `koanf:"loglevel"`
+	LogLevel map[string]string `koanf:"LogLevel"`
 }
 
 // Defaults returns the settings tree with every default of the

@@ -1,0 +1,49 @@
+# Admin Kernel — make help lists the targets.
+SHELL := bash
+.DEFAULT_GOAL := help
+
+GO            ?= go
+BIN           := bin
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS       := -s -w -X main.version=$(VERSION)
+GOLANGCI_VER  := v2.15.0
+GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
+TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
+
+.PHONY: help build run test lint generate verify fmt vet clean
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## build the host at bin/adminkernel
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
+
+run: build ## run the service on the embedded SQLite default (Development, http://localhost:5100)
+	$(BIN)/adminkernel serve --environment Development
+
+test: ## run every test with -race (SQLite, PostgreSQL, MariaDB and Redis must answer; see README)
+	$(GO) test $(TEST_FLAGS) ./...
+
+lint: $(GOLANGCI) ## run golangci-lint with .golangci.yml
+	$(GOLANGCI) run ./...
+
+$(GOLANGCI):
+	GOBIN=$(dir $(GOLANGCI)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VER)
+
+generate: ## regenerate the ent client from ent/schema
+	$(GO) generate ./ent/...
+
+verify: ## regenerate code and tidy modules; fail if anything drifted
+	$(GO) generate ./ent/...
+	$(GO) mod tidy
+	@if [ -n "$$(git status --porcelain -- ent go.mod go.sum)" ]; then \
+		echo "generated code or go.mod/go.sum drifted from the committed state:"; \
+		git status --porcelain -- ent go.mod go.sum; git --no-pager diff --stat -- ent go.mod go.sum; exit 1; fi
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+fmt: ## format the code
+	gofmt -w $$(git ls-files '*.go')
+
+clean: ## remove build output
+	rm -rf $(BIN)

@@ -1,0 +1,277 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ValidationError lists every problem found in the settings, one per
+// entry, each starting with the key it concerns.
+type ValidationError struct {
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	return "invalid settings:\n  - " + strings.Join(e.Problems, "\n  - ")
+}
+
+// externalAuthPath is where the external-login endpoints are mounted; the
+// service appends it to CallbackBaseUrl.
+const externalAuthPath = "/api/v1/auth/external"
+
+// OIDC defaults applied by Validate.
+const (
+	DefaultOIDCCode        = "oidc"
+	DefaultOIDCDisplayName = "SSO"
+	DefaultOIDCScopes      = "openid profile email"
+)
+
+// LogLevels lists the accepted Logging:LogLevel values.
+var LogLevels = []string{"Trace", "Debug", "Information", "Warning", "Error", "Critical", "None"}
+
+var providerCode = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// problems collects validation messages.
+type problems []string
+
+func (p *problems) add(format string, args ...any) {
+	*p = append(*p, fmt.Sprintf(format, args...))
+}
+
+// Validate checks the whole tree and returns every problem at once as a
+// *ValidationError, or nil. It also normalises what it accepts: canonical
+// spelling of DbType, Cache:Provider, Sms:Sender and log levels, no
+// trailing slash on CallbackBaseUrl, and the OIDC defaults (Code oidc,
+// DisplayName SSO, Scopes "openid profile email", UsePkce true).
+func (c *Config) Validate() error {
+	var p problems
+	s := &c.Service
+
+	if _, err := listenHostPort(s.HTTP.ListenAddress); err != nil {
+		p.add("Service:Http:ListenAddress %q: %v", s.HTTP.ListenAddress, err)
+	}
+	if v, ok := canonical(s.Database.DbType, DBTypes); ok {
+		s.Database.DbType = v
+	} else {
+		p.add("Service:Database:DbType %q is not supported; valid values: %s", s.Database.DbType, strings.Join(DBTypes, ", "))
+	}
+	if v, ok := canonical(s.Cache.Provider, []string{CacheMemory, CacheRedis}); ok {
+		s.Cache.Provider = v
+	} else {
+		p.add("Service:Cache:Provider %q is not supported; valid values: Redis, or empty for the in-process cache", s.Cache.Provider)
+	}
+	atLeast(&p, "Service:Cache:PermissionMinutes", s.Cache.PermissionMinutes, 1)
+	atLeast(&p, "Service:Cache:MemoryEntryLimit", s.Cache.MemoryEntryLimit, 0)
+	atLeast(&p, "Service:Cache:MaxEntryMinutes", s.Cache.MaxEntryMinutes, 0)
+	atLeast(&p, "Service:Logging:OpLog:QueueCapacity", s.Logging.OpLog.QueueCapacity, 1)
+	atLeast(&p, "Service:Logging:OpLog:ParamMaxChars", s.Logging.OpLog.ParamMaxChars, 1)
+	if w := s.Snowflake.WorkerID; w < 0 || w > 63 {
+		p.add("Service:Snowflake:WorkerId %d is out of range 0..63", w)
+	}
+	atLeast(&p, "Api:MaxPageSize", c.API.MaxPageSize, 1)
+
+	sms := &s.Security.Sms
+	if v, ok := canonical(sms.Sender, []string{"Log", "Webhook"}); ok {
+		sms.Sender = v
+		if v == "Webhook" && !isHTTPURL(sms.WebhookURL) {
+			p.add("Service:Security:Sms:WebhookUrl must be an absolute http or https URL when Sender is Webhook")
+		}
+	} else {
+		p.add("Service:Security:Sms:Sender %q is not supported; valid values: Log, Webhook", sms.Sender)
+	}
+	if c.IsProduction() {
+		switch key := s.Security.Jwt.SigningKey; {
+		case !key.IsSet():
+			p.add("Service:Security:Jwt:SigningKey is required in %s", c.Environment)
+		case len(key.Reveal()) < 32:
+			p.add("Service:Security:Jwt:SigningKey must be at least 32 bytes long")
+		}
+	}
+
+	c.validateCallback(&p)
+	c.validateOIDC(&p)
+
+	categories := make([]string, 0, len(c.Logging.LogLevel))
+	for k := range c.Logging.LogLevel {
+		categories = append(categories, k)
+	}
+	sort.Strings(categories)
+	for _, k := range categories {
+		if v, ok := canonical(c.Logging.LogLevel[k], LogLevels); ok {
+			c.Logging.LogLevel[k] = v
+		} else {
+			p.add("Logging:LogLevel:%s %q is not a level; valid values: %s", k, c.Logging.LogLevel[k], strings.Join(LogLevels, ", "))
+		}
+	}
+	if v, ok := canonical(c.Logging.Format, []string{"", "text", "json"}); ok {
+		c.Logging.Format = v
+	} else {
+		p.add("Logging:Format %q is not supported; valid values: text, json", c.Logging.Format)
+	}
+
+	if len(p) > 0 {
+		return &ValidationError{Problems: p}
+	}
+	return nil
+}
+
+// ExternalProvidersConfigured reports whether any external login provider
+// is configured: an Oidc entry or a vendor section with a non-empty value.
+func (c *Config) ExternalProvidersConfigured() bool {
+	ea := &c.Service.ExternalAuth
+	if len(ea.Oidc) > 0 {
+		return true
+	}
+	for _, code := range VendorCodes {
+		for _, v := range ea.ProviderSection(code) {
+			if v != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CallbackPrefix is the path part of CallbackBaseUrl without trailing
+// slash: "" for https://host, "/admin" for https://host/admin/. The
+// external-login cookies' Path is CallbackPrefix()+"/api/v1/auth/external".
+// It is "" when CallbackBaseUrl is unset or invalid.
+func (c *Config) CallbackPrefix() string {
+	u, err := url.Parse(strings.TrimSpace(c.Service.ExternalAuth.CallbackBaseURL))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(u.Path, "/")
+}
+
+// ListenHostPort is the host:port to listen on, taken from
+// Service:Http:ListenAddress (http://localhost:5100 gives localhost:5100;
+// a host of + or * means all interfaces). For an address Validate rejects
+// it returns the address unchanged.
+func (c *Config) ListenHostPort() string {
+	hp, err := listenHostPort(c.Service.HTTP.ListenAddress)
+	if err != nil {
+		return c.Service.HTTP.ListenAddress
+	}
+	return hp
+}
+
+func listenHostPort(addr string) (string, error) {
+	hostPort := addr
+	if strings.Contains(addr, "://") {
+		u, err := url.Parse(addr)
+		switch {
+		case err != nil:
+			return "", errors.New("not a valid URL")
+		case u.Scheme != "http" && u.Scheme != "https":
+			return "", errors.New("scheme must be http or https")
+		case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+			return "", errors.New("must be scheme://host:port without path or query")
+		}
+		hostPort = u.Host
+	}
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return "", errors.New("want http(s)://host:port, host:port or :port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", fmt.Errorf("invalid port %q", port)
+	}
+	if host == "+" || host == "*" {
+		host = ""
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func (c *Config) validateCallback(p *problems) {
+	const key = "Service:ExternalAuth:CallbackBaseUrl"
+	ea := &c.Service.ExternalAuth
+	raw := strings.TrimRight(strings.TrimSpace(ea.CallbackBaseURL), "/")
+	ea.CallbackBaseURL = raw
+	if raw == "" {
+		if c.IsProduction() && c.ExternalProvidersConfigured() {
+			p.add("%s is required in %s when an external login provider is configured", key, c.Environment)
+		}
+		return
+	}
+	shown := MaskConnectionString(raw)
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.add("%s %q must be an absolute http or https URL", key, shown)
+		return
+	}
+	path := strings.ToLower(u.Path)
+	frontend := strings.ToLower(strings.TrimRight(ea.FrontendResultPath, "/"))
+	switch {
+	case u.RawQuery != "" || u.ForceQuery:
+		p.add("%s %q must not have a query string", key, shown)
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		p.add("%s %q must not have a fragment", key, shown)
+	case strings.Contains(path, externalAuthPath) || strings.HasSuffix(path, "/callback"):
+		p.add("%s %q is a full callback URL; give the public root of the backend (for example https://host or https://host/prefix), the service appends %s/{provider}/callback", key, shown, externalAuthPath)
+	case strings.HasPrefix(frontend, "/") && strings.Contains(path, frontend):
+		p.add("%s %q contains the frontend result path %q; give the public root of the backend", key, shown, ea.FrontendResultPath)
+	}
+}
+
+func (c *Config) validateOIDC(p *problems) {
+	seen := map[string]int{}
+	for i := range c.Service.ExternalAuth.Oidc {
+		o := &c.Service.ExternalAuth.Oidc[i]
+		key := fmt.Sprintf("Service:ExternalAuth:Oidc:%d", i)
+		if o.Code == "" {
+			o.Code = DefaultOIDCCode
+		}
+		if o.DisplayName == "" {
+			o.DisplayName = DefaultOIDCDisplayName
+		}
+		if o.Scopes == "" {
+			o.Scopes = DefaultOIDCScopes
+		}
+		if o.UsePkce == nil {
+			yes := true
+			o.UsePkce = &yes
+		}
+		if !providerCode.MatchString(o.Code) {
+			p.add("%s:Code %q may contain only letters, digits and underscores", key, o.Code)
+		}
+		if first, dup := seen[strings.ToLower(o.Code)]; dup {
+			p.add("%s:Code %q is also the code of Service:ExternalAuth:Oidc:%d; codes must be unique", key, o.Code, first)
+		} else {
+			seen[strings.ToLower(o.Code)] = i
+		}
+		if !isHTTPURL(o.Authority) {
+			p.add("%s:Authority %q must be an absolute http or https URL", key, o.Authority)
+		}
+		if strings.TrimSpace(o.ClientID) == "" {
+			p.add("%s:ClientId is required", key)
+		}
+	}
+}
+
+// canonical returns the entry of valid equal to v ignoring case.
+func canonical(v string, valid []string) (string, bool) {
+	for _, s := range valid {
+		if strings.EqualFold(strings.TrimSpace(v), s) {
+			return s, true
+		}
+	}
+	return v, false
+}
+
+func atLeast(p *problems, key string, v, lowest int) {
+	if v < lowest {
+		p.add("%s %d must be at least %d", key, v, lowest)
+	}
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -1,0 +1,324 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// validConfig is a Production configuration that passes Validate.
+func validConfig() *Config {
+	c := Defaults()
+	c.ContentRoot = "/srv/kernel"
+	c.Service.Security.Jwt.SigningKey = Secret(strings.Repeat("k", 32))
+	return &c
+}
+
+func withOIDC(c *Config) {
+	c.Service.ExternalAuth.Oidc = []OIDCProvider{{Authority: "https://idp.example", ClientID: "kernel"}}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(c *Config)
+		want   []string // substrings of the problems; none means valid
+	}{
+		{name: "defaults with a signing key are valid"},
+
+		// CallbackBaseUrl, one row per rule.
+		{
+			name: "callback: full callback URL",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.CallbackBaseURL = "https://host/api/v1/auth/external/oidc/callback"
+			},
+			want: []string{"CallbackBaseUrl", "full callback URL"},
+		},
+		{
+			name:   "callback: ends with /callback",
+			mutate: func(c *Config) { c.Service.ExternalAuth.CallbackBaseURL = "https://host/sso/callback" },
+			want:   []string{"CallbackBaseUrl", "full callback URL"},
+		},
+		{
+			name: "callback: contains the frontend result path",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.FrontendResultPath = "/oauth/result"
+				c.Service.ExternalAuth.CallbackBaseURL = "https://host/admin/oauth/result"
+			},
+			want: []string{"CallbackBaseUrl", "frontend result path"},
+		},
+		{
+			name:   "callback: query string",
+			mutate: func(c *Config) { c.Service.ExternalAuth.CallbackBaseURL = "https://host/admin?x=1" },
+			want:   []string{"CallbackBaseUrl", "query string"},
+		},
+		{
+			name:   "callback: fragment",
+			mutate: func(c *Config) { c.Service.ExternalAuth.CallbackBaseURL = "https://host/#/login" },
+			want:   []string{"CallbackBaseUrl", "fragment"},
+		},
+		{
+			name:   "callback: relative URL",
+			mutate: func(c *Config) { c.Service.ExternalAuth.CallbackBaseURL = "/admin" },
+			want:   []string{"CallbackBaseUrl", "absolute http or https URL"},
+		},
+		{
+			name:   "callback: ftp scheme",
+			mutate: func(c *Config) { c.Service.ExternalAuth.CallbackBaseURL = "ftp://host/admin" },
+			want:   []string{"CallbackBaseUrl", "absolute http or https URL"},
+		},
+		{
+			name:   "callback: gateway sub-path is valid",
+			mutate: func(c *Config) { c.Service.ExternalAuth.CallbackBaseURL = "https://host/admin/" },
+		},
+		{
+			name:   "callback: required in Production when an Oidc entry exists",
+			mutate: withOIDC,
+			want:   []string{"CallbackBaseUrl is required in Production"},
+		},
+		{
+			name: "callback: required in Production when a vendor section is set",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.EnterpriseChat = VendorSettings{"CorpId": "ww1"}
+			},
+			want: []string{"CallbackBaseUrl is required in Production"},
+		},
+		{
+			name: "callback: not required in Development",
+			mutate: func(c *Config) {
+				c.Environment = Development
+				withOIDC(c)
+			},
+		},
+		{
+			name: "callback: set in Production with an Oidc entry",
+			mutate: func(c *Config) {
+				withOIDC(c)
+				c.Service.ExternalAuth.CallbackBaseURL = "https://host"
+			},
+		},
+
+		{
+			name:   "unknown DbType lists the valid ones",
+			mutate: func(c *Config) { c.Service.Database.DbType = "Oracle" },
+			want:   []string{`DbType "Oracle" is not supported; valid values: Sqlite, MySql, SqlServer, PostgreSQL`},
+		},
+		{
+			name:   "SqlServer is accepted here",
+			mutate: func(c *Config) { c.Service.Database.DbType = "sqlserver" },
+		},
+		{
+			name:   "unknown cache provider",
+			mutate: func(c *Config) { c.Service.Cache.Provider = "Memcached" },
+			want:   []string{"Service:Cache:Provider"},
+		},
+		{
+			name: "Oidc: missing Authority and ClientId, bad code",
+			mutate: func(c *Config) {
+				c.Environment = Development
+				c.Service.ExternalAuth.Oidc = []OIDCProvider{{Code: "corp-sso", Authority: "idp.example"}}
+			},
+			want: []string{"Oidc:0:Code \"corp-sso\" may contain only letters", "Oidc:0:Authority", "Oidc:0:ClientId is required"},
+		},
+		{
+			name: "Oidc: duplicate codes name both indexes",
+			mutate: func(c *Config) {
+				c.Environment = Development
+				p := OIDCProvider{Authority: "https://idp.example", ClientID: "kernel"}
+				c.Service.ExternalAuth.Oidc = []OIDCProvider{p, p}
+			},
+			want: []string{`Service:ExternalAuth:Oidc:1:Code "oidc" is also the code of Service:ExternalAuth:Oidc:0`},
+		},
+		{
+			name:   "ranges",
+			mutate: func(c *Config) { c.Service.Snowflake.WorkerID = 64 },
+			want:   []string{"Service:Snowflake:WorkerId 64 is out of range 0..63"},
+		},
+		{
+			name: "ranges at the limits are valid",
+			mutate: func(c *Config) {
+				c.Service.Snowflake.WorkerID = 63
+				c.Service.Cache.MemoryEntryLimit = 0
+				c.Service.Cache.MaxEntryMinutes = 0
+			},
+		},
+		{
+			name:   "listen address",
+			mutate: func(c *Config) { c.Service.HTTP.ListenAddress = "localhost" },
+			want:   []string{"Service:Http:ListenAddress"},
+		},
+		{
+			name:   "webhook sender needs a URL",
+			mutate: func(c *Config) { c.Service.Security.Sms.Sender = "webhook" },
+			want:   []string{"Service:Security:Sms:WebhookUrl"},
+		},
+		{
+			name:   "unknown SMS sender",
+			mutate: func(c *Config) { c.Service.Security.Sms.Sender = "Carrier" },
+			want:   []string{"Service:Security:Sms:Sender"},
+		},
+		{
+			name:   "unknown log level",
+			mutate: func(c *Config) { c.Logging.LogLevel["AdminKernel.Sql"] = "Verbose" },
+			want:   []string{`Logging:LogLevel:AdminKernel.Sql "Verbose" is not a level`},
+		},
+		{
+			name:   "signing key required in Production",
+			mutate: func(c *Config) { c.Service.Security.Jwt.SigningKey = "" },
+			want:   []string{"Service:Security:Jwt:SigningKey is required in Production"},
+		},
+		{
+			name:   "signing key too short",
+			mutate: func(c *Config) { c.Service.Security.Jwt.SigningKey = "short" },
+			want:   []string{"at least 32 bytes"},
+		},
+		{
+			name: "signing key optional in Development",
+			mutate: func(c *Config) {
+				c.Environment = Development
+				c.Service.Security.Jwt.SigningKey = ""
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			if tt.mutate != nil {
+				tt.mutate(c)
+			}
+			err := c.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate succeeded, want %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	c := validConfig()
+	c.Service.Database.DbType = "Oracle"
+	c.Service.Cache.PermissionMinutes = 0
+	c.API.MaxPageSize = -1
+	c.Service.ExternalAuth.CallbackBaseURL = "https://host/?a=1"
+	c.Service.Security.Jwt.SigningKey = ""
+
+	err := c.Validate()
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("got %v, want a *ValidationError", err)
+	}
+	if len(ve.Problems) != 5 {
+		t.Errorf("got %d problems, want 5:\n%v", len(ve.Problems), err)
+	}
+	if lines := strings.Split(err.Error(), "\n"); len(lines) != 6 {
+		t.Errorf("want a heading and one line per problem, got:\n%v", err)
+	}
+}
+
+func TestValidateNormalises(t *testing.T) {
+	c := validConfig()
+	c.Environment = Development
+	c.Service.Database.DbType = "postgresql"
+	c.Service.Cache.Provider = "REDIS"
+	c.Service.Security.Sms.Sender = "log"
+	c.Logging.LogLevel["Default"] = "warning"
+	c.Service.ExternalAuth.CallbackBaseURL = "https://host/admin/"
+	c.Service.ExternalAuth.Oidc = []OIDCProvider{{Authority: "https://idp.example", ClientID: "kernel"}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	o := c.Service.ExternalAuth.Oidc[0]
+	checks := []struct{ name, got, want string }{
+		{"DbType", c.Service.Database.DbType, DBPostgreSQL},
+		{"Provider", c.Service.Cache.Provider, CacheRedis},
+		{"Sender", c.Service.Security.Sms.Sender, "Log"},
+		{"LogLevel", c.Logging.LogLevel["Default"], "Warning"},
+		{"CallbackBaseUrl", c.Service.ExternalAuth.CallbackBaseURL, "https://host/admin"},
+		{"CallbackPrefix", c.CallbackPrefix(), "/admin"},
+		{"Oidc Code", o.Code, "oidc"},
+		{"Oidc DisplayName", o.DisplayName, "SSO"},
+		{"Oidc Scopes", o.Scopes, "openid profile email"},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %q, want %q", ch.name, ch.got, ch.want)
+		}
+	}
+	if o.UsePkce == nil || !*o.UsePkce {
+		t.Errorf("UsePkce = %v, want true", o.UsePkce)
+	}
+}
+
+func TestCallbackPrefix(t *testing.T) {
+	for base, want := range map[string]string{
+		"":                    "",
+		"https://host":        "",
+		"https://host/":       "",
+		"https://host/admin":  "/admin",
+		"https://host/a/b/":   "/a/b",
+		"http://host:8080/gw": "/gw",
+	} {
+		c := Defaults()
+		c.Service.ExternalAuth.CallbackBaseURL = base
+		if got := c.CallbackPrefix(); got != want {
+			t.Errorf("CallbackPrefix(%q) = %q, want %q", base, got, want)
+		}
+	}
+}
+
+func TestListenHostPort(t *testing.T) {
+	tests := []struct {
+		addr, want string
+		valid      bool
+	}{
+		{"http://localhost:5100", "localhost:5100", true},
+		{"https://0.0.0.0:443/", "0.0.0.0:443", true},
+		{"http://+:5100", ":5100", true},
+		{"http://[::1]:5100", "[::1]:5100", true},
+		{"127.0.0.1:8080", "127.0.0.1:8080", true},
+		{":5100", ":5100", true},
+		{"localhost", "localhost", false},
+		{"http://localhost", "http://localhost", false},
+		{"tcp://localhost:5100", "tcp://localhost:5100", false},
+		{"http://localhost:5100/api", "http://localhost:5100/api", false},
+		{":99999", ":99999", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			c := validConfig()
+			c.Service.HTTP.ListenAddress = tt.addr
+			if got := c.ListenHostPort(); got != tt.want {
+				t.Errorf("ListenHostPort() = %q, want %q", got, tt.want)
+			}
+			if err := c.Validate(); (err == nil) != tt.valid {
+				t.Errorf("Validate() = %v, want valid %v", err, tt.valid)
+			}
+		})
+	}
+}
+
+func TestExternalProvidersConfigured(t *testing.T) {
+	c := Defaults()
+	if c.ExternalProvidersConfigured() {
+		t.Error("defaults report a provider")
+	}
+	c.Service.ExternalAuth.SocialChat = VendorSettings{"AppId": ""}
+	if c.ExternalProvidersConfigured() {
+		t.Error("a section with only empty values counts as configured")
+	}
+	c.Service.ExternalAuth.SocialChat["AppId"] = "wx1"
+	if !c.ExternalProvidersConfigured() {
+		t.Error("SocialChat with an AppId does not count as configured")
+	}
+}

@@ -1,0 +1,203 @@
+// Package cli is the adminkernel command tree (cobra): serve, migrate,
+// errors, config and version. A business application builds the same tree
+// around its own host.Options.
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host"
+	"github.com/adminkernel/kernel/host/database"
+	"github.com/adminkernel/kernel/host/logging"
+)
+
+// New returns the root command. opts.Config is filled from the settings
+// files and the environment before each subcommand runs.
+func New(opts host.Options) *cobra.Command {
+	var environment, contentRoot string
+	root := &cobra.Command{
+		Use:           "adminkernel",
+		Short:         "Admin Kernel: a backend kernel for administration applications",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       opts.Version,
+	}
+	root.PersistentFlags().StringVar(&environment, "environment", "", "environment name (Development, Staging, Production); default $ADMINKERNEL_ENVIRONMENT or Production")
+	root.PersistentFlags().StringVar(&contentRoot, "content-root", "", "directory holding appsettings*.json and relative paths (default: the working directory)")
+
+	load := func() (*config.Config, error) {
+		dir := contentRoot
+		if dir == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, err
+			}
+			dir = wd
+		}
+		environ := os.Environ()
+		return config.Load(config.LoadOptions{
+			ContentRoot: dir,
+			Environment: config.ResolveEnvironment(environment, environ),
+			Environ:     environ,
+		})
+	}
+
+	root.AddCommand(
+		serveCmd(&opts, load),
+		migrateCmd(&opts, load),
+		errorsCmd(&opts),
+		configCmd(load),
+		versionCmd(&opts),
+	)
+	return root
+}
+
+type loader func() (*config.Config, error)
+
+func serveCmd(opts *host.Options, load loader) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the HTTP service until SIGINT or SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := load()
+			if err != nil {
+				return err
+			}
+			o := *opts
+			o.Config = cfg
+			if o.LogOutput == nil {
+				o.LogOutput = cmd.ErrOrStderr()
+			}
+			k, err := host.New(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			return k.Serve(cmd.Context())
+		},
+	}
+}
+
+func migrateCmd(opts *host.Options, load loader) *cobra.Command {
+	var print bool
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or update the kernel's tables (--print writes the DDL instead)",
+		Long: "migrate creates the kernel's tables in the configured database, in any environment.\n" +
+			"With --print it writes the DDL for the configured dialect to standard output without\n" +
+			"changing the database, for operators who create tables by hand in Production.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := load()
+			if err != nil {
+				return err
+			}
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			logs, err := logging.New(cfg.Logging, cfg.ContentRoot, firstWriter(opts.LogOutput, cmd.ErrOrStderr()))
+			if err != nil {
+				return err
+			}
+			defer logs.Close()
+			if print {
+				return database.PrintDDL(cmd.Context(), cfg, cmd.OutOrStdout())
+			}
+			db, err := database.Open(cmd.Context(), cfg, logs.For("AdminKernel.Database"))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if err := db.Migrate(cmd.Context()); err != nil {
+				return err
+			}
+			logs.Root().Info("tables are up to date", "db_type", cfg.Service.Database.DbType)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&print, "print", false, "write the DDL to standard output instead of applying it")
+	return cmd
+}
+
+func errorsCmd(opts *host.Options) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "errors",
+		Short: "Print the error-code catalog (kernel and registered consumer codes)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			catalog, err := host.Catalog(*opts)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(catalog.Entries())
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "CODE\tNAME\tMSGKEY\tSOURCE")
+			for _, e := range catalog.Entries() {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", e.Code, e.Name, e.MsgKey, e.Source)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+func configCmd(load loader) *cobra.Command {
+	return &cobra.Command{
+		Use:   "config",
+		Short: "Print the effective settings with secrets masked, and any validation problems",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := load()
+			if err != nil {
+				return err
+			}
+			if err := cfg.WriteEffective(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if err := cfg.Validate(); err != nil {
+				return fmt.Errorf("the settings would not start the service:\n%w", err)
+			}
+			return nil
+		},
+	}
+}
+
+func versionCmd(opts *host.Options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := opts.Version
+			if v == "" {
+				v = "dev"
+			}
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "adminkernel", v)
+			return err
+		},
+	}
+}
+
+func firstWriter(ws ...io.Writer) io.Writer {
+	for _, w := range ws {
+		if w != nil {
+			return w
+		}
+	}
+	return os.Stderr
+}

@@ -1,0 +1,144 @@
+// Package envelope writes the kernel's one JSON response shape
+// {code, msgKey, data} and holds the central error handler that turns every
+// error returned by a handler into that shape.
+package envelope
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/gofiber/fiber/v3"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/host/errcode"
+)
+
+// SuccessKey is the msgKey of every successful response.
+const SuccessKey = "common.success"
+
+// Envelope is the body of every JSON response.
+type Envelope struct {
+	Code   errcode.Code   `json:"code"`
+	MsgKey string         `json:"msgKey"`
+	Args   map[string]any `json:"args,omitempty"`
+	// Message is a fallback text for non-browser callers: the msgKey on
+	// failure (the frontend resolves the real text from msgKey).
+	Message string `json:"message,omitempty"`
+	Data    any    `json:"data"`
+}
+
+// OK writes a success envelope carrying data.
+func OK(c fiber.Ctx, data any) error {
+	return c.JSON(Envelope{Code: errcode.Success, MsgKey: SuccessKey, Data: data})
+}
+
+// PanicError is a recovered panic, kept with its stack for the exception log.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (p *PanicError) Error() string {
+	if err, ok := p.Value.(error); ok {
+		return "panic: " + err.Error()
+	}
+	return "panic: " + toString(p.Value)
+}
+
+func toString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case interface{ String() string }:
+		return x.String()
+	default:
+		return "non-error panic value"
+	}
+}
+
+// Recover turns a panic in a later handler into a *PanicError, which the
+// error handler then treats as an unhandled error. The process survives.
+func Recover() fiber.Handler {
+	return func(c fiber.Ctx) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler { //nolint:errorlint // sentinel compared by identity, as net/http does
+					panic(r)
+				}
+				err = &PanicError{Value: r, Stack: debug.Stack()}
+			}
+		}()
+		return c.Next()
+	}
+}
+
+// Unhandled is told about every error that is not a business error and not a
+// framework routing/shape error (the exception log hooks in here). It must
+// not panic; its own failures are its business.
+type Unhandled func(c fiber.Ctx, err error)
+
+// ErrorHandler returns the central fiber.ErrorHandler. Business errors
+// become their envelope and status; framework errors (404, 405, 413, 400)
+// become request codes; anything else is logged with the request's trace id,
+// passed to onUnhandled and answered as HTTP 500 with code 50000 and no
+// detail.
+func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhandled) fiber.ErrorHandler {
+	return func(c fiber.Ctx, err error) error {
+		var be *errcode.Error
+		var fe *fiber.Error
+		switch {
+		case errors.As(err, &be):
+			return write(c, catalog, be.HTTPStatus(), be.Code, be.Args)
+		case errors.As(err, &fe):
+			code := requestCode(fe.Code)
+			return write(c, catalog, errcode.StatusOf(code), code, nil)
+		default:
+			log.Error("unhandled error", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "error", err)
+			if onUnhandled != nil {
+				onUnhandled(c, err)
+			}
+			return write(c, catalog, http.StatusInternalServerError, errcode.SystemError, nil)
+		}
+	}
+}
+
+// requestCode maps a framework status to the kernel's request code.
+func requestCode(status int) errcode.Code {
+	switch status {
+	case http.StatusNotFound:
+		return errcode.RouteNotFound
+	case http.StatusMethodNotAllowed:
+		return errcode.MethodNotAllowed
+	case http.StatusRequestEntityTooLarge:
+		return errcode.BodyTooLarge
+	case http.StatusUnauthorized:
+		return errcode.TokenInvalid
+	case http.StatusForbidden:
+		return errcode.NoPermission
+	case http.StatusTooManyRequests:
+		return errcode.TooManyRequests
+	default:
+		if status >= 500 {
+			return errcode.SystemError
+		}
+		return errcode.RequestInvalid
+	}
+}
+
+func write(c fiber.Ctx, catalog *errcode.Catalog, status int, code errcode.Code, args map[string]any) error {
+	key := catalog.MsgKey(code)
+	if code == errcode.TooManyRequests {
+		if s, ok := args["retryAfterSeconds"]; ok {
+			c.Set(fiber.HeaderRetryAfter, fmt.Sprint(s))
+		}
+	}
+	return c.Status(status).JSON(Envelope{Code: code, MsgKey: key, Args: args, Message: key})
+}
+
+// TraceID returns the request's trace identifier (the X-Request-ID set by the
+// request-id middleware), copied so it may outlive the handler.
+func TraceID(c fiber.Ctx) string {
+	return string([]byte(c.GetRespHeader(fiber.HeaderXRequestID)))
+}

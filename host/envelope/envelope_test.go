@@ -1,0 +1,132 @@
+package envelope_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gofiber/fiber/v3"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/errcode"
+)
+
+const OrderNotFound errcode.Code = 60001
+
+func newApp(t *testing.T, unhandled *atomic.Int32) *fiber.App {
+	t.Helper()
+	catalog, err := errcode.NewCatalog(errcode.Enum{Name: "OrderError", Members: []errcode.Member{
+		{Code: OrderNotFound, Name: "OrderNotFound", MsgKey: "error.order.notFound"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New(fiber.Config{
+		BodyLimit: 16,
+		ErrorHandler: envelope.ErrorHandler(catalog, hclog.NewNullLogger(), func(fiber.Ctx, error) {
+			unhandled.Add(1)
+		}),
+	})
+	app.Use(envelope.Recover())
+	app.Get("/ok", func(c fiber.Ctx) error { return envelope.OK(c, map[string]int{"n": 1}) })
+	app.Get("/business", func(fiber.Ctx) error { return errcode.New(errcode.AccountLocked).With("lockMinutes", 10) })
+	app.Get("/consumer", func(fiber.Ctx) error { return errcode.New(OrderNotFound) })
+	app.Get("/unregistered", func(fiber.Ctx) error { return errcode.New(61234) })
+	app.Get("/token", func(fiber.Ctx) error { return errcode.New(errcode.TokenInvalid) })
+	app.Get("/limited", func(fiber.Ctx) error {
+		return errcode.New(errcode.TooManyRequests).With("retryAfterSeconds", 42)
+	})
+	app.Get("/boom", func(fiber.Ctx) error { return errors.New("dial tcp 10.0.0.1:5432: password=hunter2") })
+	app.Get("/panic", func(fiber.Ctx) error { panic("kaboom") })
+	app.Post("/body", func(c fiber.Ctx) error { return envelope.OK(c, len(c.Body())) })
+	return app
+}
+
+type body struct {
+	Code    int            `json:"code"`
+	MsgKey  string         `json:"msgKey"`
+	Args    map[string]any `json:"args"`
+	Message string         `json:"message"`
+	Data    any            `json:"data"`
+}
+
+func TestErrorHandler(t *testing.T) {
+	var unhandled atomic.Int32
+	app := newApp(t, &unhandled)
+	tests := []struct {
+		name, method, path string
+		body               string
+		status, code       int
+		msgKey             string
+		unhandled          int32
+	}{
+		{"success", "GET", "/ok", "", 200, 0, "common.success", 0},
+		{"business error is 200 with its code", "GET", "/business", "", 200, 40004, "error.auth.accountLocked", 0},
+		{"consumer code uses its msgKey", "GET", "/consumer", "", 200, 60001, "error.order.notFound", 0},
+		{"unregistered code", "GET", "/unregistered", "", 200, 61234, "error.code.61234", 0},
+		{"token invalid is 401", "GET", "/token", "", 401, 40006, "error.auth.tokenInvalid", 0},
+		{"rate limited is 429", "GET", "/limited", "", 429, 40008, "error.auth.tooManyRequests", 0},
+		{"unhandled error is 500 without detail", "GET", "/boom", "", 500, 50000, "error.system.internal", 1},
+		{"panic is recovered as 500", "GET", "/panic", "", 500, 50000, "error.system.internal", 1},
+		{"unknown route is 404", "GET", "/nope", "", 404, 48003, "error.request.notFound", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := unhandled.Load()
+			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
+			resp, err := app.Test(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			var b body
+			if err := json.Unmarshal(raw, &b); err != nil {
+				t.Fatalf("body %q is not an envelope: %v", raw, err)
+			}
+			if resp.StatusCode != tt.status || b.Code != tt.code || b.MsgKey != tt.msgKey {
+				t.Fatalf("got %d %d %q, want %d %d %q (body %s)", resp.StatusCode, b.Code, b.MsgKey, tt.status, tt.code, tt.msgKey, raw)
+			}
+			if got := unhandled.Load() - before; got != tt.unhandled {
+				t.Errorf("unhandled hook called %d times, want %d", got, tt.unhandled)
+			}
+			for _, leak := range []string{"hunter2", "10.0.0.1", "kaboom", "goroutine"} {
+				if strings.Contains(string(raw), leak) {
+					t.Errorf("body leaks %q: %s", leak, raw)
+				}
+			}
+			if tt.code == 40008 && resp.Header.Get("Retry-After") != "42" {
+				t.Errorf("Retry-After = %q, want 42", resp.Header.Get("Retry-After"))
+			}
+			if tt.code == 0 && b.Data == nil {
+				t.Errorf("success without data: %s", raw)
+			}
+			if tt.code != 0 && b.Data != nil {
+				t.Errorf("failure with data: %s", raw)
+			}
+		})
+	}
+}
+
+func TestPanicErrorKeepsStack(t *testing.T) {
+	var seen error
+	catalog, _ := errcode.NewCatalog()
+	app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(catalog, hclog.NewNullLogger(), func(_ fiber.Ctx, err error) { seen = err })})
+	app.Use(envelope.Recover())
+	app.Get("/", func(fiber.Ctx) error { panic(errors.New("nil map")) })
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var pe *envelope.PanicError
+	if !errors.As(seen, &pe) || len(pe.Stack) == 0 || !strings.Contains(pe.Error(), "nil map") {
+		t.Fatalf("unhandled hook got %v, want a *PanicError with a stack", seen)
+	}
+}

@@ -1,0 +1,107 @@
+// Package health serves the liveness (/health) and readiness (/health/ready)
+// probes.
+package health
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
+)
+
+// Status values of a probe and of each check.
+const (
+	Healthy   = "Healthy"
+	Unhealthy = "Unhealthy"
+)
+
+// Check is one readiness dependency (database, cache).
+type Check struct {
+	Name  string
+	Probe func(ctx context.Context) error
+}
+
+// Report is the probe body.
+type Report struct {
+	Status  string        `json:"status"`
+	TotalMs int64         `json:"totalMs"`
+	Checks  []CheckResult `json:"checks"`
+}
+
+// CheckResult is the outcome of one check. Error carries only the kind of
+// failure, never its message (which could hold a connection string).
+type CheckResult struct {
+	Name   string   `json:"name"`
+	Status string   `json:"status"`
+	Ms     int64    `json:"ms"`
+	Error  string   `json:"error,omitempty"`
+	Tags   []string `json:"tags"`
+}
+
+// Mount adds GET /health (touches nothing) and GET /health/ready (runs every
+// check in parallel, each bounded by timeout; 200 when all pass, else 503).
+func Mount(r fiber.Router, checks []Check, timeout time.Duration) {
+	r.Get("/health", func(c fiber.Ctx) error {
+		return c.JSON(Report{Status: Healthy, Checks: []CheckResult{}})
+	})
+	r.Get("/health/ready", func(c fiber.Ctx) error {
+		rep := Ready(c.Context(), checks, timeout)
+		status := http.StatusOK
+		if rep.Status != Healthy {
+			status = http.StatusServiceUnavailable
+		}
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return c.Status(status).JSON(rep)
+	})
+}
+
+// Ready runs the checks and summarises them.
+func Ready(ctx context.Context, checks []Check, timeout time.Duration) Report {
+	start := time.Now()
+	results := make([]CheckResult, len(checks))
+	done := make(chan struct{}, len(checks))
+	for i, ch := range checks {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			results[i] = run(ctx, ch, timeout)
+		}()
+	}
+	for range checks {
+		<-done
+	}
+	rep := Report{Status: Healthy, Checks: results}
+	for _, r := range results {
+		if r.Status != Healthy {
+			rep.Status = Unhealthy
+		}
+	}
+	rep.TotalMs = time.Since(start).Milliseconds()
+	return rep
+}
+
+func run(ctx context.Context, ch Check, timeout time.Duration) (res CheckResult) {
+	start := time.Now()
+	res = CheckResult{Name: ch.Name, Status: Healthy, Tags: []string{"ready"}}
+	defer func() {
+		if r := recover(); r != nil {
+			res.Status, res.Error = Unhealthy, "panic"
+		}
+		res.Ms = time.Since(start).Milliseconds()
+	}()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := ch.Probe(ctx); err != nil {
+		res.Status = Unhealthy
+		res.Error = kind(ctx, err)
+	}
+	return res
+}
+
+func kind(ctx context.Context, err error) string {
+	if ctx.Err() != nil {
+		return "timeout"
+	}
+	return fmt.Sprintf("%T", err)
+}

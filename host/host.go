@@ -1,0 +1,258 @@
+// Package host is the Admin Kernel as a library: a business application
+// builds a Kernel from settings and its own modules (routes, permission-gated
+// endpoints, menu entries, error codes) and runs it. The adminkernel binary
+// is this package with the built-in modules only.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
+	"github.com/gofiber/fiber/v3/middleware/requestid"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/host/database"
+	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/health"
+	"github.com/adminkernel/kernel/host/logging"
+	"github.com/adminkernel/kernel/host/meta"
+	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/route"
+	"github.com/adminkernel/kernel/host/seed"
+	"github.com/adminkernel/kernel/host/snowflake"
+)
+
+// APIPrefix is the versioned prefix of every JSON endpoint.
+const APIPrefix = "/api/v1"
+
+// Module is a unit a business application (or the kernel itself) adds:
+// routes, menu entries, error codes.
+type Module struct {
+	// Name is what Api:DisabledModules refers to.
+	Name string
+	// ErrorCodes are the module's own enumerations (codes 60000 and up by
+	// convention); two enumerations claiming one number stop composition.
+	ErrorCodes []errcode.Enum
+	// Menus are seeded with the kernel's menus (consumer ids from 1000).
+	Menus []seed.Menu
+	// Routes registers the module's endpoints on a group prefixed /api/v1.
+	Routes func(k *Kernel, api *route.Group) error
+}
+
+// Options compose a Kernel.
+type Options struct {
+	// Config is the loaded settings tree (config.Load); required.
+	Config *config.Config
+	// Modules are added after the kernel's built-in modules.
+	Modules []Module
+	// ErrorCodes registers consumer enumerations that belong to no module.
+	ErrorCodes []errcode.Enum
+	// LogOutput receives the log (standard error when nil).
+	LogOutput io.Writer
+	// Version is reported by the version command and the startup log.
+	Version string
+}
+
+// Kernel is a composed, running-ready kernel.
+type Kernel struct {
+	cfg     *config.Config
+	logs    *logging.Logs
+	log     hclog.Logger
+	db      *database.DB
+	catalog *errcode.Catalog
+	routes  *route.Table
+	app     *fiber.App
+}
+
+// Catalog builds the error catalog of the options without opening anything:
+// the kernel's codes plus every consumer enumeration.
+func Catalog(opts Options) (*errcode.Catalog, error) {
+	enums := append([]errcode.Enum(nil), opts.ErrorCodes...)
+	for _, m := range opts.Modules {
+		enums = append(enums, m.ErrorCodes...)
+	}
+	return errcode.NewCatalog(enums...)
+}
+
+// New validates the settings, opens the database (creating tables where the
+// environment allows), seeds an empty database and builds the HTTP app.
+func New(ctx context.Context, opts Options) (k *Kernel, err error) {
+	cfg := opts.Config
+	if cfg == nil {
+		return nil, errors.New("host: Options.Config is required")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	catalog, err := Catalog(opts)
+	if err != nil {
+		return nil, fmt.Errorf("composing the error catalog: %w", err)
+	}
+	logs, err := logging.New(cfg.Logging, cfg.ContentRoot, opts.LogOutput)
+	if err != nil {
+		return nil, err
+	}
+	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable()}
+	defer func() {
+		if err != nil {
+			built.Close()
+		}
+	}()
+	k = built
+	if err := snowflake.SetWorker(cfg.Service.Snowflake.WorkerID); err != nil {
+		return nil, err
+	}
+	k.log.Info("starting", "version", opts.Version, "environment", cfg.Environment, "content_root", cfg.ContentRoot, "db_type", cfg.Service.Database.DbType)
+	db, err := database.Open(ctx, cfg, logs.For("AdminKernel.Database"))
+	if err != nil {
+		return nil, err
+	}
+	k.db = db
+	if err := database.EnsureSchema(ctx, cfg, k.db); err != nil {
+		return nil, err
+	}
+	var menus []seed.Menu
+	for _, m := range opts.Modules {
+		menus = append(menus, m.Menus...)
+	}
+	if _, err := seed.Run(ctx, k.db.Client, seed.Options{
+		AdminAccount:  cfg.Service.Seed.AdminAccount,
+		AdminPassword: cfg.Service.Seed.AdminPassword.Reveal(),
+		Hasher:        password.New(cfg.Service.Security.Password.EffectiveIterations()),
+		ExtraMenus:    menus,
+		Log:           logs.For("AdminKernel.Seed"),
+	}); err != nil {
+		return nil, fmt.Errorf("seeding: %w", err)
+	}
+	if err := k.buildApp(opts.Modules); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (k *Kernel) buildApp(modules []Module) error {
+	cfg := k.cfg
+	trusted := cfg.Service.HTTP.TrustedProxies
+	k.app = fiber.New(fiber.Config{
+		AppName:          "adminkernel",
+		BodyLimit:        cfg.Service.HTTP.BodyLimitBytes,
+		ErrorHandler:     envelope.ErrorHandler(k.catalog, k.logs.For("AdminKernel.Http"), nil),
+		TrustProxy:       len(trusted) > 0,
+		TrustProxyConfig: fiber.TrustProxyConfig{Proxies: trusted},
+		ProxyHeader:      proxyHeader(trusted),
+		ReadTimeout:      30 * time.Second,
+		IdleTimeout:      120 * time.Second,
+	})
+	k.app.Use(requestid.New(), envelope.Recover())
+	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
+
+	api := k.routes.Group("Kernel", APIPrefix)
+	meta.Routes(api, k.catalog)
+	for _, m := range modules {
+		if m.Routes == nil {
+			continue
+		}
+		if err := m.Routes(k, k.routes.Group(m.Name, APIPrefix)); err != nil {
+			return fmt.Errorf("module %s: %w", m.Name, err)
+		}
+	}
+	if err := k.routes.Mount(k.app, k.guards(), cfg.API.DisabledModules); err != nil {
+		return err
+	}
+	// Anything unmatched ends in the central handler as 404 / 48003.
+	k.app.Use(func(fiber.Ctx) error { return fiber.ErrNotFound })
+	return nil
+}
+
+// guards enforces the access levels. Until token authentication is wired
+// in, no credential can be valid, so every protected route fails closed with
+// 401 / 40006.
+func (k *Kernel) guards() route.Guards {
+	refuse := func(route.Route) fiber.Handler {
+		return func(fiber.Ctx) error { return errcode.New(errcode.TokenInvalid) }
+	}
+	return route.Guards{route.Token: refuse, route.Session: refuse, route.Permission: refuse}
+}
+
+func proxyHeader(trusted []string) string {
+	if len(trusted) == 0 {
+		return ""
+	}
+	return fiber.HeaderXForwardedFor
+}
+
+func (k *Kernel) readinessChecks() []health.Check {
+	return []health.Check{
+		{Name: "db", Probe: k.db.Ping},
+		{Name: "cache", Probe: func(context.Context) error { return nil }},
+	}
+}
+
+// Config returns the settings tree.
+func (k *Kernel) Config() *config.Config { return k.cfg }
+
+// Logger returns the logger of a category.
+func (k *Kernel) Logger(category string) hclog.Logger { return k.logs.For(category) }
+
+// Ent returns the ent client.
+func (k *Kernel) Ent() *ent.Client { return k.db.Client }
+
+// Catalog returns the error catalog.
+func (k *Kernel) Catalog() *errcode.Catalog { return k.catalog }
+
+// Routes returns the registered routes.
+func (k *Kernel) Routes() []route.Route { return k.routes.Routes() }
+
+// App returns the Fiber app (tests drive it with App().Test).
+func (k *Kernel) App() *fiber.App { return k.app }
+
+// Serve listens on Service:Http:ListenAddress until ctx is cancelled, then
+// shuts down gracefully within Service:Http:ShutdownTimeoutSeconds.
+func (k *Kernel) Serve(ctx context.Context) error {
+	addr := k.cfg.ListenHostPort()
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return k.ServeListener(ctx, ln)
+}
+
+// ServeListener serves on an existing listener until ctx is cancelled.
+func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
+	k.log.Info("listening", "address", "http://"+ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- k.app.Listener(ln, fiber.ListenConfig{DisableStartupMessage: true})
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	k.log.Info("shutting down")
+	timeout := time.Duration(k.cfg.Service.HTTP.ShutdownTimeoutSeconds) * time.Second
+	if err := k.app.ShutdownWithTimeout(timeout); err != nil {
+		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	return <-errc
+}
+
+// Close releases the database and the log file.
+func (k *Kernel) Close() error {
+	var errs []error
+	if k.db != nil {
+		errs = append(errs, k.db.Close())
+	}
+	if k.logs != nil {
+		errs = append(errs, k.logs.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,116 @@
+// Package logging builds the kernel's hclog loggers from the Logging
+// settings: one root logger, per-category levels (Logging:LogLevel) and an
+// optional log file.
+package logging
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/config"
+)
+
+// Logs hands out category loggers that share one output.
+type Logs struct {
+	root   hclog.Logger
+	levels map[string]hclog.Level // lower-case category → level
+	file   io.Closer
+	mu     sync.Mutex
+	named  map[string]hclog.Logger
+}
+
+// ParseLevel maps a settings level name to an hclog level.
+func ParseLevel(name string) (hclog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "trace":
+		return hclog.Trace, nil
+	case "debug":
+		return hclog.Debug, nil
+	case "information", "info", "":
+		return hclog.Info, nil
+	case "warning", "warn":
+		return hclog.Warn, nil
+	case "error", "critical":
+		return hclog.Error, nil
+	case "none":
+		return hclog.Off, nil
+	}
+	return hclog.NoLevel, fmt.Errorf("unknown log level %q", name)
+}
+
+// New builds the loggers. Output goes to out (standard error when nil) and,
+// when Logging:File is set, also to that file (relative to the content root).
+func New(cfg config.Logging, contentRoot string, out io.Writer) (*Logs, error) {
+	if out == nil {
+		out = os.Stderr
+	}
+	l := &Logs{levels: make(map[string]hclog.Level), named: make(map[string]hclog.Logger)}
+	for cat, name := range cfg.LogLevel {
+		lvl, err := ParseLevel(name)
+		if err != nil {
+			return nil, fmt.Errorf("Logging:LogLevel:%s: %w", cat, err)
+		}
+		l.levels[strings.ToLower(cat)] = lvl
+	}
+	if cfg.File != "" {
+		path := cfg.File
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(contentRoot, path)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			return nil, fmt.Errorf("log file: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+		if err != nil {
+			return nil, fmt.Errorf("log file: %w", err)
+		}
+		l.file = f
+		out = io.MultiWriter(out, f)
+	}
+	lvl, ok := l.levels["default"]
+	if !ok {
+		lvl = hclog.Info
+	}
+	l.root = hclog.New(&hclog.LoggerOptions{
+		Name:              "adminkernel",
+		Level:             lvl,
+		Output:            out,
+		JSONFormat:        strings.EqualFold(cfg.Format, "json"),
+		IndependentLevels: true,
+		TimeFormat:        "2006-01-02T15:04:05.000Z07:00",
+	})
+	return l, nil
+}
+
+// Root returns the root logger (category Default).
+func (l *Logs) Root() hclog.Logger { return l.root }
+
+// For returns the logger of a category ("AdminKernel.Sql", "provider",
+// ...), with its own level when Logging:LogLevel names the category.
+func (l *Logs) For(category string) hclog.Logger {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lg, ok := l.named[category]; ok {
+		return lg
+	}
+	lg := l.root.Named(category)
+	if lvl, ok := l.levels[strings.ToLower(category)]; ok {
+		lg.SetLevel(lvl)
+	}
+	l.named[category] = lg
+	return lg
+}
+
+// Close closes the log file, if any.
+func (l *Logs) Close() error {
+	if l.file != nil {
+		return l.file.Close()
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package password_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/adminkernel/kernel/host/password"
+)
+
+func TestHashVerify(t *testing.T) {
+	old := password.New(1000) // raised to the 100000 floor
+	if old.Iterations() != password.MinIterations {
+		t.Fatalf("iterations = %d, want the floor %d", old.Iterations(), password.MinIterations)
+	}
+	h, err := old.Hash("s3cret!")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := password.IterationsOf(h); n != 100000 {
+		t.Fatalf("hash records %d iterations, want 100000", n)
+	}
+	cur := password.New(120000)
+	tests := []struct {
+		name   string
+		hash   string
+		plain  string
+		ok     bool
+		errors bool
+	}{
+		{"right password, old count", h, "s3cret!", true, false},
+		{"wrong password", h, "s3cret", false, false},
+		{"empty password", h, "", false, false},
+		{"malformed hash", "plain-text", "s3cret!", false, true},
+		{"bad iterations", "pbkdf2-sha256$x$AAAA$AAAAAAAAAAAAAAAAAAAAAA", "a", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ok, err := cur.Verify(tt.hash, tt.plain)
+			if ok != tt.ok || (err != nil) != tt.errors {
+				t.Fatalf("Verify = %v, %v; want %v, error %v", ok, err, tt.ok, tt.errors)
+			}
+		})
+	}
+	if !cur.NeedsRehash(h) {
+		t.Error("a hash with another count does not need a rehash")
+	}
+	h2, _ := cur.Hash("s3cret!")
+	if cur.NeedsRehash(h2) {
+		t.Error("a fresh hash needs a rehash")
+	}
+	if h2 == h || strings.Count(h2, "$") != 3 {
+		t.Errorf("unexpected hash format %q", h2)
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	seen := map[string]bool{}
+	for range 200 {
+		p, err := password.Generate(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p) != 16 {
+			t.Fatalf("len(%q) = %d", p, len(p))
+		}
+		if strings.ContainsAny(p, "0O1lI") {
+			t.Fatalf("%q holds a confusable character", p)
+		}
+		for _, r := range p {
+			if !strings.ContainsRune(password.Alphabet, r) {
+				t.Fatalf("%q holds %q outside the alphabet", p, r)
+			}
+		}
+		if seen[p] {
+			t.Fatalf("duplicate password %q", p)
+		}
+		seen[p] = true
+	}
+}

@@ -1,0 +1,199 @@
+// Package route is the kernel's route table: every endpoint is registered
+// with its access level, so permission codes are derived from the routes
+// themselves and can never drift from them.
+package route
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/gofiber/fiber/v3"
+)
+
+// Access is what a caller must present to reach a route.
+type Access uint8
+
+// Access levels (wire contract legend A, T, S, P).
+const (
+	// Anonymous routes need nothing.
+	Anonymous Access = iota
+	// Token routes need a valid access token; the session is not re-checked
+	// (logout only).
+	Token
+	// Session routes need a valid token whose session is still active.
+	Session
+	// Permission routes need an active session and the route's permission
+	// code; the super-admin passes without it.
+	Permission
+)
+
+func (a Access) String() string {
+	switch a {
+	case Anonymous:
+		return "anonymous"
+	case Token:
+		return "authenticated"
+	case Session:
+		return "session"
+	case Permission:
+		return "permission"
+	}
+	return fmt.Sprintf("access(%d)", uint8(a))
+}
+
+// Route is one registered endpoint.
+type Route struct {
+	Method string
+	// Path is the full template in the contract's notation, e.g.
+	// /api/v1/sys/user/{id} or /api/v1/sys/mfa/high-sensitivity/{id:long}.
+	Path   string
+	Access Access
+	// Module is the name Api:DisabledModules refers to.
+	Module string
+	// Title names the operation in the operation log and the contract
+	// document (optional).
+	Title string
+	// OpLog marks a route whose calls are written to the operation log.
+	OpLog   bool
+	Handler fiber.Handler
+}
+
+// PermissionCode is UPPER(method) + ":/" + lower(template without the
+// leading slash), e.g. DELETE:/api/v1/sys/session/{sessionid}.
+func (r Route) PermissionCode() string {
+	return PermissionCode(r.Method, r.Path)
+}
+
+// PermissionCode derives the code of a method and route template.
+func PermissionCode(method, path string) string {
+	return strings.ToUpper(method) + ":/" + strings.ToLower(strings.TrimPrefix(path, "/"))
+}
+
+// Table collects routes before they are mounted.
+type Table struct {
+	routes []*Route
+	seen   map[string]string // method + fiber path → template
+}
+
+// NewTable returns an empty table.
+func NewTable() *Table { return &Table{seen: make(map[string]string)} }
+
+// Group registers routes of one module under a path prefix.
+type Group struct {
+	table  *Table
+	module string
+	prefix string
+}
+
+// Group starts registering routes of module under prefix.
+func (t *Table) Group(module, prefix string) *Group {
+	return &Group{table: t, module: module, prefix: strings.TrimSuffix(prefix, "/")}
+}
+
+// Group returns a sub-group with a longer prefix in the same module.
+func (g *Group) Group(prefix string) *Group {
+	return &Group{table: g.table, module: g.module, prefix: g.prefix + strings.TrimSuffix(prefix, "/")}
+}
+
+// Add registers a route and returns it so callers can set Title or OpLog.
+// Registering one method and path twice panics: it is a programming error
+// found by the first test that builds the kernel.
+func (g *Group) Add(method, path string, access Access, h fiber.Handler) *Route {
+	r := &Route{Method: strings.ToUpper(method), Path: g.prefix + path, Access: access, Module: g.module, Handler: h}
+	key := r.Method + " " + param.ReplaceAllString(strings.ToLower(r.Path), "{}")
+	if prev, ok := g.table.seen[key]; ok {
+		panic(fmt.Sprintf("route %s %s registered twice (first as %s)", r.Method, r.Path, prev))
+	}
+	g.table.seen[key] = r.Path
+	g.table.routes = append(g.table.routes, r)
+	return r
+}
+
+// Get registers a GET route.
+func (g *Group) Get(path string, access Access, h fiber.Handler) *Route {
+	return g.Add(fiber.MethodGet, path, access, h)
+}
+
+// Post registers a POST route.
+func (g *Group) Post(path string, access Access, h fiber.Handler) *Route {
+	return g.Add(fiber.MethodPost, path, access, h)
+}
+
+// Put registers a PUT route.
+func (g *Group) Put(path string, access Access, h fiber.Handler) *Route {
+	return g.Add(fiber.MethodPut, path, access, h)
+}
+
+// Delete registers a DELETE route.
+func (g *Group) Delete(path string, access Access, h fiber.Handler) *Route {
+	return g.Add(fiber.MethodDelete, path, access, h)
+}
+
+// Routes returns the registered routes sorted by path, then method.
+func (t *Table) Routes() []Route {
+	out := make([]Route, len(t.routes))
+	for i, r := range t.routes {
+		out[i] = *r
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Method < out[j].Method
+	})
+	return out
+}
+
+// Guards supplies the middleware that enforces each access level. A level
+// used by a route but missing here makes Mount fail: a route is never
+// mounted with weaker protection than it declares.
+type Guards map[Access]func(Route) fiber.Handler
+
+// Mount adds every route of an enabled module to the router, each behind the
+// guard of its access level. Disabled modules (compared case-insensitively)
+// are skipped, so their paths answer 404.
+func (t *Table) Mount(r fiber.Router, guards Guards, disabled []string) error {
+	off := make(map[string]bool, len(disabled))
+	for _, m := range disabled {
+		off[strings.ToLower(strings.TrimSpace(m))] = true
+	}
+	for _, rt := range t.Routes() {
+		if off[strings.ToLower(rt.Module)] {
+			continue
+		}
+		if rt.Access == Anonymous {
+			r.Add([]string{rt.Method}, FiberPath(rt.Path), rt.Handler)
+			continue
+		}
+		g, ok := guards[rt.Access]
+		if !ok || g == nil {
+			return fmt.Errorf("route %s %s needs %s access but no guard for it is installed", rt.Method, rt.Path, rt.Access)
+		}
+		r.Add([]string{rt.Method}, FiberPath(rt.Path), g(rt), rt.Handler)
+	}
+	return nil
+}
+
+var param = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)(?::([A-Za-z]+))?\}`)
+
+// FiberPath converts a contract template (/user/{id}, /x/{id:long}) to
+// Fiber's syntax (/user/:id, /x/:id<int>).
+func FiberPath(template string) string {
+	return param.ReplaceAllStringFunc(template, func(m string) string {
+		sub := param.FindStringSubmatch(m)
+		switch strings.ToLower(sub[2]) {
+		case "long", "int":
+			return ":" + sub[1] + "<int>"
+		default:
+			return ":" + sub[1]
+		}
+	})
+}
+
+// Table returns the table the group registers into.
+func (g *Group) Table() *Table { return g.table }
+
+// Prefix returns the group's path prefix.
+func (g *Group) Prefix() string { return g.prefix }

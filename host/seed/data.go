@@ -1,0 +1,158 @@
+package seed
+
+// The kernel's seed rows (wire contract §4.5 and §5.2). Fixed ids below 1000
+// are the idempotency anchors; consumer seed ids start at 1000.
+
+// Menu types.
+const (
+	MenuCatalog = 1
+	MenuPage    = 2
+	MenuButton  = 3
+)
+
+// Menu is one node of the menu tree. Permission holds one or more
+// permission codes joined with ";".
+type Menu struct {
+	ID         int64
+	ParentID   int64
+	Type       int
+	Title      string
+	Permission string
+	Path       string
+	Component  string
+	Icon       string
+	Sort       int
+	ModuleID   int64 // top-level nodes only
+	Hidden     bool
+}
+
+type module struct {
+	id                               int64
+	code, title, icon, apiPrefix, rm string
+	sort                             int
+}
+
+var modules = []module{
+	{1, "system", "系统", "lucide:settings", "sys", "内置系统模块，不可删除", 1},
+	{2, "business", "业务中心", "lucide:briefcase-business", "biz", "示例业务模块", 2},
+}
+
+type org struct {
+	id, parent           int64
+	name, code, category string
+	sort                 int
+}
+
+var orgs = []org{
+	{1, 0, "SmartAdmin 科技", "smart", "1", 1},
+	{2, 1, "总经办", "smart_gm", "2", 1},
+	{3, 1, "技术部", "smart_tech", "2", 2},
+	{4, 3, "前端组", "smart_fe", "3", 1},
+	{5, 3, "后端组", "smart_be", "3", 2},
+	{6, 1, "产品部", "smart_pm", "2", 3},
+	{7, 1, "人事部", "smart_hr", "2", 4},
+}
+
+type position struct {
+	id         int64
+	code, name string
+	sort       int
+}
+
+var positions = []position{
+	{1, "gm", "总经理", 1},
+	{2, "vp", "副总经理", 2},
+	{3, "dm", "部门经理", 3},
+	{4, "lead", "组长", 4},
+	{5, "supervisor", "主管", 5},
+	{6, "specialist", "专员", 6},
+}
+
+type role struct {
+	id              int64
+	name, code, rm  string
+	sort, scopeType int
+	customOrgIDs    string
+}
+
+var roles = []role{
+	{1, "系统管理员", "sys_admin", "模板角色，默认不授予任何权限", 1, 0, ""},
+	{2, "全部数据", "scope_all", "数据范围：全部", 2, 1, ""},
+	{3, "本机构数据", "scope_org", "数据范围：本机构", 3, 2, ""},
+	{4, "本机构及以下", "scope_org_children", "数据范围：本机构及以下", 4, 3, ""},
+	{5, "仅本人数据", "scope_self", "数据范围：仅本人", 5, 4, ""},
+	{6, "自定义范围", "scope_custom", "数据范围：自定义", 6, 5, "2,6"},
+}
+
+type dictType struct {
+	id         int64
+	code, name string
+	items      []dictItem
+}
+
+type dictItem struct {
+	id           int64
+	label, value string
+}
+
+var dicts = []dictType{
+	{1, "common_status", "通用状态", []dictItem{{1, "启用", "1"}, {2, "停用", "0"}}},
+	{2, "org_category", "机构类别", []dictItem{{3, "公司", "1"}, {4, "部门", "2"}, {5, "小组", "3"}}},
+	{3, "gender", "性别", []dictItem{{6, "男", "1"}, {7, "女", "2"}, {8, "未知", "0"}}},
+}
+
+type configRow struct {
+	id                      int64
+	key, value, name, group string
+}
+
+// ExternalProviderCodes are the provider codes whose enabled switch is
+// seeded in the config center.
+var ExternalProviderCodes = []string{"oidc", "enterprise_chat", "team_chat", "code_host", "social_chat"}
+
+var configs = []configRow{
+	{1, "sys.site.title", "AdminKernel", "站点标题", "sys"},
+	{18, "sys.site.subtitle", "", "站点副标题", "sys"},
+	{19, "sys.site.copyright", "AdminKernel", "版权信息", "sys"},
+	{20, "sys.site.copyrightUrl", "", "版权链接", "sys"},
+	{26, "sys.site.logo", "", "站点Logo", "sys"},
+	{2, "sys.security.loginLock.maxFailCount", "5", "登录失败锁定次数", "security"},
+	{3, "sys.security.loginLock.lockMinutes", "10", "登录锁定时长(分钟)", "security"},
+	{4, "sys.security.password.minLength", "8", "密码最小长度", "security"},
+	{5, "sys.security.password.requireUpper", "true", "密码需含大写字母", "security"},
+	{6, "sys.security.password.requireLower", "true", "密码需含小写字母", "security"},
+	{7, "sys.security.password.requireDigit", "true", "密码需含数字", "security"},
+	{8, "sys.security.password.requireSpecial", "false", "密码需含特殊字符", "security"},
+	{22, "sys.security.password.expireDays", "0", "密码有效期(天，0不过期)", "security"},
+	{25, "sys.security.password.historyCount", "0", "禁止重复使用最近密码数", "security"},
+	{9, "sys.security.session.accessMinutes", "120", "访问令牌有效期(分钟)", "security"},
+	{10, "sys.security.session.refreshMinutes", "10080", "刷新令牌有效期(分钟)", "security"},
+	{13, "sys.security.captcha.enabled", "false", "登录验证码", "security"},
+	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
+	{23, "sys.security.mfa.enabled", "false", "短信二次验证", "security"},
+	{24, "sys.security.smsLogin.enabled", "false", "短信验证码登录", "security"},
+	{29, "sys.security.totp.enabled", "false", "TOTP 二次验证", "security"},
+	{30, "sys.security.totp.requireForSuperAdmin", "false", "超级管理员强制 TOTP", "security"},
+	{14, "sys.security.rateLimit.enabled", "true", "接口限流", "security"},
+	{15, "sys.security.rateLimit.windowSeconds", "60", "限流窗口(秒)", "security"},
+	{16, "sys.security.rateLimit.permitPerWindow", "300", "每窗口请求上限", "security"},
+	{17, "sys.security.rateLimit.authPermitPerWindow", "20", "认证接口每窗口请求上限", "security"},
+	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
+	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},
+	{27, "sys.job.logRetentionDays", "30", "任务日志保留天数", "job"},
+	{28, "sys.job.alertEmails", "", "任务告警邮箱", "job"},
+	{31, "sys.externalauth.enterprise_chat.enabled", "true", "企业聊天登录", "externalauth"},
+	{32, "sys.externalauth.team_chat.enabled", "true", "团队聊天登录", "externalauth"},
+	{33, "sys.externalauth.code_host.enabled", "true", "代码托管登录", "externalauth"},
+	{34, "sys.externalauth.social_chat.enabled", "true", "社交聊天登录", "externalauth"},
+	{35, "sys.externalauth.oidc.enabled", "true", "OIDC 单点登录", "externalauth"},
+	{36, "sys.externalauth.enterprise_chat.linkByAccount", "false", "企业聊天按账号自动关联", "externalauth"},
+}
+
+// kernelMenus is the menu tree for the areas the kernel implements. It grows
+// as areas land; every permission code here names a real route (a test
+// checks both directions once permission-gated routes exist).
+var kernelMenus = []Menu{
+	{ID: 100, Type: MenuPage, Title: "工作台", Path: "/workbench", Component: "dashboard/workbench", Icon: "lucide:layout-dashboard", Sort: 1, ModuleID: 1},
+	{ID: 110, Type: MenuPage, Title: "工作台", Path: "/business/workbench", Component: "dashboard/biz", Icon: "lucide:layout-dashboard", Sort: 1, ModuleID: 2},
+}

@@ -1,0 +1,382 @@
+// Package seed fills an empty database with the kernel's reference data
+// (modules, orgs, positions, roles, dictionaries, config keys, menus) and the
+// super-admin account, and keeps the seeded menus and config keys in step
+// with the running version at every start.
+package seed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysconfig"
+	"github.com/adminkernel/kernel/ent/sysmenu"
+	"github.com/adminkernel/kernel/host/password"
+)
+
+// AdminID is the fixed id of the seeded super-admin.
+const AdminID int64 = 1
+
+// GeneratedPasswordLen is the length of a generated super-admin password.
+const GeneratedPasswordLen = 16
+
+// errRaced: another instance seeded between our check and our transaction.
+var errRaced = errors.New("seeded by another instance")
+
+// Options control a seed run.
+type Options struct {
+	// AdminAccount names the super-admin (default superAdmin).
+	AdminAccount string
+	// AdminPassword, when empty, is generated and printed once.
+	AdminPassword string
+	// Hasher hashes the super-admin password.
+	Hasher password.Hasher
+	// ExtraMenus are consumer menus (ids from 1000).
+	ExtraMenus []Menu
+	Log        hclog.Logger
+}
+
+// Result tells what a run did.
+type Result struct {
+	// Seeded is true when the user table was empty and the reference data
+	// and super-admin were created by this run.
+	Seeded bool
+	// GeneratedPassword is the password printed in the banner ("" when a
+	// password was configured or nothing was seeded).
+	GeneratedPassword string
+}
+
+// Run seeds an empty database and synchronises menus and config keys.
+// Configured values never overwrite existing accounts: with any user present
+// (deleted ones included) the account part is skipped entirely.
+func Run(ctx context.Context, client *ent.Client, opts Options) (Result, error) {
+	if opts.Log == nil {
+		opts.Log = hclog.NewNullLogger()
+	}
+	if opts.AdminAccount == "" {
+		opts.AdminAccount = "superAdmin"
+	}
+	menus, err := allMenus(opts.ExtraMenus)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := seedEmpty(ctx, client, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	// Replicas starting together may insert the same rows; the loser's
+	// constraint error means the rows are there, so one more pass settles it.
+	if err := retryOnConflict(func() error { return syncMenus(ctx, client, menus) }); err != nil {
+		return Result{}, fmt.Errorf("menus: %w", err)
+	}
+	if err := retryOnConflict(func() error { return syncConfigs(ctx, client) }); err != nil {
+		return Result{}, fmt.Errorf("config keys: %w", err)
+	}
+	if res.GeneratedPassword != "" {
+		opts.Log.Warn("super-admin created\n" + Banner(opts.AdminAccount, res.GeneratedPassword))
+	} else if res.Seeded {
+		opts.Log.Info("super-admin created with the configured password", "account", opts.AdminAccount)
+	}
+	return res, nil
+}
+
+// Banner boxes the generated credentials for the startup log.
+func Banner(account, plain string) string {
+	lines := []string{
+		"The super-admin account was created with a generated password.",
+		"It is shown only this once: store it now and change it after login.",
+		"",
+		"  account:  " + account,
+		"  password: " + plain,
+	}
+	width := 0
+	for _, l := range lines {
+		width = max(width, len([]rune(l)))
+	}
+	var b strings.Builder
+	b.WriteString("+" + strings.Repeat("-", width+2) + "+\n")
+	for _, l := range lines {
+		b.WriteString("| " + l + strings.Repeat(" ", width-len([]rune(l))) + " |\n")
+	}
+	b.WriteString("+" + strings.Repeat("-", width+2) + "+")
+	return b.String()
+}
+
+func seedEmpty(ctx context.Context, client *ent.Client, opts Options) (Result, error) {
+	n, err := client.SysUser.Query().Count(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if n > 0 {
+		opts.Log.Debug("users exist; reference data and super-admin left as they are", "users", n)
+		return Result{}, nil
+	}
+	plain, generated := opts.AdminPassword, ""
+	if plain == "" {
+		if plain, err = password.Generate(GeneratedPasswordLen); err != nil {
+			return Result{}, err
+		}
+		generated = plain
+	}
+	if opts.Hasher == nil {
+		return Result{}, errors.New("seed: a password hasher is required")
+	}
+	hash, err := opts.Hasher.Hash(plain)
+	if err != nil {
+		return Result{}, err
+	}
+	tx, err := client.Tx(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := seedTx(ctx, tx, opts.AdminAccount, hash); err != nil {
+		_ = tx.Rollback()
+		// Another replica starting at the same moment may have won the race:
+		// its rows make ours collide. That is success, not failure.
+		if errors.Is(err, errRaced) || ent.IsConstraintError(err) {
+			if n, cerr := client.SysUser.Query().Count(ctx); cerr == nil && n > 0 {
+				opts.Log.Info("another instance seeded the database first")
+				return Result{}, nil
+			}
+		}
+		return Result{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Result{}, err
+	}
+	return Result{Seeded: true, GeneratedPassword: generated}, nil
+}
+
+func seedTx(ctx context.Context, tx *ent.Tx, account, hash string) error {
+	// Re-check inside the transaction: on SQLite the immediate transaction
+	// serialises starters, so the loser sees the winner's user here.
+	if n, err := tx.SysUser.Query().Count(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		return errRaced
+	}
+	now := time.Now()
+	if err := tx.SysModule.MapCreateBulk(modules, func(c *ent.SysModuleCreate, i int) {
+		m := modules[i]
+		c.SetID(m.id).SetCode(m.code).SetTitle(m.title).SetIcon(m.icon).SetAPIPrefix(m.apiPrefix).SetSort(m.sort).SetRemark(m.rm)
+	}).Exec(ctx); err != nil {
+		return fmt.Errorf("modules: %w", err)
+	}
+	if err := tx.SysOrg.MapCreateBulk(orgs, func(c *ent.SysOrgCreate, i int) {
+		o := orgs[i]
+		c.SetID(o.id).SetParentID(o.parent).SetName(o.name).SetCode(o.code).SetCategory(o.category).SetSort(o.sort)
+	}).Exec(ctx); err != nil {
+		return fmt.Errorf("orgs: %w", err)
+	}
+	if err := tx.SysPosition.MapCreateBulk(positions, func(c *ent.SysPositionCreate, i int) {
+		p := positions[i]
+		c.SetID(p.id).SetCode(p.code).SetName(p.name).SetSort(p.sort)
+	}).Exec(ctx); err != nil {
+		return fmt.Errorf("positions: %w", err)
+	}
+	if err := tx.SysRole.MapCreateBulk(roles, func(c *ent.SysRoleCreate, i int) {
+		r := roles[i]
+		c.SetID(r.id).SetName(r.name).SetCode(r.code).SetSort(r.sort).SetRemark(r.rm)
+	}).Exec(ctx); err != nil {
+		return fmt.Errorf("roles: %w", err)
+	}
+	var scopes []*ent.SysRoleDataScopeCreate
+	for _, r := range roles {
+		if r.scopeType == 0 {
+			continue
+		}
+		c := tx.SysRoleDataScope.Create().SetID(r.id).SetRoleID(r.id).SetScopeType(r.scopeType)
+		if r.customOrgIDs != "" {
+			c.SetCustomOrgIds(r.customOrgIDs)
+		}
+		scopes = append(scopes, c)
+	}
+	if err := tx.SysRoleDataScope.CreateBulk(scopes...).Exec(ctx); err != nil {
+		return fmt.Errorf("role data scopes: %w", err)
+	}
+	var types []*ent.SysDictTypeCreate
+	var items []*ent.SysDictItemCreate
+	for i, d := range dicts {
+		types = append(types, tx.SysDictType.Create().SetID(d.id).SetCode(d.code).SetName(d.name).SetSort(i+1))
+		for j, it := range d.items {
+			items = append(items, tx.SysDictItem.Create().SetID(it.id).SetDictTypeCode(d.code).SetLabel(it.label).SetValue(it.value).SetSort(j+1))
+		}
+	}
+	if err := tx.SysDictType.CreateBulk(types...).Exec(ctx); err != nil {
+		return fmt.Errorf("dictionary types: %w", err)
+	}
+	if err := tx.SysDictItem.CreateBulk(items...).Exec(ctx); err != nil {
+		return fmt.Errorf("dictionary items: %w", err)
+	}
+	err := tx.SysUser.Create().
+		SetID(AdminID).
+		SetAccount(account).
+		SetName("超级管理员").
+		SetPasswordHash(hash).
+		SetPasswordChangedAt(now).
+		SetIsSuperAdmin(true).
+		SetEnabled(true).
+		SetMustChangePassword(false).
+		SetOrgID(1).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("super-admin: %w", err)
+	}
+	return nil
+}
+
+func allMenus(extra []Menu) ([]Menu, error) {
+	all := append(append([]Menu(nil), kernelMenus...), extra...)
+	seen := make(map[int64]bool, len(all))
+	for _, m := range all {
+		if m.ID <= 0 || seen[m.ID] {
+			return nil, fmt.Errorf("seed menu id %d is not positive or is used twice", m.ID)
+		}
+		seen[m.ID] = true
+	}
+	for _, m := range extra {
+		if m.ID < 1000 {
+			return nil, fmt.Errorf("consumer seed menu %d (%s): ids below 1000 belong to the kernel", m.ID, m.Title)
+		}
+	}
+	return all, nil
+}
+
+// syncMenus inserts missing seed menus and rewrites the structural columns
+// (parent, type, permission, path, component, icon, module) of existing
+// ones; titles, sort, visibility and enabled flags stay as administrators
+// set them.
+func syncMenus(ctx context.Context, client *ent.Client, menus []Menu) error {
+	ids := make([]int64, len(menus))
+	for i, m := range menus {
+		ids[i] = m.ID
+	}
+	existing, err := client.SysMenu.Query().Where(sysmenu.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return err
+	}
+	have := make(map[int64]*ent.SysMenu, len(existing))
+	for _, m := range existing {
+		have[m.ID] = m
+	}
+	var create []*ent.SysMenuCreate
+	for _, m := range menus {
+		cur, ok := have[m.ID]
+		if !ok {
+			create = append(create, client.SysMenu.Create().
+				SetID(m.ID).SetParentID(m.ParentID).SetType(m.Type).SetTitle(m.Title).
+				SetPermission(m.Permission).SetSort(m.Sort).SetVisible(!m.Hidden).
+				SetNillablePath(nonEmpty(m.Path)).SetNillableComponent(nonEmpty(m.Component)).
+				SetNillableIcon(nonEmpty(m.Icon)).SetNillableModuleID(nonZero(m.ModuleID)))
+			continue
+		}
+		if structurallyEqual(cur, m) {
+			continue
+		}
+		u := client.SysMenu.UpdateOneID(m.ID).
+			SetParentID(m.ParentID).SetType(m.Type).SetPermission(m.Permission)
+		if m.Path == "" {
+			u.ClearPath()
+		} else {
+			u.SetPath(m.Path)
+		}
+		if m.Component == "" {
+			u.ClearComponent()
+		} else {
+			u.SetComponent(m.Component)
+		}
+		if m.Icon == "" {
+			u.ClearIcon()
+		} else {
+			u.SetIcon(m.Icon)
+		}
+		if m.ModuleID == 0 {
+			u.ClearModuleID()
+		} else {
+			u.SetModuleID(m.ModuleID)
+		}
+		if err := u.Exec(ctx); err != nil {
+			return err
+		}
+	}
+	if len(create) == 0 {
+		return nil
+	}
+	return client.SysMenu.CreateBulk(create...).Exec(ctx)
+}
+
+func structurallyEqual(cur *ent.SysMenu, m Menu) bool {
+	return cur.ParentID == m.ParentID && cur.Type == m.Type && cur.Permission == m.Permission &&
+		deref(cur.Path) == m.Path && deref(cur.Component) == m.Component && deref(cur.Icon) == m.Icon &&
+		derefID(cur.ModuleID) == m.ModuleID
+}
+
+// syncConfigs inserts seed config keys that are missing (a newer kernel
+// version may add keys); existing values are never touched.
+func syncConfigs(ctx context.Context, client *ent.Client) error {
+	keys := make([]string, len(configs))
+	for i, c := range configs {
+		keys[i] = c.key
+	}
+	have, err := client.SysConfig.Query().Where(sysconfig.ConfigKeyIn(keys...)).Select(sysconfig.FieldConfigKey).Strings(ctx)
+	if err != nil {
+		return err
+	}
+	present := make(map[string]bool, len(have))
+	for _, k := range have {
+		present[k] = true
+	}
+	var create []*ent.SysConfigCreate
+	for i, c := range configs {
+		if present[c.key] {
+			continue
+		}
+		create = append(create, client.SysConfig.Create().SetID(c.id).SetConfigKey(c.key).
+			SetConfigValue(c.value).SetName(c.name).SetGroupCode(c.group).SetSort(i+1))
+	}
+	if len(create) == 0 {
+		return nil
+	}
+	return client.SysConfig.CreateBulk(create...).Exec(ctx)
+}
+
+func retryOnConflict(f func() error) error {
+	err := f()
+	if ent.IsConstraintError(err) {
+		err = f()
+	}
+	return err
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nonZero(v int64) *int64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefID(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
