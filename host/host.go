@@ -85,10 +85,11 @@ func Catalog(opts Options) (*errcode.Catalog, error) {
 // New validates the settings, opens the database (creating tables where the
 // environment allows), seeds an empty database and builds the HTTP app.
 func New(ctx context.Context, opts Options) (k *Kernel, err error) {
-	cfg := opts.Config
-	if cfg == nil {
+	if opts.Config == nil {
 		return nil, errors.New("host: Options.Config is required")
 	}
+	// Validate normalises; work on a copy so the caller's tree is untouched.
+	cfg := opts.Config.Clone()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -135,8 +135,11 @@ func PrintDDL(ctx context.Context, cfg *config.Config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	return db.WriteDDL(ctx, w)
+	err = db.WriteDDL(ctx, w)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // sqliteFileExists reports whether the configured SQLite file exists.

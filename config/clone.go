@@ -1,0 +1,34 @@
+package config
+
+import (
+	"maps"
+	"slices"
+)
+
+// Clone returns a deep copy, so a component may normalise its settings
+// (Validate does) without touching the caller's tree.
+func (c *Config) Clone() *Config {
+	out := *c
+	s := &out.Service
+	s.HTTP.TrustedProxies = slices.Clone(c.Service.HTTP.TrustedProxies)
+	if c.Service.Database.SQLLog.Color != nil {
+		v := *c.Service.Database.SQLLog.Color
+		s.Database.SQLLog.Color = &v
+	}
+	s.ExternalAuth.PluginSHA256 = maps.Clone(c.Service.ExternalAuth.PluginSHA256)
+	s.ExternalAuth.Oidc = slices.Clone(c.Service.ExternalAuth.Oidc)
+	for i, p := range s.ExternalAuth.Oidc {
+		if p.UsePkce != nil {
+			v := *p.UsePkce
+			s.ExternalAuth.Oidc[i].UsePkce = &v
+		}
+	}
+	s.ExternalAuth.EnterpriseChat = maps.Clone(c.Service.ExternalAuth.EnterpriseChat)
+	s.ExternalAuth.TeamChat = maps.Clone(c.Service.ExternalAuth.TeamChat)
+	s.ExternalAuth.CodeHost = maps.Clone(c.Service.ExternalAuth.CodeHost)
+	s.ExternalAuth.SocialChat = maps.Clone(c.Service.ExternalAuth.SocialChat)
+	out.API.DisabledModules = slices.Clone(c.API.DisabledModules)
+	out.API.Cors.AllowedOrigins = slices.Clone(c.API.Cors.AllowedOrigins)
+	out.Logging.LogLevel = maps.Clone(c.Logging.LogLevel)
+	return &out
+}
