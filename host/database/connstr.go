@@ -171,8 +171,13 @@ func isMemory(path string) bool {
 // sqlitePragmas are the connection settings of every SQLite connection
 // (design.md: foreign keys on, WAL, synchronous NORMAL, 5 s busy timeout,
 // BEGIN IMMEDIATE so that read-then-write transactions do not fail with
-// SQLITE_BUSY).
-const sqlitePragmas = "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_txlock=immediate"
+// SQLITE_BUSY). In addition, times are written in UTC in SQLite's own format
+// (`2006-01-02 15:04:05.999999999+00:00`): the driver's default is Go's
+// time.String() in the value's zone, so a comparison such as
+// `expires_at > ?` would compare text across zones; in one zone and format
+// text order is time order, and SQLite's date functions can read the values.
+// Times read back are in UTC, as with MySQL.
+const sqlitePragmas = "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_txlock=immediate&_time_format=sqlite&_timezone=UTC"
 
 // sqliteDSN returns the modernc.org/sqlite DSN for an absolute path (or
 // ":memory:").

@@ -98,7 +98,7 @@ func TestSqliteDSN(t *testing.T) {
 		if !strings.HasPrefix(got, tt.wantPrefix) {
 			t.Errorf("sqliteDSN(%q) = %q, want prefix %q", tt.path, got, tt.wantPrefix)
 		}
-		for _, p := range []string{"_pragma=foreign_keys(1)", "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)", "_pragma=busy_timeout(5000)", "_txlock=immediate"} {
+		for _, p := range []string{"_pragma=foreign_keys(1)", "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)", "_pragma=busy_timeout(5000)", "_txlock=immediate", "_time_format=sqlite", "_timezone=UTC"} {
 			if !strings.Contains(got, p) {
 				t.Errorf("sqliteDSN(%q) = %q lacks %s", tt.path, got, p)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
 	"github.com/adminkernel/kernel/host/database"
@@ -479,4 +481,61 @@ func tableCount(t *testing.T, db *database.DB) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestTimeComparisonAcrossZones: times written in one zone compare correctly
+// with parameters in another (SQLite stores text; it must be normalised).
+func TestTimeComparisonAcrossZones(t *testing.T) {
+	shanghai := time.FixedZone("UTC+8", 8*3600)
+	newYork := time.FixedZone("UTC-5", -5*3600)
+	base := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, d := range dbtest.Dialects(t) {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			c := dbtest.OpenMigrated(t, d).Client
+			// Three sessions expiring 1 s apart, written in different zones
+			// and with and without fractional seconds.
+			expiries := []time.Time{
+				base.In(shanghai),
+				base.Add(1500 * time.Millisecond).In(newYork),
+				base.Add(2 * time.Second),
+			}
+			for i, exp := range expiries {
+				if _, err := c.SysSession.Create().SetUserID(int64(i + 1)).SetLoginMethod("password").
+					SetExpiresAt(exp).SetRefreshTokenHash(fmt.Sprintf("h%d", i)).SetRefreshExpiresAt(exp).
+					Save(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tests := []struct {
+				after time.Time
+				want  int
+			}{
+				{base.Add(-time.Millisecond).In(newYork), 3},
+				{base.In(time.UTC), 2},
+				{base.Add(time.Second).In(shanghai), 2},
+				{base.Add(1600 * time.Millisecond).In(newYork), 1},
+				{base.Add(2 * time.Second).In(shanghai), 0},
+			}
+			for _, tt := range tests {
+				n, err := c.SysSession.Query().Where(syssession.ExpiresAtGT(tt.after)).Count(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n != tt.want {
+					t.Errorf("expires_at > %v: %d rows, want %d", tt.after, n, tt.want)
+				}
+			}
+			first, err := c.SysSession.Query().Order(ent.Asc(syssession.FieldExpiresAt)).First(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !first.ExpiresAt.Equal(base) || first.UserID != 1 {
+				t.Errorf("earliest session = user %d at %v", first.UserID, first.ExpiresAt)
+			}
+			if len(first.SessionID) != 43 {
+				t.Errorf("generated session_id %q, want 43 characters", first.SessionID)
+			}
+		})
+	}
 }
