@@ -117,7 +117,7 @@ func ExampleLoad() {
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	settings := `{"service": {"database": {"dbtype": "postgresql"}}}`
 	if err := os.WriteFile(filepath.Join(dir, "appsettings.json"), []byte(settings), 0o600); err != nil {
 		panic(err)

@@ -220,7 +220,8 @@ func overlay(dst, src any, t reflect.Type) any {
 			d = map[string]any{}
 		}
 		for _, k := range sortedKeys(s) {
-			key, elem := k, t
+			key := k
+			var elem reflect.Type
 			if t.Kind() == reflect.Struct {
 				f, ok := lookupField(t, k)
 				if !ok {
@@ -297,7 +298,9 @@ func decodeProblems(err error) []string {
 			}
 			return
 		}
-		de, ok := err.(*mapstructure.DecodeError)
+		// A direct assertion on purpose: the walk descends one wrapper at a
+		// time so every branch of a joined error is reported.
+		de, ok := err.(*mapstructure.DecodeError) //nolint:errorlint // see above
 		if !ok {
 			if inner := errors.Unwrap(err); inner != nil {
 				walk(inner)

@@ -107,7 +107,7 @@ func migrateCmd(opts *host.Options, load loader) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer logs.Close()
+			defer func() { _ = logs.Close() }()
 			if print {
 				return database.PrintDDL(cmd.Context(), cfg, cmd.OutOrStdout())
 			}
@@ -115,7 +115,7 @@ func migrateCmd(opts *host.Options, load loader) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer db.Close()
+			defer func() { _ = db.Close() }()
 			if err := db.Migrate(cmd.Context()); err != nil {
 				return err
 			}

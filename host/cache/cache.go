@@ -1,0 +1,66 @@
+// Package cache is the kernel's cache contract. Two implementations satisfy
+// it: memcache (in process: ristretto for bounded entries, a mutex-guarded
+// TTL map for one-time values and counters) and rediscache (shared by every
+// replica). Kernel features depend on Store only.
+//
+// Three kinds of data live here, with different guarantees:
+//
+//   - Entries (Get/Set/Delete/DeletePrefix): derived data such as permission
+//     sets, config values and session-active marks. They may be evicted at
+//     any time (in process: size cap Service:Cache:MemoryEntryLimit and age
+//     backstop Service:Cache:MaxEntryMinutes); a miss means "read the
+//     database".
+//   - One-time values (PutOnce/Take): authorize states, login tickets,
+//     pending-link tickets, captcha answers, SMS codes. Never evicted before
+//     their TTL; Take is atomic: of any number of concurrent callers exactly
+//     one receives the value.
+//   - Counters (Incr/Count/Reset): rate-limit windows, lockout counters, the
+//     portal generation. Exempt from size eviction and the age backstop.
+//
+// Every method fails closed: an error is never a hit, a successful take or a
+// zero count the caller may trust.
+package cache
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrExists is returned by PutOnce when the key is already held.
+var ErrExists = errors.New("cache: key already exists")
+
+// Store is the cache used by kernel features.
+type Store interface {
+	// Get returns the entry under key; ok is false when it is absent or
+	// expired.
+	Get(ctx context.Context, key string) (val []byte, ok bool, err error)
+	// Set stores an entry for ttl (ttl <= 0: only the backstop applies).
+	Set(ctx context.Context, key string, val []byte, ttl time.Duration) error
+	// Delete removes entries (missing keys are not an error).
+	Delete(ctx context.Context, keys ...string) error
+	// DeletePrefix removes every entry whose key starts with prefix and
+	// returns how many were removed.
+	DeletePrefix(ctx context.Context, prefix string) (int, error)
+
+	// PutOnce stores a one-time value for ttl (> 0). It returns ErrExists
+	// when the key is already held.
+	PutOnce(ctx context.Context, key string, val []byte, ttl time.Duration) error
+	// Take atomically returns and removes a one-time value.
+	Take(ctx context.Context, key string) (val []byte, ok bool, err error)
+
+	// Incr adds delta to a counter and returns the new value. When the
+	// counter did not exist it starts at 0 and expires after ttl (a fixed
+	// window: later increments do not extend it); ttl <= 0 never expires.
+	Incr(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error)
+	// Count returns a counter's value (0 when absent) and its remaining
+	// lifetime (0 when absent or without expiry).
+	Count(ctx context.Context, key string) (n int64, ttl time.Duration, err error)
+	// Reset removes counters.
+	Reset(ctx context.Context, keys ...string) error
+
+	// Ping reports whether the backend answers (readiness).
+	Ping(ctx context.Context) error
+	// Close releases the backend.
+	Close() error
+}
