@@ -17,6 +17,10 @@
 //   - Counters (Incr/Count/Reset): rate-limit windows, lockout counters, the
 //     portal generation. Exempt from size eviction and the age backstop.
 //
+// In Redis the three kinds share one keyspace, so callers give each kind
+// its own key names (distinct prefixes); using one key for two kinds, or a
+// DeletePrefix prefix that spans kinds, has backend-specific results.
+//
 // Every method fails closed: an error is never a hit, a successful take or a
 // zero count the caller may trust.
 package cache
@@ -40,13 +44,16 @@ type Store interface {
 	// Delete removes entries (missing keys are not an error).
 	Delete(ctx context.Context, keys ...string) error
 	// DeletePrefix removes every entry whose key starts with prefix and
-	// returns how many were removed.
+	// returns how many live (unexpired) entries were removed. Glob
+	// characters in prefix are literal.
 	DeletePrefix(ctx context.Context, prefix string) (int, error)
 
-	// PutOnce stores a one-time value for ttl (> 0). It returns ErrExists
-	// when the key is already held.
+	// PutOnce stores a one-time value for ttl (> 0; otherwise an error). It
+	// returns ErrExists when the key is held by a value that has not
+	// expired.
 	PutOnce(ctx context.Context, key string, val []byte, ttl time.Duration) error
-	// Take atomically returns and removes a one-time value.
+	// Take atomically returns and removes a one-time value; ok is false when
+	// it is absent or expired.
 	Take(ctx context.Context, key string) (val []byte, ok bool, err error)
 
 	// Incr adds delta to a counter and returns the new value. When the

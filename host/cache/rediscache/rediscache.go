@@ -1,0 +1,343 @@
+// Package rediscache is the cache.Store shared by every replica, on Redis
+// 6.2 or later (GETDEL).
+//
+// Every key is prefixed with config.Redis.KeyPrefix. Entries, one-time
+// values and counters share that keyspace; callers keep their key names
+// apart. Redis has no size cap or age backstop here: every key carries its
+// own TTL.
+package rediscache
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/cache"
+)
+
+const (
+	dialTimeout = 5 * time.Second
+	ioTimeout   = 3 * time.Second
+	// scanBatch is both the SCAN COUNT hint and the UNLINK batch size.
+	scanBatch = 500
+)
+
+// incrScript increments a counter and, only when it created the key, sets
+// the window's expiry, atomically. KEYS[1] counter; ARGV[1] delta; ARGV[2]
+// ttl in ms (<= 0: none).
+var incrScript = redis.NewScript(`
+local created = redis.call('EXISTS', KEYS[1]) == 0
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if created and tonumber(ARGV[2]) > 0 then
+	redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return n`)
+
+// Cache is the Redis cache.Store. It is safe for concurrent use.
+type Cache struct {
+	client *redis.Client
+	prefix string
+}
+
+var _ cache.Store = (*Cache)(nil)
+
+// New connects to Redis and pings it. The error names the address, never
+// the password.
+func New(ctx context.Context, cfg config.Redis) (*Cache, error) {
+	if cfg.Address == "" {
+		return nil, errors.New("rediscache: address is empty")
+	}
+	opts := &redis.Options{
+		Addr:                  cfg.Address,
+		Username:              cfg.Username,
+		Password:              cfg.Password.Reveal(),
+		DB:                    cfg.DB,
+		DialTimeout:           dialTimeout,
+		ReadTimeout:           ioTimeout,
+		WriteTimeout:          ioTimeout,
+		ContextTimeoutEnabled: true,
+		// Maintenance push notifications are a Redis Enterprise/Cloud
+		// feature; probing for them only adds log noise elsewhere.
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	}
+	if cfg.TLS.Enabled {
+		tc, err := tlsConfig(cfg.Address, cfg.TLS)
+		if err != nil {
+			return nil, err
+		}
+		opts.TLSConfig = tc
+	}
+	client := redis.NewClient(opts)
+	// Bound the first ping: go-redis retries dials, which could otherwise
+	// hold startup for minutes against an unreachable host.
+	pctx, cancel := context.WithTimeout(ctx, dialTimeout+ioTimeout)
+	defer cancel()
+	if err := client.Ping(pctx).Err(); err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("rediscache: ping redis at %s: %w", cfg.Address, err)
+	}
+	return &Cache{client: client, prefix: cfg.KeyPrefix}, nil
+}
+
+// tlsConfig builds the client TLS settings (TLS 1.2 or later). Without a
+// ServerName the address's host is verified.
+func tlsConfig(addr string, c config.RedisTLS) (*tls.Config, error) {
+	tc := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		ServerName:         c.ServerName,
+		InsecureSkipVerify: c.InsecureSkipVerify, //nolint:gosec // explicit opt-in setting
+	}
+	if tc.ServerName == "" {
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			tc.ServerName = host
+		} else {
+			tc.ServerName = addr
+		}
+	}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("rediscache: read tls ca file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("rediscache: tls ca file %s holds no pem certificate", c.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	return tc, nil
+}
+
+// Client returns the underlying client (for pub/sub). Its keys are not
+// prefixed.
+func (c *Cache) Client() *redis.Client { return c.client }
+
+func (c *Cache) key(k string) string { return c.prefix + k }
+
+func (c *Cache) keys(ks []string) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = c.prefix + k
+	}
+	return out
+}
+
+// wrap prefixes errors with the operation. Every method checks ctx before
+// sending, so a cancelled call changes and consumes nothing.
+func wrap(op string, err error) error {
+	return fmt.Errorf("rediscache: %s: %w", op, err)
+}
+
+// Get returns the entry under key.
+func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, wrap("get", err)
+	}
+	v, err := c.client.Get(ctx, c.key(key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, wrap("get", err)
+	}
+	return v, true, nil
+}
+
+// Set stores an entry for ttl (<= 0: no expiry).
+func (c *Cache) Set(ctx context.Context, key string, val []byte, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return wrap("set", err)
+	}
+	if ttl < 0 {
+		ttl = 0 // go-redis: 0 = no expiry, -1 = KEEPTTL
+	}
+	if err := c.client.Set(ctx, c.key(key), val, ttl).Err(); err != nil {
+		return wrap("set", err)
+	}
+	return nil
+}
+
+// Delete removes keys.
+func (c *Cache) Delete(ctx context.Context, keys ...string) error {
+	return c.unlink(ctx, "delete", keys)
+}
+
+func (c *Cache) unlink(ctx context.Context, op string, keys []string) error {
+	if err := ctx.Err(); err != nil {
+		return wrap(op, err)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := c.client.Unlink(ctx, c.keys(keys)...).Err(); err != nil {
+		return wrap(op, err)
+	}
+	return nil
+}
+
+// DeletePrefix removes every key starting with prefix (SCAN + UNLINK in
+// batches) and returns how many existed when unlinked.
+func (c *Cache) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, wrap("delete prefix", err)
+	}
+	pattern := escapeGlob(c.key(prefix)) + "*"
+	removed := 0
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		n, err := c.client.Unlink(ctx, batch...).Result()
+		removed += int(n)
+		batch = batch[:0]
+		return err
+	}
+	var cursor uint64
+	for {
+		ks, next, err := c.client.Scan(ctx, cursor, pattern, scanBatch).Result()
+		if err != nil {
+			return removed, wrap("delete prefix: scan", err)
+		}
+		batch = append(batch, ks...)
+		if len(batch) >= scanBatch {
+			if err := flush(); err != nil {
+				return removed, wrap("delete prefix: unlink", err)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	if err := flush(); err != nil {
+		return removed, wrap("delete prefix: unlink", err)
+	}
+	return removed, nil
+}
+
+// escapeGlob makes s match itself literally in a Redis MATCH pattern.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// PutOnce stores a one-time value (SET NX PX); cache.ErrExists when held.
+func (c *Cache) PutOnce(ctx context.Context, key string, val []byte, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("rediscache: put once %q: ttl %s must be positive", key, ttl)
+	}
+	if err := ctx.Err(); err != nil {
+		return wrap("put once", err)
+	}
+	ok, err := c.client.SetNX(ctx, c.key(key), val, ttl).Result()
+	if err != nil {
+		return wrap("put once", err)
+	}
+	if !ok {
+		return cache.ErrExists
+	}
+	return nil
+}
+
+// Take returns and removes a one-time value (GETDEL, atomic on the server).
+func (c *Cache) Take(ctx context.Context, key string) ([]byte, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, wrap("take", err)
+	}
+	v, err := c.client.GetDel(ctx, c.key(key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, wrap("take", err)
+	}
+	return v, true, nil
+}
+
+// Incr adds delta to a counter; a new counter expires ttl later (fixed
+// window, set atomically with the first increment).
+func (c *Cache) Incr(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, wrap("incr", err)
+	}
+	ms := int64(0)
+	if ttl > 0 {
+		ms = max(ttl.Milliseconds(), 1)
+	}
+	n, err := incrScript.Run(ctx, c.client, []string{c.key(key)}, delta, ms).Int64()
+	if err != nil {
+		return 0, wrap("incr", err)
+	}
+	return n, nil
+}
+
+// Count returns a counter's value and remaining lifetime (GET and PTTL in
+// one MULTI/EXEC so they describe the same moment).
+func (c *Cache) Count(ctx context.Context, key string) (int64, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, 0, wrap("count", err)
+	}
+	k := c.key(key)
+	var get *redis.StringCmd
+	var pttl *redis.DurationCmd
+	_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, k)
+		pttl = p.PTTL(ctx, k)
+		return nil
+	})
+	if errors.Is(err, redis.Nil) || errors.Is(get.Err(), redis.Nil) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, wrap("count", err)
+	}
+	n, err := get.Int64()
+	if err != nil {
+		return 0, 0, wrap("count", err)
+	}
+	ttl := pttl.Val()
+	if ttl < 0 { // -1: no expiry; -2: gone
+		ttl = 0
+	}
+	return n, ttl, nil
+}
+
+// Reset removes counters.
+func (c *Cache) Reset(ctx context.Context, keys ...string) error {
+	return c.unlink(ctx, "reset", keys)
+}
+
+// Ping reports whether Redis answers.
+func (c *Cache) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return wrap("ping", err)
+	}
+	if err := c.client.Ping(ctx).Err(); err != nil {
+		return wrap("ping", err)
+	}
+	return nil
+}
+
+// Close closes the client.
+func (c *Cache) Close() error {
+	if err := c.client.Close(); err != nil {
+		return wrap("close", err)
+	}
+	return nil
+}
