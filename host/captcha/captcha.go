@@ -1,0 +1,240 @@
+// Package captcha issues and verifies image captchas for the anonymous login
+// and SMS-send endpoints (wire contract §2.3, GET /api/v1/auth/captcha).
+//
+// A challenge is a few characters from an unambiguous alphabet (no 0/O,
+// 1/l/I) rendered as inline SVG markup: one <text> element per glyph with its
+// own rotation, offset, size and colour, drawn in random document order over
+// and under a few noise curves and dots. The answer is kept in the cache as a
+// one-time value (PutOnce) under "captcha:<id>" for the TTL and stored as a
+// SHA-256 digest of its upper-case form; Verify consumes it with Take, so
+// every challenge allows exactly one guess, right or wrong.
+//
+// Limits: the glyphs are SVG text, so a program that parses the markup can
+// read them. This captcha slows down casual scripts; the rate limiter and the
+// login lockout are the real defences against automated guessing.
+package captcha
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/errcode"
+)
+
+// Defaults of Options.
+const (
+	DefaultLength = 4
+	DefaultTTL    = 2 * time.Minute
+	// MaxLength caps Options.Length.
+	MaxLength = 8
+)
+
+// TypeChar is the challenge type of character captchas.
+const TypeChar = "char"
+
+// KeyPrefix namespaces captcha answers in the cache.
+const KeyPrefix = "captcha:"
+
+// Alphabet is the set answers are drawn from: upper-case letters and digits
+// without the easily confused 0, O, 1, I and L (answers are compared
+// case-insensitively, so l does not occur either).
+const Alphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+// maxIDLen bounds the ids Verify looks up (issued ids are 26 characters).
+const maxIDLen = 64
+
+// Options configures a Service. Zero values take the defaults.
+type Options struct {
+	// Length is the number of characters (default 4, at most MaxLength).
+	Length int
+	// TTL is how long a challenge can be answered (default 2 minutes).
+	TTL time.Duration
+}
+
+// Challenge is an issued captcha, shaped as the captcha endpoint's data.
+type Challenge struct {
+	ID   string `json:"captchaId"`
+	SVG  string `json:"svg"`
+	Type string `json:"type"`
+}
+
+// Service issues and verifies captchas.
+type Service struct {
+	store cache.Store
+	opts  Options
+}
+
+// New returns a Service storing answers in store.
+func New(store cache.Store, opts Options) *Service {
+	if opts.Length <= 0 {
+		opts.Length = DefaultLength
+	}
+	if opts.Length > MaxLength {
+		opts.Length = MaxLength
+	}
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTTL
+	}
+	return &Service{store: store, opts: opts}
+}
+
+// TTL is how long an issued challenge stays answerable.
+func (s *Service) TTL() time.Duration { return s.opts.TTL }
+
+// Issue creates a challenge and stores its answer for the TTL.
+func (s *Service) Issue(ctx context.Context) (Challenge, error) {
+	answer, err := randomAnswer(s.opts.Length)
+	if err != nil {
+		return Challenge{}, fmt.Errorf("captcha: answer: %w", err)
+	}
+	// crypto/rand.Text: 26 characters of A-Z2-7, 130 random bits.
+	id := rand.Text()
+	digest := digestOf(answer)
+	if err := s.store.PutOnce(ctx, KeyPrefix+id, digest[:], s.opts.TTL); err != nil {
+		return Challenge{}, fmt.Errorf("captcha: store answer: %w", err)
+	}
+	return Challenge{ID: id, SVG: render(answer), Type: TypeChar}, nil
+}
+
+// Verify consumes the challenge id and checks answer against it
+// (case-insensitively, surrounding blanks ignored). An unknown, expired or
+// already used id gives errcode.CaptchaExpired; a wrong answer gives
+// errcode.CaptchaWrong and uses the challenge up all the same. A cache
+// failure is returned as a plain error (fail closed).
+func (s *Service) Verify(ctx context.Context, id, answer string) error {
+	if !validID(id) {
+		return errcode.New(errcode.CaptchaExpired)
+	}
+	stored, ok, err := s.store.Take(ctx, KeyPrefix+id)
+	if err != nil {
+		return fmt.Errorf("captcha: take answer: %w", err)
+	}
+	if !ok {
+		return errcode.New(errcode.CaptchaExpired)
+	}
+	got := digestOf(answer)
+	if subtle.ConstantTimeCompare(got[:], stored) != 1 {
+		return errcode.New(errcode.CaptchaWrong)
+	}
+	return nil
+}
+
+// IsCaptchaError reports whether err is one of the two captcha business
+// errors (expired/unknown or wrong).
+func IsCaptchaError(err error) bool {
+	e, ok := errcode.As(err)
+	return ok && (e.Code == errcode.CaptchaExpired || e.Code == errcode.CaptchaWrong)
+}
+
+func digestOf(answer string) [sha256.Size]byte {
+	return sha256.Sum256([]byte(strings.ToUpper(strings.TrimSpace(answer))))
+}
+
+func validID(id string) bool {
+	if id == "" || len(id) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+var errShortRead = errors.New("short random read")
+
+// randomAnswer draws n characters of Alphabet uniformly with crypto/rand
+// (rejection sampling, no modulo bias).
+func randomAnswer(n int) (string, error) {
+	const limit = 256 - 256%len(Alphabet)
+	out := make([]byte, 0, n)
+	buf := make([]byte, 2*n+8)
+	for len(out) < n {
+		m, err := rand.Read(buf)
+		if err != nil {
+			return "", err
+		}
+		if m != len(buf) {
+			return "", errShortRead
+		}
+		for _, b := range buf {
+			if int(b) >= limit {
+				continue
+			}
+			out = append(out, Alphabet[int(b)%len(Alphabet)])
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return string(out), nil
+}
+
+// Rendering. Visual randomness (positions, colours, noise) uses math/rand;
+// only the answer itself needs crypto/rand.
+
+const (
+	glyphStep  = 28.0
+	padX       = 14.0
+	height     = 44.0
+	noiseCurve = 4
+	noiseDots  = 24
+)
+
+func render(answer string) string {
+	n := len(answer)
+	width := padX*2 + glyphStep*float64(n)
+	var b strings.Builder
+	b.Grow(1600 + 260*n)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`, width, height, width, height)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="%s"/>`, rgb(232, 250))
+	for range noiseCurve - 1 {
+		curve(&b, width)
+	}
+	for range noiseDots {
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"/>`,
+			mrand.Float64()*width, mrand.Float64()*height, 0.6+mrand.Float64()*1.2, rgb(120, 210))
+	}
+	// Glyphs in random document order; the x position keeps the reading order.
+	for _, i := range mrand.Perm(n) {
+		x := padX + glyphStep*float64(i) + glyphStep/2 + jitter(4)
+		y := height/2 + 9 + jitter(5)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" transform="rotate(%.0f %.1f %.1f)" fill="%s" font-size="%d" font-family="Verdana,Arial,sans-serif" font-weight="bold" text-anchor="middle">%s</text>`,
+			x, y, jitter(28), x, y, rgb(20, 140), 24+mrand.IntN(7), xmlEscape(answer[i:i+1]))
+	}
+	curve(&b, width) // one curve crosses the glyphs
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+func curve(b *strings.Builder, width float64) {
+	fmt.Fprintf(b, `<path d="M%.1f %.1f C%.1f %.1f,%.1f %.1f,%.1f %.1f" stroke="%s" stroke-width="%.1f" fill="none"/>`,
+		mrand.Float64()*width*0.2, mrand.Float64()*height,
+		mrand.Float64()*width, mrand.Float64()*height,
+		mrand.Float64()*width, mrand.Float64()*height,
+		width*0.8+mrand.Float64()*width*0.2, mrand.Float64()*height,
+		rgb(60, 180), 1+mrand.Float64()*1.5)
+}
+
+// jitter returns a value in [-d, d].
+func jitter(d float64) float64 { return (mrand.Float64()*2 - 1) * d }
+
+// rgb returns a colour whose channels lie in [lo, hi).
+func rgb(lo, hi int) string {
+	c := func() int { return lo + mrand.IntN(hi-lo) }
+	return fmt.Sprintf("rgb(%d,%d,%d)", c(), c(), c())
+}
+
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}

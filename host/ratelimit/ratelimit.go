@@ -1,0 +1,184 @@
+// Package ratelimit is the kernel's request rate limiter (wire contract
+// §1.4): a fixed window per client IP with a stricter bucket for the
+// anonymous authentication endpoints. Over the limit a request ends with
+// errcode.TooManyRequests (HTTP 429, envelope 40008, args.retryAfterSeconds
+// and a Retry-After header written by the envelope error handler).
+//
+// Windows are aligned to the Unix epoch; each (bucket, client, window) is
+// one cache counter "rl:<bucket>:<client>:<window start unix>" incremented
+// with Store.Incr and expiring after one window. IPv6 clients are counted
+// per /64 network, the smallest block a subscriber usually holds, so that
+// rotating through one's own addresses does not multiply the allowance.
+//
+// Cache failures fail OPEN: the request is let through and a warning is
+// logged (at most every 10 s). The limiter exists to protect availability,
+// and failing closed would turn a cache outage into a full outage of the
+// API. The security-relevant one-time values kept in the same cache (login
+// tickets, captcha answers, SMS codes) fail closed in their own packages,
+// and login lockout does not depend on this limiter.
+//
+// The client address is the TCP peer unless that peer is a trusted proxy
+// (Service:Http:TrustedProxies), in which case X-Forwarded-For is walked
+// from the right, skipping trusted hops, and the first untrusted address is
+// the client. Addresses to the left of it were written by the client and are
+// never believed.
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/errcode"
+)
+
+// Defaults (runtime config sys.security.rateLimit.*).
+const (
+	DefaultWindow     = 60 * time.Second
+	DefaultAuthLimit  = 20
+	DefaultLimit      = 300
+	DefaultAuthPrefix = "/api/v1/auth"
+)
+
+// Bucket names used in counter keys.
+const (
+	BucketAuth  = "auth"
+	BucketOther = "api"
+)
+
+// Options configures the middleware. The functions are read on every
+// request so that runtime configuration changes apply at once; a nil
+// function (or a non-positive result) means the default.
+type Options struct {
+	// Enabled switches the limiter (default on).
+	Enabled func(ctx context.Context) bool
+	// Window is the fixed window length (default 60 s, whole seconds, at
+	// least 1 s).
+	Window func(ctx context.Context) time.Duration
+	// AuthLimit is the allowance per window for paths under AuthPrefix
+	// (default 20).
+	AuthLimit func(ctx context.Context) int
+	// Limit is the allowance per window for every other path (default 300).
+	Limit func(ctx context.Context) int
+	// Trusted are the proxies whose X-Forwarded-For is believed.
+	Trusted []*net.IPNet
+	// AuthPrefix selects the strict bucket (default /api/v1/auth); it
+	// matches whole path segments, case-insensitively.
+	AuthPrefix string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Log receives the fail-open warnings (default hclog.L()).
+	Log hclog.Logger
+}
+
+// New returns the rate-limit middleware.
+func New(store cache.Store, opts Options) fiber.Handler {
+	if opts.AuthPrefix == "" {
+		opts.AuthPrefix = DefaultAuthPrefix
+	}
+	prefix := strings.ToLower(strings.TrimRight(opts.AuthPrefix, "/"))
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = hclog.L()
+	}
+	var lastWarn atomic.Int64 // unix nanos of the last fail-open warning
+
+	return func(c fiber.Ctx) error {
+		ctx := c.Context()
+		if opts.Enabled != nil && !opts.Enabled(ctx) {
+			return c.Next()
+		}
+		window := DefaultWindow
+		if opts.Window != nil {
+			if w := opts.Window(ctx); w > 0 {
+				window = w
+			}
+		}
+		secs := int64(window / time.Second)
+		if secs < 1 {
+			secs = 1
+		}
+		window = time.Duration(secs) * time.Second
+
+		bucket, limit := BucketOther, intOr(opts.Limit, ctx, DefaultLimit)
+		if underPrefix(c.Path(), prefix) {
+			bucket, limit = BucketAuth, intOr(opts.AuthLimit, ctx, DefaultAuthLimit)
+		}
+
+		now := opts.Now()
+		start := floorDiv(now.Unix(), secs) * secs
+		key := fmt.Sprintf("rl:%s:%s:%d", bucket, counterKey(ClientIP(c, opts.Trusted)), start)
+		n, err := store.Incr(ctx, key, 1, window)
+		if err != nil {
+			t := now.UnixNano()
+			if last := lastWarn.Load(); t-last >= int64(10*time.Second) && lastWarn.CompareAndSwap(last, t) {
+				opts.Log.Warn("rate limiter: cache unavailable, request let through (fail open)", "error", err)
+			}
+			return c.Next()
+		}
+		if n > int64(limit) {
+			end := time.Unix(start+secs, 0)
+			retry := int64((end.Sub(now) + time.Second - 1) / time.Second)
+			if retry < 1 {
+				retry = 1
+			}
+			if retry > secs {
+				retry = secs
+			}
+			return errcode.New(errcode.TooManyRequests).With("retryAfterSeconds", retry)
+		}
+		return c.Next()
+	}
+}
+
+func intOr(f func(context.Context) int, ctx context.Context, def int) int {
+	if f == nil {
+		return def
+	}
+	if v := f(ctx); v > 0 {
+		return v
+	}
+	return def
+}
+
+// underPrefix reports whether path is prefix or below it, segment-wise and
+// case-insensitively (Fiber routes case-insensitively by default).
+func underPrefix(path, prefix string) bool {
+	if prefix == "" {
+		return false
+	}
+	if len(path) < len(prefix) || !strings.EqualFold(path[:len(prefix)], prefix) {
+		return false
+	}
+	return len(path) == len(prefix) || path[len(prefix)] == '/'
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && (a < 0) {
+		q--
+	}
+	return q
+}
+
+// counterKey is the client part of a counter key: the IPv4 address, or the
+// /64 network of an IPv6 address.
+func counterKey(ip string) string {
+	if ip == "" {
+		return "unknown"
+	}
+	parsed := net.ParseIP(ip)
+	if parsed == nil || parsed.To4() != nil {
+		return ip
+	}
+	return parsed.Mask(net.CIDRMask(64, 128)).String() + "/64"
+}
