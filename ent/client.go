@@ -28,6 +28,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysroledatascope"
 	"github.com/adminkernel/kernel/ent/sysrolemenu"
 	"github.com/adminkernel/kernel/ent/syssession"
+	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
@@ -68,6 +69,8 @@ type Client struct {
 	SysRoleMenu *SysRoleMenuClient
 	// SysSession is the client for interacting with the SysSession builders.
 	SysSession *SysSessionClient
+	// SysSessionToken is the client for interacting with the SysSessionToken builders.
+	SysSessionToken *SysSessionTokenClient
 	// SysUser is the client for interacting with the SysUser builders.
 	SysUser *SysUserClient
 	// SysUserExternal is the client for interacting with the SysUserExternal builders.
@@ -99,6 +102,7 @@ func (c *Client) init() {
 	c.SysRoleDataScope = NewSysRoleDataScopeClient(c.config)
 	c.SysRoleMenu = NewSysRoleMenuClient(c.config)
 	c.SysSession = NewSysSessionClient(c.config)
+	c.SysSessionToken = NewSysSessionTokenClient(c.config)
 	c.SysUser = NewSysUserClient(c.config)
 	c.SysUserExternal = NewSysUserExternalClient(c.config)
 	c.SysUserRole = NewSysUserRoleClient(c.config)
@@ -208,6 +212,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		SysRoleDataScope: NewSysRoleDataScopeClient(cfg),
 		SysRoleMenu:      NewSysRoleMenuClient(cfg),
 		SysSession:       NewSysSessionClient(cfg),
+		SysSessionToken:  NewSysSessionTokenClient(cfg),
 		SysUser:          NewSysUserClient(cfg),
 		SysUserExternal:  NewSysUserExternalClient(cfg),
 		SysUserRole:      NewSysUserRoleClient(cfg),
@@ -244,6 +249,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		SysRoleDataScope: NewSysRoleDataScopeClient(cfg),
 		SysRoleMenu:      NewSysRoleMenuClient(cfg),
 		SysSession:       NewSysSessionClient(cfg),
+		SysSessionToken:  NewSysSessionTokenClient(cfg),
 		SysUser:          NewSysUserClient(cfg),
 		SysUserExternal:  NewSysUserExternalClient(cfg),
 		SysUserRole:      NewSysUserRoleClient(cfg),
@@ -278,8 +284,8 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
 		c.SysMenu, c.SysModule, c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole,
-		c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysUser, c.SysUserExternal,
-		c.SysUserRole,
+		c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser,
+		c.SysUserExternal, c.SysUserRole,
 	} {
 		n.Use(hooks...)
 	}
@@ -291,8 +297,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
 		c.SysMenu, c.SysModule, c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole,
-		c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysUser, c.SysUserExternal,
-		c.SysUserRole,
+		c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser,
+		c.SysUserExternal, c.SysUserRole,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -329,6 +335,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SysRoleMenu.mutate(ctx, m)
 	case *SysSessionMutation:
 		return c.SysSession.mutate(ctx, m)
+	case *SysSessionTokenMutation:
+		return c.SysSessionToken.mutate(ctx, m)
 	case *SysUserMutation:
 		return c.SysUser.mutate(ctx, m)
 	case *SysUserExternalMutation:
@@ -2202,6 +2210,139 @@ func (c *SysSessionClient) mutate(ctx context.Context, m *SysSessionMutation) (V
 	}
 }
 
+// SysSessionTokenClient is a client for the SysSessionToken schema.
+type SysSessionTokenClient struct {
+	config
+}
+
+// NewSysSessionTokenClient returns a client for the SysSessionToken from the given config.
+func NewSysSessionTokenClient(c config) *SysSessionTokenClient {
+	return &SysSessionTokenClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `syssessiontoken.Hooks(f(g(h())))`.
+func (c *SysSessionTokenClient) Use(hooks ...Hook) {
+	c.hooks.SysSessionToken = append(c.hooks.SysSessionToken, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `syssessiontoken.Intercept(f(g(h())))`.
+func (c *SysSessionTokenClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysSessionToken = append(c.inters.SysSessionToken, interceptors...)
+}
+
+// Create returns a builder for creating a SysSessionToken entity.
+func (c *SysSessionTokenClient) Create() *SysSessionTokenCreate {
+	mutation := newSysSessionTokenMutation(c.config, OpCreate)
+	return &SysSessionTokenCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysSessionToken entities.
+func (c *SysSessionTokenClient) CreateBulk(builders ...*SysSessionTokenCreate) *SysSessionTokenCreateBulk {
+	return &SysSessionTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysSessionTokenClient) MapCreateBulk(slice any, setFunc func(*SysSessionTokenCreate, int)) *SysSessionTokenCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysSessionTokenCreateBulk{err: fmt.Errorf("calling to SysSessionTokenClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysSessionTokenCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysSessionTokenCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysSessionToken.
+func (c *SysSessionTokenClient) Update() *SysSessionTokenUpdate {
+	mutation := newSysSessionTokenMutation(c.config, OpUpdate)
+	return &SysSessionTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysSessionTokenClient) UpdateOne(_m *SysSessionToken) *SysSessionTokenUpdateOne {
+	mutation := newSysSessionTokenMutation(c.config, OpUpdateOne, withSysSessionToken(_m))
+	return &SysSessionTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysSessionTokenClient) UpdateOneID(id int64) *SysSessionTokenUpdateOne {
+	mutation := newSysSessionTokenMutation(c.config, OpUpdateOne, withSysSessionTokenID(id))
+	return &SysSessionTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysSessionToken.
+func (c *SysSessionTokenClient) Delete() *SysSessionTokenDelete {
+	mutation := newSysSessionTokenMutation(c.config, OpDelete)
+	return &SysSessionTokenDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysSessionTokenClient) DeleteOne(_m *SysSessionToken) *SysSessionTokenDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysSessionTokenClient) DeleteOneID(id int64) *SysSessionTokenDeleteOne {
+	builder := c.Delete().Where(syssessiontoken.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysSessionTokenDeleteOne{builder}
+}
+
+// Query returns a query builder for SysSessionToken.
+func (c *SysSessionTokenClient) Query() *SysSessionTokenQuery {
+	return &SysSessionTokenQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysSessionToken},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysSessionToken entity by its id.
+func (c *SysSessionTokenClient) Get(ctx context.Context, id int64) (*SysSessionToken, error) {
+	return c.Query().Where(syssessiontoken.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysSessionTokenClient) GetX(ctx context.Context, id int64) *SysSessionToken {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysSessionTokenClient) Hooks() []Hook {
+	return c.hooks.SysSessionToken
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysSessionTokenClient) Interceptors() []Interceptor {
+	return c.inters.SysSessionToken
+}
+
+func (c *SysSessionTokenClient) mutate(ctx context.Context, m *SysSessionTokenMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysSessionTokenCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysSessionTokenUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysSessionTokenUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysSessionTokenDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysSessionToken mutation op: %q", m.Op())
+	}
+}
+
 // SysUserClient is a client for the SysUser schema.
 type SysUserClient struct {
 	config
@@ -2606,12 +2747,13 @@ type (
 	hooks struct {
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
 		SysModule, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
-		SysRoleMenu, SysSession, SysUser, SysUserExternal, SysUserRole []ent.Hook
+		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
+		SysUserRole []ent.Hook
 	}
 	inters struct {
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
 		SysModule, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
-		SysRoleMenu, SysSession, SysUser, SysUserExternal,
+		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
 		SysUserRole []ent.Interceptor
 	}
 )

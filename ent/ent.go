@@ -26,6 +26,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysroledatascope"
 	"github.com/adminkernel/kernel/ent/sysrolemenu"
 	"github.com/adminkernel/kernel/ent/syssession"
+	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
@@ -103,6 +104,7 @@ func checkColumn(t, c string) error {
 			sysroledatascope.Table: sysroledatascope.ValidColumn,
 			sysrolemenu.Table:      sysrolemenu.ValidColumn,
 			syssession.Table:       syssession.ValidColumn,
+			syssessiontoken.Table:  syssessiontoken.ValidColumn,
 			sysuser.Table:          sysuser.ValidColumn,
 			sysuserexternal.Table:  sysuserexternal.ValidColumn,
 			sysuserrole.Table:      sysuserrole.ValidColumn,

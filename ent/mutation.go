@@ -26,6 +26,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysroledatascope"
 	"github.com/adminkernel/kernel/ent/sysrolemenu"
 	"github.com/adminkernel/kernel/ent/syssession"
+	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
@@ -54,6 +55,7 @@ const (
 	TypeSysRoleDataScope = "SysRoleDataScope"
 	TypeSysRoleMenu      = "SysRoleMenu"
 	TypeSysSession       = "SysSession"
+	TypeSysSessionToken  = "SysSessionToken"
 	TypeSysUser          = "SysUser"
 	TypeSysUserExternal  = "SysUserExternal"
 	TypeSysUserRole      = "SysUserRole"
@@ -15934,6 +15936,866 @@ func (m *SysSessionMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SysSessionMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SysSession edge %s", name)
+}
+
+// SysSessionTokenMutation represents an operation that mutates the SysSessionToken nodes in the graph.
+type SysSessionTokenMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int64
+	session_id     *string
+	token_hash     *string
+	parent_id      *int64
+	addparent_id   *int64
+	create_time    *time.Time
+	expires_at     *time.Time
+	rotated_at     *time.Time
+	replaced_by    *int64
+	addreplaced_by *int64
+	grace_used_at  *time.Time
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*SysSessionToken, error)
+	predicates     []predicate.SysSessionToken
+}
+
+var _ ent.Mutation = (*SysSessionTokenMutation)(nil)
+
+// syssessiontokenOption allows management of the mutation configuration using functional options.
+type syssessiontokenOption func(*SysSessionTokenMutation)
+
+// newSysSessionTokenMutation creates new mutation for the SysSessionToken entity.
+func newSysSessionTokenMutation(c config, op Op, opts ...syssessiontokenOption) *SysSessionTokenMutation {
+	m := &SysSessionTokenMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysSessionToken,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysSessionTokenID sets the ID field of the mutation.
+func withSysSessionTokenID(id int64) syssessiontokenOption {
+	return func(m *SysSessionTokenMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysSessionToken
+		)
+		m.oldValue = func(ctx context.Context) (*SysSessionToken, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysSessionToken.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysSessionToken sets the old SysSessionToken of the mutation.
+func withSysSessionToken(node *SysSessionToken) syssessiontokenOption {
+	return func(m *SysSessionTokenMutation) {
+		m.oldValue = func(context.Context) (*SysSessionToken, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysSessionTokenMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysSessionTokenMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysSessionToken entities.
+func (m *SysSessionTokenMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysSessionTokenMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysSessionTokenMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysSessionToken.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetSessionID sets the "session_id" field.
+func (m *SysSessionTokenMutation) SetSessionID(s string) {
+	m.session_id = &s
+}
+
+// SessionID returns the value of the "session_id" field in the mutation.
+func (m *SysSessionTokenMutation) SessionID() (r string, exists bool) {
+	v := m.session_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSessionID returns the old "session_id" field's value of the SysSessionToken entity.
+// If the SysSessionToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysSessionTokenMutation) OldSessionID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSessionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSessionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSessionID: %w", err)
+	}
+	return oldValue.SessionID, nil
+}
+
+// ResetSessionID resets all changes to the "session_id" field.
+func (m *SysSessionTokenMutation) ResetSessionID() {
+	m.session_id = nil
+}
+
+// SetTokenHash sets the "token_hash" field.
+func (m *SysSessionTokenMutation) SetTokenHash(s string) {
+	m.token_hash = &s
+}
+
+// TokenHash returns the value of the "token_hash" field in the mutation.
+func (m *SysSessionTokenMutation) TokenHash() (r string, exists bool) {
+	v := m.token_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenHash returns the old "token_hash" field's value of the SysSessionToken entity.
+// If the SysSessionToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysSessionTokenMutation) OldTokenHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenHash: %w", err)
+	}
+	return oldValue.TokenHash, nil
+}
+
+// ResetTokenHash resets all changes to the "token_hash" field.
+func (m *SysSessionTokenMutation) ResetTokenHash() {
+	m.token_hash = nil
+}
+
+// SetParentID sets the "parent_id" field.
+func (m *SysSessionTokenMutation) SetParentID(i int64) {
+	m.parent_id = &i
+	m.addparent_id = nil
+}
+
+// ParentID returns the value of the "parent_id" field in the mutation.
+func (m *SysSessionTokenMutation) ParentID() (r int64, exists bool) {
+	v := m.parent_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParentID returns the old "parent_id" field's value of the SysSessionToken entity.
+// If the SysSessionToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysSessionTokenMutation) OldParentID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParentID: %w", err)
+	}
+	return oldValue.ParentID, nil
+}
+
+// AddParentID adds i to the "parent_id" field.
+func (m *SysSessionTokenMutation) AddParentID(i int64) {
+	if m.addparent_id != nil {
+		*m.addparent_id += i
+	} else {
+		m.addparent_id = &i
+	}
+}
+
+// AddedParentID returns the value that was added to the "parent_id" field in this mutation.
+func (m *SysSessionTokenMutation) AddedParentID() (r int64, exists bool) {
+	v := m.addparent_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearParentID clears the value of the "parent_id" field.
+func (m *SysSessionTokenMutation) ClearParentID() {
+	m.parent_id = nil
+	m.addparent_id = nil
+	m.clearedFields[syssessiontoken.FieldParentID] = struct{}{}
+}
+
+// ParentIDCleared returns if the "parent_id" field was cleared in this mutation.
+func (m *SysSessionTokenMutation) ParentIDCleared() bool {
+	_, ok := m.clearedFields[syssessiontoken.FieldParentID]
+	return ok
+}
+
+// ResetParentID resets all changes to the "parent_id" field.
+func (m *SysSessionTokenMutation) ResetParentID() {
+	m.parent_id = nil
+	m.addparent_id = nil
+	delete(m.clearedFields, syssessiontoken.FieldParentID)
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysSessionTokenMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysSessionTokenMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysSessionToken entity.
+// If the SysSessionToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysSessionTokenMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysSessionTokenMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *SysSessionTokenMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *SysSessionTokenMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the SysSessionToken entity.
+// If the SysSessionToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysSessionTokenMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *SysSessionTokenMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetRotatedAt sets the "rotated_at" field.
+func (m *SysSessionTokenMutation) SetRotatedAt(t time.Time) {
+	m.rotated_at = &t
+}
+
+// RotatedAt returns the value of the "rotated_at" field in the mutation.
+func (m *SysSessionTokenMutation) RotatedAt() (r time.Time, exists bool) {
+	v := m.rotated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRotatedAt returns the old "rotated_at" field's value of the SysSessionToken entity.
+// If the SysSessionToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysSessionTokenMutation) OldRotatedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRotatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRotatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRotatedAt: %w", err)
+	}
+	return oldValue.RotatedAt, nil
+}
+
+// ClearRotatedAt clears the value of the "rotated_at" field.
+func (m *SysSessionTokenMutation) ClearRotatedAt() {
+	m.rotated_at = nil
+	m.clearedFields[syssessiontoken.FieldRotatedAt] = struct{}{}
+}
+
+// RotatedAtCleared returns if the "rotated_at" field was cleared in this mutation.
+func (m *SysSessionTokenMutation) RotatedAtCleared() bool {
+	_, ok := m.clearedFields[syssessiontoken.FieldRotatedAt]
+	return ok
+}
+
+// ResetRotatedAt resets all changes to the "rotated_at" field.
+func (m *SysSessionTokenMutation) ResetRotatedAt() {
+	m.rotated_at = nil
+	delete(m.clearedFields, syssessiontoken.FieldRotatedAt)
+}
+
+// SetReplacedBy sets the "replaced_by" field.
+func (m *SysSessionTokenMutation) SetReplacedBy(i int64) {
+	m.replaced_by = &i
+	m.addreplaced_by = nil
+}
+
+// ReplacedBy returns the value of the "replaced_by" field in the mutation.
+func (m *SysSessionTokenMutation) ReplacedBy() (r int64, exists bool) {
+	v := m.replaced_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReplacedBy returns the old "replaced_by" field's value of the SysSessionToken entity.
+// If the SysSessionToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysSessionTokenMutation) OldReplacedBy(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReplacedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReplacedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReplacedBy: %w", err)
+	}
+	return oldValue.ReplacedBy, nil
+}
+
+// AddReplacedBy adds i to the "replaced_by" field.
+func (m *SysSessionTokenMutation) AddReplacedBy(i int64) {
+	if m.addreplaced_by != nil {
+		*m.addreplaced_by += i
+	} else {
+		m.addreplaced_by = &i
+	}
+}
+
+// AddedReplacedBy returns the value that was added to the "replaced_by" field in this mutation.
+func (m *SysSessionTokenMutation) AddedReplacedBy() (r int64, exists bool) {
+	v := m.addreplaced_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearReplacedBy clears the value of the "replaced_by" field.
+func (m *SysSessionTokenMutation) ClearReplacedBy() {
+	m.replaced_by = nil
+	m.addreplaced_by = nil
+	m.clearedFields[syssessiontoken.FieldReplacedBy] = struct{}{}
+}
+
+// ReplacedByCleared returns if the "replaced_by" field was cleared in this mutation.
+func (m *SysSessionTokenMutation) ReplacedByCleared() bool {
+	_, ok := m.clearedFields[syssessiontoken.FieldReplacedBy]
+	return ok
+}
+
+// ResetReplacedBy resets all changes to the "replaced_by" field.
+func (m *SysSessionTokenMutation) ResetReplacedBy() {
+	m.replaced_by = nil
+	m.addreplaced_by = nil
+	delete(m.clearedFields, syssessiontoken.FieldReplacedBy)
+}
+
+// SetGraceUsedAt sets the "grace_used_at" field.
+func (m *SysSessionTokenMutation) SetGraceUsedAt(t time.Time) {
+	m.grace_used_at = &t
+}
+
+// GraceUsedAt returns the value of the "grace_used_at" field in the mutation.
+func (m *SysSessionTokenMutation) GraceUsedAt() (r time.Time, exists bool) {
+	v := m.grace_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGraceUsedAt returns the old "grace_used_at" field's value of the SysSessionToken entity.
+// If the SysSessionToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysSessionTokenMutation) OldGraceUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGraceUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGraceUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGraceUsedAt: %w", err)
+	}
+	return oldValue.GraceUsedAt, nil
+}
+
+// ClearGraceUsedAt clears the value of the "grace_used_at" field.
+func (m *SysSessionTokenMutation) ClearGraceUsedAt() {
+	m.grace_used_at = nil
+	m.clearedFields[syssessiontoken.FieldGraceUsedAt] = struct{}{}
+}
+
+// GraceUsedAtCleared returns if the "grace_used_at" field was cleared in this mutation.
+func (m *SysSessionTokenMutation) GraceUsedAtCleared() bool {
+	_, ok := m.clearedFields[syssessiontoken.FieldGraceUsedAt]
+	return ok
+}
+
+// ResetGraceUsedAt resets all changes to the "grace_used_at" field.
+func (m *SysSessionTokenMutation) ResetGraceUsedAt() {
+	m.grace_used_at = nil
+	delete(m.clearedFields, syssessiontoken.FieldGraceUsedAt)
+}
+
+// Where appends a list predicates to the SysSessionTokenMutation builder.
+func (m *SysSessionTokenMutation) Where(ps ...predicate.SysSessionToken) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysSessionTokenMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysSessionTokenMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysSessionToken, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysSessionTokenMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysSessionTokenMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysSessionToken).
+func (m *SysSessionTokenMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysSessionTokenMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.session_id != nil {
+		fields = append(fields, syssessiontoken.FieldSessionID)
+	}
+	if m.token_hash != nil {
+		fields = append(fields, syssessiontoken.FieldTokenHash)
+	}
+	if m.parent_id != nil {
+		fields = append(fields, syssessiontoken.FieldParentID)
+	}
+	if m.create_time != nil {
+		fields = append(fields, syssessiontoken.FieldCreateTime)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, syssessiontoken.FieldExpiresAt)
+	}
+	if m.rotated_at != nil {
+		fields = append(fields, syssessiontoken.FieldRotatedAt)
+	}
+	if m.replaced_by != nil {
+		fields = append(fields, syssessiontoken.FieldReplacedBy)
+	}
+	if m.grace_used_at != nil {
+		fields = append(fields, syssessiontoken.FieldGraceUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysSessionTokenMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case syssessiontoken.FieldSessionID:
+		return m.SessionID()
+	case syssessiontoken.FieldTokenHash:
+		return m.TokenHash()
+	case syssessiontoken.FieldParentID:
+		return m.ParentID()
+	case syssessiontoken.FieldCreateTime:
+		return m.CreateTime()
+	case syssessiontoken.FieldExpiresAt:
+		return m.ExpiresAt()
+	case syssessiontoken.FieldRotatedAt:
+		return m.RotatedAt()
+	case syssessiontoken.FieldReplacedBy:
+		return m.ReplacedBy()
+	case syssessiontoken.FieldGraceUsedAt:
+		return m.GraceUsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysSessionTokenMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case syssessiontoken.FieldSessionID:
+		return m.OldSessionID(ctx)
+	case syssessiontoken.FieldTokenHash:
+		return m.OldTokenHash(ctx)
+	case syssessiontoken.FieldParentID:
+		return m.OldParentID(ctx)
+	case syssessiontoken.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case syssessiontoken.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case syssessiontoken.FieldRotatedAt:
+		return m.OldRotatedAt(ctx)
+	case syssessiontoken.FieldReplacedBy:
+		return m.OldReplacedBy(ctx)
+	case syssessiontoken.FieldGraceUsedAt:
+		return m.OldGraceUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysSessionToken field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysSessionTokenMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case syssessiontoken.FieldSessionID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSessionID(v)
+		return nil
+	case syssessiontoken.FieldTokenHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenHash(v)
+		return nil
+	case syssessiontoken.FieldParentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParentID(v)
+		return nil
+	case syssessiontoken.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case syssessiontoken.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case syssessiontoken.FieldRotatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRotatedAt(v)
+		return nil
+	case syssessiontoken.FieldReplacedBy:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReplacedBy(v)
+		return nil
+	case syssessiontoken.FieldGraceUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGraceUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysSessionToken field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysSessionTokenMutation) AddedFields() []string {
+	var fields []string
+	if m.addparent_id != nil {
+		fields = append(fields, syssessiontoken.FieldParentID)
+	}
+	if m.addreplaced_by != nil {
+		fields = append(fields, syssessiontoken.FieldReplacedBy)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysSessionTokenMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case syssessiontoken.FieldParentID:
+		return m.AddedParentID()
+	case syssessiontoken.FieldReplacedBy:
+		return m.AddedReplacedBy()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysSessionTokenMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case syssessiontoken.FieldParentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddParentID(v)
+		return nil
+	case syssessiontoken.FieldReplacedBy:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReplacedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysSessionToken numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysSessionTokenMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(syssessiontoken.FieldParentID) {
+		fields = append(fields, syssessiontoken.FieldParentID)
+	}
+	if m.FieldCleared(syssessiontoken.FieldRotatedAt) {
+		fields = append(fields, syssessiontoken.FieldRotatedAt)
+	}
+	if m.FieldCleared(syssessiontoken.FieldReplacedBy) {
+		fields = append(fields, syssessiontoken.FieldReplacedBy)
+	}
+	if m.FieldCleared(syssessiontoken.FieldGraceUsedAt) {
+		fields = append(fields, syssessiontoken.FieldGraceUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysSessionTokenMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysSessionTokenMutation) ClearField(name string) error {
+	switch name {
+	case syssessiontoken.FieldParentID:
+		m.ClearParentID()
+		return nil
+	case syssessiontoken.FieldRotatedAt:
+		m.ClearRotatedAt()
+		return nil
+	case syssessiontoken.FieldReplacedBy:
+		m.ClearReplacedBy()
+		return nil
+	case syssessiontoken.FieldGraceUsedAt:
+		m.ClearGraceUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SysSessionToken nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysSessionTokenMutation) ResetField(name string) error {
+	switch name {
+	case syssessiontoken.FieldSessionID:
+		m.ResetSessionID()
+		return nil
+	case syssessiontoken.FieldTokenHash:
+		m.ResetTokenHash()
+		return nil
+	case syssessiontoken.FieldParentID:
+		m.ResetParentID()
+		return nil
+	case syssessiontoken.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case syssessiontoken.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case syssessiontoken.FieldRotatedAt:
+		m.ResetRotatedAt()
+		return nil
+	case syssessiontoken.FieldReplacedBy:
+		m.ResetReplacedBy()
+		return nil
+	case syssessiontoken.FieldGraceUsedAt:
+		m.ResetGraceUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SysSessionToken field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysSessionTokenMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysSessionTokenMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysSessionTokenMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysSessionTokenMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysSessionTokenMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysSessionTokenMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysSessionTokenMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysSessionToken unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysSessionTokenMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysSessionToken edge %s", name)
 }
 
 // SysUserMutation represents an operation that mutates the SysUser nodes in the graph.

@@ -20,6 +20,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysroledatascope"
 	"github.com/adminkernel/kernel/ent/sysrolemenu"
 	"github.com/adminkernel/kernel/ent/syssession"
+	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
@@ -813,6 +814,53 @@ func init() {
 	syssession.DefaultID = syssessionDescID.Default.(func() int64)
 	// syssession.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	syssession.IDValidator = syssessionDescID.Validators[0].(func(int64) error)
+	syssessiontokenMixin := schema.SysSessionToken{}.Mixin()
+	syssessiontokenMixinFields0 := syssessiontokenMixin[0].Fields()
+	_ = syssessiontokenMixinFields0
+	syssessiontokenFields := schema.SysSessionToken{}.Fields()
+	_ = syssessiontokenFields
+	// syssessiontokenDescSessionID is the schema descriptor for session_id field.
+	syssessiontokenDescSessionID := syssessiontokenFields[0].Descriptor()
+	// syssessiontoken.SessionIDValidator is a validator for the "session_id" field. It is called by the builders before save.
+	syssessiontoken.SessionIDValidator = func() func(string) error {
+		validators := syssessiontokenDescSessionID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(session_id string) error {
+			for _, fn := range fns {
+				if err := fn(session_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// syssessiontokenDescTokenHash is the schema descriptor for token_hash field.
+	syssessiontokenDescTokenHash := syssessiontokenFields[1].Descriptor()
+	// syssessiontoken.TokenHashValidator is a validator for the "token_hash" field. It is called by the builders before save.
+	syssessiontoken.TokenHashValidator = func() func(string) error {
+		validators := syssessiontokenDescTokenHash.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(token_hash string) error {
+			for _, fn := range fns {
+				if err := fn(token_hash); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// syssessiontokenDescID is the schema descriptor for id field.
+	syssessiontokenDescID := syssessiontokenMixinFields0[0].Descriptor()
+	// syssessiontoken.DefaultID holds the default value on creation for the id field.
+	syssessiontoken.DefaultID = syssessiontokenDescID.Default.(func() int64)
+	// syssessiontoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	syssessiontoken.IDValidator = syssessiontokenDescID.Validators[0].(func(int64) error)
 	sysuserMixin := schema.SysUser{}.Mixin()
 	sysuserMixinFields0 := sysuserMixin[0].Fields()
 	_ = sysuserMixinFields0

@@ -42,6 +42,8 @@ type Tx struct {
 	SysRoleMenu *SysRoleMenuClient
 	// SysSession is the client for interacting with the SysSession builders.
 	SysSession *SysSessionClient
+	// SysSessionToken is the client for interacting with the SysSessionToken builders.
+	SysSessionToken *SysSessionTokenClient
 	// SysUser is the client for interacting with the SysUser builders.
 	SysUser *SysUserClient
 	// SysUserExternal is the client for interacting with the SysUserExternal builders.
@@ -193,6 +195,7 @@ func (tx *Tx) init() {
 	tx.SysRoleDataScope = NewSysRoleDataScopeClient(tx.config)
 	tx.SysRoleMenu = NewSysRoleMenuClient(tx.config)
 	tx.SysSession = NewSysSessionClient(tx.config)
+	tx.SysSessionToken = NewSysSessionTokenClient(tx.config)
 	tx.SysUser = NewSysUserClient(tx.config)
 	tx.SysUserExternal = NewSysUserExternalClient(tx.config)
 	tx.SysUserRole = NewSysUserRoleClient(tx.config)

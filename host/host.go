@@ -18,6 +18,10 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/host/auth"
+	"github.com/adminkernel/kernel/host/authn"
+	"github.com/adminkernel/kernel/host/authz"
+	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -27,7 +31,10 @@ import (
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
+	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/snowflake"
+	"github.com/adminkernel/kernel/host/sysconfig"
+	"github.com/adminkernel/kernel/host/token"
 )
 
 // APIPrefix is the versioned prefix of every JSON endpoint.
@@ -70,6 +77,15 @@ type Kernel struct {
 	catalog *errcode.Catalog
 	routes  *route.Table
 	app     *fiber.App
+
+	store    cache.Store
+	settings *sysconfig.Service
+	perms    *authz.Resolver
+	sessions *session.Service
+	tokens   *token.Issuer
+	authn    *authn.Authenticator
+	auth     *auth.Service
+	trusted  []*net.IPNet
 }
 
 // Catalog builds the error catalog of the options without opening anything:
@@ -133,6 +149,9 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	}); err != nil {
 		return nil, fmt.Errorf("seeding: %w", err)
 	}
+	if err := k.buildServices(ctx); err != nil {
+		return nil, err
+	}
 	if err := k.buildApp(opts.Modules); err != nil {
 		return nil, err
 	}
@@ -154,9 +173,11 @@ func (k *Kernel) buildApp(modules []Module) error {
 	})
 	k.app.Use(requestid.New(), envelope.Recover())
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
+	k.app.Use("/api", k.rateLimiter())
 
 	api := k.routes.Group("Kernel", APIPrefix)
 	meta.Routes(api, k.catalog)
+	auth.NewHandler(k.auth, k.trusted, cfg.API.MaxPageSize).Routes(k.routes.Group("Auth", APIPrefix))
 	for _, m := range modules {
 		if m.Routes == nil {
 			continue
@@ -165,22 +186,12 @@ func (k *Kernel) buildApp(modules []Module) error {
 			return fmt.Errorf("module %s: %w", m.Name, err)
 		}
 	}
-	if err := k.routes.Mount(k.app, k.guards(), cfg.API.DisabledModules); err != nil {
+	if err := k.routes.Mount(k.app, k.authn.Guards(), cfg.API.DisabledModules); err != nil {
 		return err
 	}
 	// Anything unmatched ends in the central handler as 404 / 48003.
 	k.app.Use(func(fiber.Ctx) error { return fiber.ErrNotFound })
 	return nil
-}
-
-// guards enforces the access levels. Until token authentication is wired
-// in, no credential can be valid, so every protected route fails closed with
-// 401 / 40006.
-func (k *Kernel) guards() route.Guards {
-	refuse := func(route.Route) fiber.Handler {
-		return func(fiber.Ctx) error { return errcode.New(errcode.TokenInvalid) }
-	}
-	return route.Guards{route.Token: refuse, route.Session: refuse, route.Permission: refuse}
 }
 
 func proxyHeader(trusted []string) string {
@@ -193,7 +204,7 @@ func proxyHeader(trusted []string) string {
 func (k *Kernel) readinessChecks() []health.Check {
 	return []health.Check{
 		{Name: "db", Probe: k.db.Ping},
-		{Name: "cache", Probe: func(context.Context) error { return nil }},
+		{Name: "cache", Probe: k.store.Ping},
 	}
 }
 
@@ -246,9 +257,12 @@ func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	return <-errc
 }
 
-// Close releases the database and the log file.
+// Close releases the cache, the database and the log file.
 func (k *Kernel) Close() error {
 	var errs []error
+	if k.store != nil {
+		errs = append(errs, k.store.Close())
+	}
 	if k.db != nil {
 		errs = append(errs, k.db.Close())
 	}

@@ -177,6 +177,18 @@ func (f SysSessionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysSessionMutation", m)
 }
 
+// The SysSessionTokenFunc type is an adapter to allow the use of ordinary
+// function as SysSessionToken mutator.
+type SysSessionTokenFunc func(context.Context, *ent.SysSessionTokenMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysSessionTokenFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysSessionTokenMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysSessionTokenMutation", m)
+}
+
 // The SysUserFunc type is an adapter to allow the use of ordinary
 // function as SysUser mutator.
 type SysUserFunc func(context.Context, *ent.SysUserMutation) (ent.Value, error)

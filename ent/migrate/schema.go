@@ -452,6 +452,36 @@ var (
 			},
 		},
 	}
+	// SysSessionTokenColumns holds the columns for the "sys_session_token" table.
+	SysSessionTokenColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "session_id", Type: field.TypeString, Size: 64},
+		{Name: "token_hash", Type: field.TypeString, Size: 128},
+		{Name: "parent_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "expires_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "rotated_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "replaced_by", Type: field.TypeInt64, Nullable: true},
+		{Name: "grace_used_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// SysSessionTokenTable holds the schema information for the "sys_session_token" table.
+	SysSessionTokenTable = &schema.Table{
+		Name:       "sys_session_token",
+		Columns:    SysSessionTokenColumns,
+		PrimaryKey: []*schema.Column{SysSessionTokenColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "syssessiontoken_token_hash",
+				Unique:  true,
+				Columns: []*schema.Column{SysSessionTokenColumns[2]},
+			},
+			{
+				Name:    "syssessiontoken_session_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysSessionTokenColumns[1]},
+			},
+		},
+	}
 	// SysUserColumns holds the columns for the "sys_user" table.
 	SysUserColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64},
@@ -589,6 +619,7 @@ var (
 		SysRoleDataScopeTable,
 		SysRoleMenuTable,
 		SysSessionTable,
+		SysSessionTokenTable,
 		SysUserTable,
 		SysUserExternalTable,
 		SysUserRoleTable,
@@ -637,6 +668,9 @@ func init() {
 	}
 	SysSessionTable.Annotation = &entsql.Annotation{
 		Table: "sys_session",
+	}
+	SysSessionTokenTable.Annotation = &entsql.Annotation{
+		Table: "sys_session_token",
 	}
 	SysUserTable.Annotation = &entsql.Annotation{
 		Table: "sys_user",

@@ -48,6 +48,9 @@ type SysRoleMenu func(*sql.Selector)
 // SysSession is the predicate function for syssession builders.
 type SysSession func(*sql.Selector)
 
+// SysSessionToken is the predicate function for syssessiontoken builders.
+type SysSessionToken func(*sql.Selector)
+
 // SysUser is the predicate function for sysuser builders.
 type SysUser func(*sql.Selector)
 

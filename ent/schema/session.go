@@ -13,8 +13,15 @@ import (
 )
 
 // SysSession is one login: every login method (password, SMS, external
-// provider) creates one row; refresh rotates its token hash; logout and
-// force-logout set revoked_at (wire contract §2.1, §4.7).
+// provider) creates one row; logout and force-logout set revoked_at (wire
+// contract §2.1, §4.7).
+//
+// Refresh tokens: the lineage of a session's refresh tokens, which reuse
+// detection and the grace window work on, is sys_session_token
+// (SysSessionToken). The refresh_* columns here mirror the newest token
+// issued (its hash and expiry, the hash it replaced and when) for
+// diagnostics; host/session keeps them up to date in the transaction of
+// every rotation.
 //
 // Identity: `id` is the usual int64 snowflake (internal, never on the wire);
 // `session_id` is a separate random, unguessable string (32 random bytes,

@@ -155,4 +155,15 @@ var configs = []configRow{
 var kernelMenus = []Menu{
 	{ID: 100, Type: MenuPage, Title: "工作台", Path: "/workbench", Component: "dashboard/workbench", Icon: "lucide:layout-dashboard", Sort: 1, ModuleID: 1},
 	{ID: 110, Type: MenuPage, Title: "工作台", Path: "/business/workbench", Component: "dashboard/biz", Icon: "lucide:layout-dashboard", Sort: 1, ModuleID: 2},
+
+	{ID: 300, Type: MenuCatalog, Title: "系统运维", Icon: "ph:gear-six-duotone", Sort: 3, ModuleID: 1},
+	{ID: 301, ParentID: 300, Type: MenuButton, Title: "连通性探针", Permission: "GET:/api/v1/ping", Sort: 1},
+
+	{ID: 500, Type: MenuCatalog, Title: "日志审计", Icon: "ph:notebook-duotone", Sort: 5, ModuleID: 1},
+	{ID: 510, ParentID: 500, Type: MenuPage, Title: "登录日志", Path: "/system/log/login", Component: "system/log/login/index", Icon: "ph:sign-in-duotone", Sort: 1},
+	{ID: 511, ParentID: 510, Type: MenuButton, Title: "登录日志-查询", Permission: "GET:/api/v1/sys/log/login/page", Sort: 1},
+	{ID: 515, ParentID: 510, Type: MenuButton, Title: "登录日志-清空", Permission: "DELETE:/api/v1/sys/log/login", Sort: 5},
+	{ID: 540, ParentID: 500, Type: MenuPage, Title: "在线会话", Path: "/system/session", Component: "system/session/index", Icon: "ph:users-three-duotone", Sort: 4},
+	{ID: 541, ParentID: 540, Type: MenuButton, Title: "在线会话-查询", Permission: "GET:/api/v1/sys/session/online", Sort: 1},
+	{ID: 545, ParentID: 540, Type: MenuButton, Title: "在线会话-强制下线", Permission: "DELETE:/api/v1/sys/session/{sessionid}", Sort: 5},
 }

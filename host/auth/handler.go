@@ -1,0 +1,304 @@
+package auth
+
+import (
+	"net"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
+
+	"github.com/adminkernel/kernel/host/authn"
+	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/ratelimit"
+	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/route"
+	"github.com/adminkernel/kernel/host/session"
+)
+
+// Handler mounts the login, personal-account, session and login-log
+// endpoints.
+type Handler struct {
+	svc         *Service
+	trusted     []*net.IPNet
+	maxPageSize int
+}
+
+// NewHandler returns the HTTP side of the service.
+func NewHandler(svc *Service, trusted []*net.IPNet, maxPageSize int) *Handler {
+	return &Handler{svc: svc, trusted: trusted, maxPageSize: maxPageSize}
+}
+
+// Routes registers the endpoints on the /api/v1 group.
+func (h *Handler) Routes(api *route.Group) {
+	a := api.Group("/auth")
+	a.Get("/captcha", route.Anonymous, h.captcha).Title = "Captcha"
+	a.Post("/login", route.Anonymous, h.login).Title = "Password login"
+	a.Post("/sms/send", route.Anonymous, h.smsSend).Title = "Send SMS login code"
+	a.Post("/sms/login", route.Anonymous, h.smsLogin).Title = "SMS login"
+	a.Post("/refresh", route.Anonymous, h.refresh).Title = "Refresh tokens"
+	a.Post("/logout", route.Token, h.logout).Title = "Logout"
+
+	api.Get("/ping", route.Permission, h.ping).Title = "Connectivity probe"
+
+	p := api.Group("/personal")
+	p.Get("/profile", route.Session, h.profile).Title = "My profile"
+	p.Put("/profile", route.Session, h.updateProfile).Title = "Update my profile"
+	p.Put("/password", route.Session, h.changePassword).Title = "Change my password"
+	p.Get("/sessions", route.Session, h.mySessions).Title = "My sessions"
+	p.Delete("/sessions/{sessionId}", route.Session, h.revokeMySession).Title = "End one of my sessions"
+	api.Get("/sys/config/password-policy", route.Session, h.passwordPolicy).Title = "Password policy"
+
+	s := api.Group("/sys/session")
+	s.Get("/online", route.Permission, h.online).Title = "Online sessions"
+	s.Delete("/{sessionId}", route.Permission, h.forceLogout).Title = "Force logout"
+
+	l := api.Group("/sys/log/login")
+	l.Get("/page", route.Permission, h.loginLogPage).Title = "Login log"
+	l.Delete("", route.Permission, h.clearLoginLog).Title = "Clear the login log"
+}
+
+func (h *Handler) client(c fiber.Ctx) Client {
+	return Client{IP: ratelimit.ClientIP(c, h.trusted), UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent))}
+}
+
+// tokens writes a token response: never cached by browsers or proxies.
+func tokens(c fiber.Ctx, out *LoginOutput) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderPragma, "no-cache")
+	return envelope.OK(c, out)
+}
+
+func principal(c fiber.Ctx) (authn.Principal, error) {
+	p, ok := authn.From(c)
+	if !ok {
+		return p, errcode.New(errcode.TokenInvalid)
+	}
+	return p, nil
+}
+
+func (h *Handler) captcha(c fiber.Ctx) error {
+	ch, err := h.svc.Captcha.Issue(c.Context())
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return envelope.OK(c, fiber.Map{"captchaId": ch.ID, "svg": ch.SVG, "type": ch.Type})
+}
+
+func (h *Handler) login(c fiber.Ctx) error {
+	var in PasswordInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	out, err := h.svc.PasswordLogin(c.Context(), in, h.client(c))
+	if err != nil {
+		return err
+	}
+	return tokens(c, out)
+}
+
+func (h *Handler) smsSend(c fiber.Ctx) error {
+	var in SmsSendInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	out, err := h.svc.SendSmsCode(c.Context(), in)
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, out)
+}
+
+func (h *Handler) smsLogin(c fiber.Ctx) error {
+	var in SmsLoginInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	out, err := h.svc.SmsLogin(c.Context(), in, h.client(c))
+	if err != nil {
+		return err
+	}
+	return tokens(c, out)
+}
+
+func (h *Handler) refresh(c fiber.Ctx) error {
+	var in struct {
+		RefreshToken string `json:"refreshToken"`
+	}
+	if err := request.JSON(c, &in); err != nil {
+		return errcode.New(errcode.RefreshTokenInvalid)
+	}
+	out, err := h.svc.Refresh(c.Context(), in.RefreshToken)
+	if err != nil {
+		return err
+	}
+	return tokens(c, out)
+}
+
+func (h *Handler) logout(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.Sessions.Revoke(c.Context(), p.SessionID, "logout"); err != nil {
+		return err
+	}
+	return envelope.OK(c, true)
+}
+
+func (h *Handler) ping(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, fiber.Map{"pong": true, "account": p.Account, "at": time.Now()})
+}
+
+func (h *Handler) profile(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	out, err := h.svc.Profile(c.Context(), p.UserID)
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, out)
+}
+
+func (h *Handler) updateProfile(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	var in ProfileInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	if err := h.svc.UpdateProfile(c.Context(), p.UserID, in); err != nil {
+		return err
+	}
+	return envelope.OK(c, true)
+}
+
+func (h *Handler) changePassword(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	var in ChangePasswordInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	if err := h.svc.ChangePassword(c.Context(), p.UserID, p.SessionID, in); err != nil {
+		return err
+	}
+	return envelope.OK(c, true)
+}
+
+func (h *Handler) passwordPolicy(c fiber.Ctx) error {
+	pol, err := h.svc.Policy(c.Context())
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, pol)
+}
+
+// MySession is the contract's MySessionItem.
+type MySession struct {
+	SessionID string    `json:"sessionId"`
+	IP        *string   `json:"ip"`
+	UserAgent *string   `json:"userAgent"`
+	LoginTime time.Time `json:"loginTime"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	IsCurrent bool      `json:"isCurrent"`
+}
+
+func (h *Handler) mySessions(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	list, err := h.svc.Sessions.ListUser(c.Context(), p.UserID)
+	if err != nil {
+		return err
+	}
+	out := make([]MySession, len(list))
+	for i, s := range list {
+		out[i] = MySession{SessionID: s.SessionID, IP: s.IP, UserAgent: s.UserAgent, LoginTime: s.LoginTime, ExpiresAt: s.ExpiresAt, IsCurrent: s.SessionID == p.SessionID}
+	}
+	return envelope.OK(c, out)
+}
+
+func (h *Handler) revokeMySession(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.Sessions.RevokeOwn(c.Context(), p.UserID, request.Param(c, "sessionId")); err != nil {
+		return err
+	}
+	return envelope.OK(c, true)
+}
+
+func (h *Handler) online(c fiber.Ctx) error {
+	page, err := request.Paging(c, h.maxPageSize)
+	if err != nil {
+		return err
+	}
+	uid, err := request.QueryInt64(c, "UserId")
+	if err != nil {
+		return err
+	}
+	items, total, err := h.svc.Sessions.Online(c.Context(), session.OnlineFilter{UserID: uid, Offset: page.Offset(), Limit: page.Size})
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, request.NewPagedList(page, total, items))
+}
+
+func (h *Handler) forceLogout(c fiber.Ctx) error {
+	sid := request.Param(c, "sessionId")
+	ok, err := h.svc.Sessions.Exists(c.Context(), sid)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errcode.New(errcode.SessionNotFound)
+	}
+	if err := h.svc.Sessions.Revoke(c.Context(), sid, "forced by an administrator"); err != nil {
+		return err
+	}
+	return envelope.OK(c, true)
+}
+
+func (h *Handler) loginLogPage(c fiber.Ctx) error {
+	page, err := request.Paging(c, h.maxPageSize)
+	if err != nil {
+		return err
+	}
+	var f LoginLogFilter
+	f.Account = request.Query(c, "Account")
+	if f.Success, err = request.QueryBool(c, "Success"); err != nil {
+		return err
+	}
+	if f.StartTime, err = request.QueryTime(c, "StartTime"); err != nil {
+		return err
+	}
+	if f.EndTime, err = request.QueryTime(c, "EndTime"); err != nil {
+		return err
+	}
+	items, total, err := h.svc.LoginLogPage(c.Context(), f, page)
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, request.NewPagedList(page, total, items))
+}
+
+func (h *Handler) clearLoginLog(c fiber.Ctx) error {
+	if err := h.svc.ClearLoginLog(c.Context()); err != nil {
+		return err
+	}
+	return envelope.OK(c, true)
+}

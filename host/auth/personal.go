@@ -1,0 +1,228 @@
+package auth
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysorg"
+	"github.com/adminkernel/kernel/ent/sysposition"
+	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/errcode"
+)
+
+// Profile is the contract's UserProfile.
+type Profile struct {
+	ID           int64   `json:"id"`
+	Account      string  `json:"account"`
+	Name         string  `json:"name"`
+	OrgID        *int64  `json:"orgId"`
+	PositionID   *int64  `json:"positionId"`
+	OrgName      *string `json:"orgName"`
+	PositionName *string `json:"positionName"`
+	Nickname     *string `json:"nickname"`
+	Phone        *string `json:"phone"`
+	Email        *string `json:"email"`
+	Gender       *string `json:"gender"`
+	Avatar       *string `json:"avatar"`
+	IsSuperAdmin bool    `json:"isSuperAdmin"`
+}
+
+func (s *Service) liveUser(ctx context.Context, id int64) (*ent.SysUser, error) {
+	u, err := s.Client.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(false)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, errcode.New(errcode.UserNotFound)
+	}
+	return u, err
+}
+
+// Profile returns the caller's profile.
+func (s *Service) Profile(ctx context.Context, userID int64) (*Profile, error) {
+	u, err := s.liveUser(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	p := &Profile{
+		ID: u.ID, Account: u.Account, Name: u.Name, OrgID: u.OrgID, PositionID: u.PositionID,
+		Nickname: u.Nickname, Phone: u.Phone, Email: u.Email, Gender: u.Gender, Avatar: u.Avatar,
+		IsSuperAdmin: u.IsSuperAdmin,
+	}
+	if u.OrgID != nil {
+		if o, err := s.Client.SysOrg.Query().Where(sysorg.ID(*u.OrgID)).Only(ctx); err == nil {
+			p.OrgName = &o.Name
+		}
+	}
+	if u.PositionID != nil {
+		if ps, err := s.Client.SysPosition.Query().Where(sysposition.ID(*u.PositionID)).Only(ctx); err == nil {
+			p.PositionName = &ps.Name
+		}
+	}
+	return p, nil
+}
+
+// ProfileInput is the full-replace body of PUT /personal/profile.
+type ProfileInput struct {
+	Name     string  `json:"name"`
+	Nickname *string `json:"nickname"`
+	Phone    *string `json:"phone"`
+	Email    *string `json:"email"`
+	Gender   *string `json:"gender"`
+	Avatar   *string `json:"avatar"`
+}
+
+// UpdateProfile replaces the caller's editable fields; a missing field
+// becomes null.
+func (s *Service) UpdateProfile(ctx context.Context, userID int64, in ProfileInput) error {
+	name := strings.TrimSpace(in.Name)
+	if name == "" || utf8.RuneCountInString(name) > 64 {
+		return errcode.New(errcode.RequestInvalid).With("field", "name")
+	}
+	checks := []struct {
+		field string
+		v     *string
+		max   int
+	}{{"nickname", in.Nickname, 64}, {"phone", in.Phone, 32}, {"email", in.Email, 128}, {"gender", in.Gender, 8}}
+	for _, c := range checks {
+		if c.v != nil && utf8.RuneCountInString(*c.v) > c.max {
+			return errcode.New(errcode.RequestInvalid).With("field", c.field)
+		}
+	}
+	if in.Phone != nil && *in.Phone != "" && !validPhone(*in.Phone) {
+		return errcode.New(errcode.RequestInvalid).With("field", "phone")
+	}
+	if in.Avatar != nil && *in.Avatar != "" {
+		// Only signed file-view URLs are accepted; the file module that signs
+		// them has not landed, so any non-empty avatar is refused for now.
+		return errcode.New(errcode.AvatarUrlInvalid)
+	}
+	u, err := s.liveUser(ctx, userID)
+	if err != nil {
+		return err
+	}
+	upd := s.Client.SysUser.UpdateOne(u).SetName(name).SetUpdateUserID(userID)
+	setOrClear(in.Nickname, upd.SetNickname, upd.ClearNickname)
+	setOrClear(in.Phone, upd.SetPhone, upd.ClearPhone)
+	setOrClear(in.Email, upd.SetEmail, upd.ClearEmail)
+	setOrClear(in.Gender, upd.SetGender, upd.ClearGender)
+	upd.ClearAvatar()
+	return upd.Exec(ctx)
+}
+
+// setOrClear applies the full-replace rule: a blank or missing value is null.
+func setOrClear(v *string, set func(string) *ent.SysUserUpdateOne, clear func() *ent.SysUserUpdateOne) {
+	if b := blankToNil(v); b != nil {
+		set(*b)
+	} else {
+		clear()
+	}
+}
+
+func blankToNil(s *string) *string {
+	if s == nil || strings.TrimSpace(*s) == "" {
+		return nil
+	}
+	v := strings.TrimSpace(*s)
+	return &v
+}
+
+// PasswordPolicy is the runtime password policy (GET /sys/config/password-policy).
+type PasswordPolicy struct {
+	MinLength      int  `json:"minLength"`
+	RequireUpper   bool `json:"requireUpper"`
+	RequireLower   bool `json:"requireLower"`
+	RequireDigit   bool `json:"requireDigit"`
+	RequireSpecial bool `json:"requireSpecial"`
+}
+
+// Policy reads the password policy from sys.security.password.*.
+func (s *Service) Policy(ctx context.Context) (PasswordPolicy, error) {
+	var p PasswordPolicy
+	var err error
+	if p.MinLength, err = s.Settings.Int(ctx, KeyPasswordMinLen, 8); err != nil {
+		return p, err
+	}
+	for _, b := range []struct {
+		key string
+		def bool
+		dst *bool
+	}{{KeyPasswordUpper, true, &p.RequireUpper}, {KeyPasswordLower, true, &p.RequireLower}, {KeyPasswordDigit, true, &p.RequireDigit}, {KeyPasswordSpecial, false, &p.RequireSpecial}} {
+		if *b.dst, err = s.Settings.Bool(ctx, b.key, b.def); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// Check returns 42019 with the policy as args when plain falls short.
+func (p PasswordPolicy) Check(plain string) error {
+	var upper, lower, digit, special bool
+	for _, r := range plain {
+		switch {
+		case unicode.IsUpper(r):
+			upper = true
+		case unicode.IsLower(r):
+			lower = true
+		case unicode.IsDigit(r):
+			digit = true
+		default:
+			special = true
+		}
+	}
+	if utf8.RuneCountInString(plain) < p.MinLength || len(plain) > maxPasswordLen ||
+		p.RequireUpper && !upper || p.RequireLower && !lower || p.RequireDigit && !digit || p.RequireSpecial && !special {
+		return errcode.New(errcode.PasswordTooWeak).
+			With("minLength", p.MinLength).With("requireUpper", p.RequireUpper).With("requireLower", p.RequireLower).
+			With("requireDigit", p.RequireDigit).With("requireSpecial", p.RequireSpecial)
+	}
+	return nil
+}
+
+// ChangePasswordInput is the body of PUT /personal/password.
+type ChangePasswordInput struct {
+	OldPassword string `json:"oldPassword"`
+	NewPassword string `json:"newPassword"`
+}
+
+// ChangePassword checks the old password (40001) and the policy (42019),
+// stores the new hash, clears mustChangePassword and revokes the user's
+// other sessions.
+func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID string, in ChangePasswordInput) error {
+	u, err := s.liveUser(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if len(in.OldPassword) > maxPasswordLen {
+		return errcode.New(errcode.PasswordWrong)
+	}
+	ok, err := s.Hasher.Verify(u.PasswordHash, in.OldPassword)
+	if err != nil || !ok {
+		return errcode.New(errcode.PasswordWrong)
+	}
+	policy, err := s.Policy(ctx)
+	if err != nil {
+		return err
+	}
+	if err := policy.Check(in.NewPassword); err != nil {
+		return err
+	}
+	if history, err := s.Settings.Int(ctx, KeyPasswordHistory, 0); err != nil {
+		return err
+	} else if history > 0 && in.NewPassword == in.OldPassword {
+		return errcode.New(errcode.PasswordReused)
+	}
+	hash, err := s.Hasher.Hash(in.NewPassword)
+	if err != nil {
+		return err
+	}
+	err = s.Client.SysUser.UpdateOneID(userID).
+		SetPasswordHash(hash).SetMustChangePassword(false).SetPasswordChangedAt(time.Now()).SetUpdateUserID(userID).
+		Exec(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.Sessions.RevokeUser(ctx, userID, "password changed", currentSID)
+	return err
+}

@@ -1,0 +1,402 @@
+// Package auth is the kernel's login: password and SMS login, refresh,
+// logout, and the one token-issuing step every login method ends in
+// (external login included), together with the personal-center account
+// endpoints, session administration and the login log.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/captcha"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/session"
+	"github.com/adminkernel/kernel/host/sms"
+	"github.com/adminkernel/kernel/host/sysconfig"
+	"github.com/adminkernel/kernel/host/token"
+)
+
+// Runtime config keys read by login (sys_config, wire contract §4.5).
+const (
+	KeyCaptchaEnabled   = "sys.security.captcha.enabled"
+	KeySmsLoginEnabled  = "sys.security.smsLogin.enabled"
+	KeyLockMaxFail      = "sys.security.loginLock.maxFailCount"
+	KeyLockMinutes      = "sys.security.loginLock.lockMinutes"
+	KeyAccessMinutes    = "sys.security.session.accessMinutes"
+	KeyRefreshMinutes   = "sys.security.session.refreshMinutes"
+	KeyPasswordExpire   = "sys.security.password.expireDays"
+	KeyPasswordMinLen   = "sys.security.password.minLength"
+	KeyPasswordUpper    = "sys.security.password.requireUpper"
+	KeyPasswordLower    = "sys.security.password.requireLower"
+	KeyPasswordDigit    = "sys.security.password.requireDigit"
+	KeyPasswordSpecial  = "sys.security.password.requireSpecial"
+	KeyPasswordHistory  = "sys.security.password.historyCount"
+	maxAccountLen       = 64
+	maxPasswordLen      = 1024
+	loginLogAccountLen  = 128
+	userAgentColumnLen  = 512
+	lockKeyPrefix       = "lock:"
+	failKeyPrefix       = "fail:"
+	defaultLockMaxFail  = 5
+	defaultLockMinutes  = 10
+	defaultAccessMinute = 120
+	defaultRefreshMin   = 10080
+)
+
+// Methods recorded on sessions and login-log rows.
+const (
+	MethodPassword = "password"
+	MethodSMS      = "sms"
+)
+
+// Deps are the collaborators of the login service.
+type Deps struct {
+	Client    *ent.Client
+	Config    *config.Config
+	Store     cache.Store
+	Settings  *sysconfig.Service
+	Hasher    *password.PBKDF2
+	Sessions  *session.Service
+	Tokens    *token.Issuer
+	Captcha   *captcha.Service
+	SmsCodes  *sms.Codes
+	SmsSender sms.Sender
+	Log       hclog.Logger
+}
+
+// Service implements the login flows.
+type Service struct {
+	Deps
+	dummyHash string
+}
+
+// New builds the service. It prepares a dummy hash with the configured
+// iteration count so an unknown account costs as much as a wrong password.
+func New(d Deps) (*Service, error) {
+	if d.Log == nil {
+		d.Log = hclog.NewNullLogger()
+	}
+	buf := make([]byte, 16)
+	if _, err := rand.Read(buf); err != nil {
+		return nil, err
+	}
+	dummy, err := d.Hasher.Hash(hex.EncodeToString(buf))
+	if err != nil {
+		return nil, err
+	}
+	return &Service{Deps: d, dummyHash: dummy}, nil
+}
+
+// Client describes the caller of a login request (copied values only).
+type Client struct {
+	IP        string
+	UserAgent string
+}
+
+// LoginOutput is the token response of every login method (wire contract
+// §2.2).
+type LoginOutput struct {
+	AccessToken        string    `json:"accessToken"`
+	ExpiresAt          time.Time `json:"expiresAt"`
+	RefreshToken       string    `json:"refreshToken"`
+	RefreshExpiresAt   time.Time `json:"refreshExpiresAt"`
+	UserID             int64     `json:"userId"`
+	Account            string    `json:"account"`
+	Name               string    `json:"name"`
+	MustChangePassword bool      `json:"mustChangePassword"`
+	SessionMode        string    `json:"sessionMode"`
+	CsrfRequired       bool      `json:"csrfRequired"`
+	IsSuperAdmin       bool      `json:"isSuperAdmin"`
+}
+
+// IssueTokens is the one token-issuing step: it applies the session
+// concurrency policy, creates the session and signs the access token. Every
+// login method (password, SMS, external) ends here.
+func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string, cl Client) (*LoginOutput, error) {
+	accessMin, err := s.Settings.Int(ctx, KeyAccessMinutes, defaultAccessMinute)
+	if err != nil {
+		return nil, err
+	}
+	refreshMin, err := s.Settings.Int(ctx, KeyRefreshMinutes, defaultRefreshMin)
+	if err != nil {
+		return nil, err
+	}
+	accessMin = max(accessMin, 1)
+	refreshMin = max(refreshMin, accessMin)
+	issued, err := s.Sessions.Create(ctx, session.NewSession{
+		UserID:        u.ID,
+		Method:        method,
+		IP:            cl.IP,
+		UserAgent:     truncate(cl.UserAgent, userAgentColumnLen),
+		MaxConcurrent: s.Config.Service.Security.Session.MaxConcurrent,
+		RefreshTTL:    time.Duration(refreshMin) * time.Minute,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.output(ctx, u, issued.SessionID, issued.RefreshToken, issued.RefreshExpiresAt, time.Duration(accessMin)*time.Minute)
+}
+
+func (s *Service) output(ctx context.Context, u *ent.SysUser, sid, refresh string, refreshExp time.Time, accessTTL time.Duration) (*LoginOutput, error) {
+	access, exp, err := s.Tokens.Issue(token.Claims{
+		UserID:     u.ID,
+		Account:    u.Account,
+		SessionID:  sid,
+		SuperAdmin: u.IsSuperAdmin,
+	}, accessTTL)
+	if err != nil {
+		return nil, err
+	}
+	must, err := s.mustChangePassword(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return &LoginOutput{
+		AccessToken:        access,
+		ExpiresAt:          exp,
+		RefreshToken:       refresh,
+		RefreshExpiresAt:   refreshExp,
+		UserID:             u.ID,
+		Account:            u.Account,
+		Name:               u.Name,
+		MustChangePassword: must,
+		SessionMode:        "body",
+		CsrfRequired:       false,
+		IsSuperAdmin:       u.IsSuperAdmin,
+	}, nil
+}
+
+// mustChangePassword: set by an admin create/reset, or the password is older
+// than sys.security.password.expireDays (0 = never). The login is not
+// blocked; the frontend forces the change.
+func (s *Service) mustChangePassword(ctx context.Context, u *ent.SysUser) (bool, error) {
+	if u.MustChangePassword {
+		return true, nil
+	}
+	days, err := s.Settings.Int(ctx, KeyPasswordExpire, 0)
+	if err != nil || days <= 0 || u.PasswordChangedAt == nil {
+		return false, err
+	}
+	return time.Since(*u.PasswordChangedAt) > time.Duration(days)*24*time.Hour, nil
+}
+
+// captchaRequired: the settings switch or the runtime switch.
+func (s *Service) captchaRequired(ctx context.Context) (bool, error) {
+	if s.Config.Service.Security.Captcha.Enabled {
+		return true, nil
+	}
+	return s.Settings.Bool(ctx, KeyCaptchaEnabled, false)
+}
+
+func (s *Service) checkCaptcha(ctx context.Context, id, code string) error {
+	on, err := s.captchaRequired(ctx)
+	if err != nil || !on {
+		return err
+	}
+	if strings.TrimSpace(id) == "" || strings.TrimSpace(code) == "" {
+		return errcode.New(errcode.CaptchaExpired)
+	}
+	return s.Captcha.Verify(ctx, id, code)
+}
+
+// PasswordInput is the login body.
+type PasswordInput struct {
+	Account     string  `json:"account"`
+	Password    string  `json:"password"`
+	CaptchaID   *string `json:"captchaId"`
+	CaptchaCode *string `json:"captchaCode"`
+}
+
+// PasswordLogin checks captcha, lockout and the password, then issues
+// tokens. Every attempt is written to the login log.
+func (s *Service) PasswordLogin(ctx context.Context, in PasswordInput, cl Client) (*LoginOutput, error) {
+	var userID *int64
+	out, err := s.passwordLogin(ctx, in, cl, &userID)
+	s.writeLoginLog(ctx, in.Account, MethodPassword, userID, err, cl)
+	return out, err
+}
+
+func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client, userID **int64) (*LoginOutput, error) {
+	if strings.TrimSpace(in.Account) == "" || utf8.RuneCountInString(in.Account) > maxAccountLen {
+		return nil, errcode.New(errcode.RequestInvalid).With("field", "account")
+	}
+	if in.Password == "" || len(in.Password) > maxPasswordLen {
+		return nil, errcode.New(errcode.RequestInvalid).With("field", "password")
+	}
+	if err := s.checkCaptcha(ctx, deref(in.CaptchaID), deref(in.CaptchaCode)); err != nil {
+		return nil, err
+	}
+	if err := s.checkLock(ctx, in.Account); err != nil {
+		return nil, err
+	}
+	u, err := s.Client.SysUser.Query().Where(sysuser.Account(in.Account), sysuser.IsDelete(false)).Only(ctx)
+	if err != nil && !ent.IsNotFound(err) {
+		return nil, err
+	}
+	hash := s.dummyHash
+	if u != nil {
+		hash = u.PasswordHash
+		*userID = &u.ID
+	}
+	ok, verr := s.Hasher.Verify(hash, in.Password)
+	if u == nil || verr != nil || !ok {
+		if verr != nil && u != nil {
+			s.Log.Warn("stored password hash is unreadable", "user_id", u.ID, "error", verr)
+		}
+		return nil, s.recordFailure(ctx, in.Account)
+	}
+	if !u.Enabled {
+		return nil, errcode.New(errcode.AccountDisabled)
+	}
+	s.clearFailures(ctx, in.Account)
+	if s.Hasher.NeedsRehash(u.PasswordHash) {
+		s.rehash(ctx, u, in.Password)
+	}
+	s.touchLogin(ctx, u, cl)
+	return s.IssueTokens(ctx, u, MethodPassword, cl)
+}
+
+// rehash recomputes an old hash with the configured count; a failure only
+// postpones it to the next login.
+func (s *Service) rehash(ctx context.Context, u *ent.SysUser, plain string) {
+	h, err := s.Hasher.Hash(plain)
+	if err == nil {
+		err = s.Client.SysUser.UpdateOneID(u.ID).Where(sysuser.PasswordHash(u.PasswordHash)).SetPasswordHash(h).Exec(ctx)
+	}
+	if err != nil && !ent.IsNotFound(err) {
+		s.Log.Warn("password rehash failed; retried at the next login", "user_id", u.ID, "error", err)
+		return
+	}
+	s.Log.Info("password hash upgraded", "user_id", u.ID, "iterations", s.Hasher.Iterations())
+}
+
+func (s *Service) touchLogin(ctx context.Context, u *ent.SysUser, cl Client) {
+	upd := s.Client.SysUser.UpdateOneID(u.ID).SetLastLoginTime(time.Now())
+	if cl.IP != "" {
+		upd.SetLastLoginIP(truncate(cl.IP, 64))
+	}
+	if err := upd.Exec(ctx); err != nil {
+		s.Log.Warn("recording the last login failed", "user_id", u.ID, "error", err)
+	}
+}
+
+// lockKey normalises the account so case variants share one counter
+// (collations may be case-insensitive).
+func lockKey(prefix, account string) string {
+	return prefix + strings.ToLower(strings.TrimSpace(account))
+}
+
+func (s *Service) lockPolicy(ctx context.Context) (maxFail, minutes int, err error) {
+	if maxFail, err = s.Settings.Int(ctx, KeyLockMaxFail, defaultLockMaxFail); err != nil {
+		return 0, 0, err
+	}
+	if minutes, err = s.Settings.Int(ctx, KeyLockMinutes, defaultLockMinutes); err != nil {
+		return 0, 0, err
+	}
+	return maxFail, max(minutes, 1), nil
+}
+
+// checkLock refuses a locked account name (existing or not) with 40004; a
+// cache error fails closed.
+func (s *Service) checkLock(ctx context.Context, account string) error {
+	n, ttl, err := s.Store.Count(ctx, lockKey(lockKeyPrefix, account))
+	if err != nil {
+		return fmt.Errorf("reading the login lock: %w", err)
+	}
+	if n > 0 {
+		return errcode.New(errcode.AccountLocked).With("lockMinutes", minutesCeil(ttl))
+	}
+	return nil
+}
+
+// recordFailure counts a failed attempt for the account name — existing or
+// not, so a lock reveals nothing — and locks it at the threshold. It
+// returns the error to answer with.
+func (s *Service) recordFailure(ctx context.Context, account string) error {
+	maxFail, minutes, err := s.lockPolicy(ctx)
+	if err != nil {
+		return err
+	}
+	if maxFail <= 0 {
+		return errcode.New(errcode.PasswordWrong)
+	}
+	window := time.Duration(minutes) * time.Minute
+	n, err := s.Store.Incr(ctx, lockKey(failKeyPrefix, account), 1, window)
+	if err != nil {
+		return fmt.Errorf("counting a failed login: %w", err)
+	}
+	if n >= int64(maxFail) {
+		if _, err := s.Store.Incr(ctx, lockKey(lockKeyPrefix, account), 1, window); err != nil {
+			return fmt.Errorf("locking an account: %w", err)
+		}
+		_ = s.Store.Reset(ctx, lockKey(failKeyPrefix, account))
+		return errcode.New(errcode.AccountLocked).With("lockMinutes", minutes)
+	}
+	return errcode.New(errcode.PasswordWrong)
+}
+
+func (s *Service) clearFailures(ctx context.Context, account string) {
+	if err := s.Store.Reset(ctx, lockKey(failKeyPrefix, account)); err != nil {
+		s.Log.Warn("resetting the failed-login counter failed", "error", err)
+	}
+}
+
+// Refresh rotates a refresh token and returns a new pair. A disabled or
+// deleted user's session is revoked.
+func (s *Service) Refresh(ctx context.Context, refreshToken string) (*LoginOutput, error) {
+	if strings.TrimSpace(refreshToken) == "" || len(refreshToken) > 512 {
+		return nil, errcode.New(errcode.RefreshTokenInvalid)
+	}
+	r, err := s.Sessions.Refresh(ctx, refreshToken)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.Client.SysUser.Query().Where(sysuser.ID(r.UserID), sysuser.IsDelete(false)).Only(ctx)
+	if err != nil && !ent.IsNotFound(err) {
+		return nil, err
+	}
+	if u == nil || !u.Enabled {
+		_ = s.Sessions.Revoke(ctx, r.SessionID, "user disabled")
+		return nil, errcode.New(errcode.RefreshTokenInvalid)
+	}
+	accessMin, err := s.Settings.Int(ctx, KeyAccessMinutes, defaultAccessMinute)
+	if err != nil {
+		return nil, err
+	}
+	return s.output(ctx, u, r.SessionID, r.RefreshToken, r.RefreshExpiresAt, time.Duration(max(accessMin, 1))*time.Minute)
+}
+
+func minutesCeil(d time.Duration) int {
+	if d <= 0 {
+		return 1
+	}
+	return int((d + time.Minute - 1) / time.Minute)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// truncate cuts s to at most n runes.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}

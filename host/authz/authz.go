@@ -1,0 +1,171 @@
+// Package authz resolves a user's permission codes: the union of the codes
+// of every enabled menu granted to every enabled role of the user. The set
+// is cached per user (Service:Cache:PermissionMinutes) and checked without
+// allocating on a cache hit.
+package authz
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysmenu"
+	"github.com/adminkernel/kernel/ent/sysrole"
+	"github.com/adminkernel/kernel/ent/sysrolemenu"
+	"github.com/adminkernel/kernel/ent/sysuserrole"
+	"github.com/adminkernel/kernel/host/cache"
+)
+
+// KeyPrefix namespaces permission sets in the cache.
+const KeyPrefix = "perm:"
+
+// Resolver answers permission checks.
+type Resolver struct {
+	client *ent.Client
+	store  cache.Store
+	ttl    time.Duration
+}
+
+// New returns a resolver; ttl is Service:Cache:PermissionMinutes.
+func New(client *ent.Client, store cache.Store, ttl time.Duration) *Resolver {
+	return &Resolver{client: client, store: store, ttl: ttl}
+}
+
+// NormalizeCode trims a code and normalises its case: the method (before the
+// first ':') upper case, the route template lower case.
+func NormalizeCode(code string) string {
+	code = strings.TrimSpace(code)
+	method, path, ok := strings.Cut(code, ":")
+	if !ok {
+		return strings.ToUpper(code)
+	}
+	return strings.ToUpper(strings.TrimSpace(method)) + ":" + strings.ToLower(strings.TrimSpace(path))
+}
+
+// SplitCodes splits a menu's permission field (codes joined with ';'),
+// normalises each and drops blanks and duplicates, keeping order.
+func SplitCodes(field string) []string {
+	var out []string
+	for _, c := range strings.Split(field, ";") {
+		if c = NormalizeCode(c); c != "" && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Has reports whether the user holds code (already normalised, as produced
+// by route.PermissionCode).
+func (r *Resolver) Has(ctx context.Context, userID int64, code string) (bool, error) {
+	set, err := r.set(ctx, userID)
+	if err != nil {
+		return false, err
+	}
+	return contains(set, code), nil
+}
+
+// contains scans the encoded set ("\ncode1\ncode2\n") line by line; the
+// string(...) == comparisons do not allocate.
+func contains(set []byte, code string) bool {
+	for len(set) > 0 {
+		i := bytes.IndexByte(set, '\n')
+		if i < 0 {
+			return string(set) == code
+		}
+		if string(set[:i]) == code {
+			return true
+		}
+		set = set[i+1:]
+	}
+	return false
+}
+
+// Codes returns the user's codes, sorted.
+func (r *Resolver) Codes(ctx context.Context, userID int64) ([]string, error) {
+	set, err := r.set(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	return decode(set), nil
+}
+
+func decode(set []byte) []string {
+	s := strings.Trim(string(set), "\n")
+	if s == "" {
+		return []string{}
+	}
+	return strings.Split(s, "\n")
+}
+
+func key(userID int64) string { return KeyPrefix + strconv.FormatInt(userID, 10) }
+
+func (r *Resolver) set(ctx context.Context, userID int64) ([]byte, error) {
+	if b, ok, err := r.store.Get(ctx, key(userID)); err == nil && ok {
+		return b, nil
+	}
+	codes, err := r.load(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	enc := []byte("\n" + strings.Join(codes, "\n") + "\n")
+	if len(codes) == 0 {
+		enc = []byte("\n")
+	}
+	_ = r.store.Set(ctx, key(userID), enc, r.ttl)
+	return enc, nil
+}
+
+func (r *Resolver) load(ctx context.Context, userID int64) ([]string, error) {
+	links, err := r.client.SysUserRole.Query().Where(sysuserrole.UserID(userID)).All(ctx)
+	if err != nil || len(links) == 0 {
+		return nil, err
+	}
+	roleIDs := make([]int64, len(links))
+	for i, l := range links {
+		roleIDs[i] = l.RoleID
+	}
+	live, err := r.client.SysRole.Query().
+		Where(sysrole.IDIn(roleIDs...), sysrole.Enabled(true), sysrole.IsDelete(false)).
+		IDs(ctx)
+	if err != nil || len(live) == 0 {
+		return nil, err
+	}
+	grants, err := r.client.SysRoleMenu.Query().Where(sysrolemenu.RoleIDIn(live...)).All(ctx)
+	if err != nil || len(grants) == 0 {
+		return nil, err
+	}
+	menuIDs := make([]int64, len(grants))
+	for i, g := range grants {
+		menuIDs[i] = g.MenuID
+	}
+	perms, err := r.client.SysMenu.Query().
+		Where(sysmenu.IDIn(menuIDs...), sysmenu.Enabled(true), sysmenu.IsDelete(false), sysmenu.PermissionNEQ("")).
+		Select(sysmenu.FieldPermission).Strings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var codes []string
+	for _, p := range perms {
+		codes = append(codes, SplitCodes(p)...)
+	}
+	slices.Sort(codes)
+	return slices.Compact(codes), nil
+}
+
+// Invalidate drops the cached sets of the given users.
+func (r *Resolver) Invalidate(ctx context.Context, userIDs ...int64) error {
+	keys := make([]string, len(userIDs))
+	for i, id := range userIDs {
+		keys[i] = key(id)
+	}
+	return r.store.Delete(ctx, keys...)
+}
+
+// InvalidateAll drops every cached set and returns how many.
+func (r *Resolver) InvalidateAll(ctx context.Context) (int, error) {
+	return r.store.DeletePrefix(ctx, KeyPrefix)
+}

@@ -1,0 +1,137 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/auth"
+	"github.com/adminkernel/kernel/host/authn"
+	"github.com/adminkernel/kernel/host/authz"
+	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/cache/memcache"
+	"github.com/adminkernel/kernel/host/cache/rediscache"
+	"github.com/adminkernel/kernel/host/captcha"
+	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/ratelimit"
+	"github.com/adminkernel/kernel/host/session"
+	"github.com/adminkernel/kernel/host/sms"
+	"github.com/adminkernel/kernel/host/sysconfig"
+	"github.com/adminkernel/kernel/host/token"
+)
+
+// openCache builds the configured cache: in process by default, Redis when
+// Service:Cache:Provider is Redis (shared by every replica).
+func openCache(ctx context.Context, cfg *config.Config) (cache.Store, error) {
+	c := cfg.Service.Cache
+	if c.Provider == config.CacheRedis {
+		store, err := rediscache.New(ctx, c.Redis)
+		if err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		return store, nil
+	}
+	return memcache.New(memcache.Options{
+		EntryLimit:  c.MemoryEntryLimit,
+		MaxEntryAge: time.Duration(c.MaxEntryMinutes) * time.Minute,
+	})
+}
+
+// buildServices composes the login machinery: cache, runtime settings,
+// permissions, tokens, sessions, captcha, SMS and the login service.
+func (k *Kernel) buildServices(ctx context.Context) error {
+	cfg := k.cfg
+	store, err := openCache(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	k.store = store
+	client := k.db.Client
+	ttl := time.Duration(cfg.Service.Cache.PermissionMinutes) * time.Minute
+	k.settings = sysconfig.New(client, store, ttl)
+	k.perms = authz.New(client, store, ttl)
+	if k.tokens, err = token.FromConfig(cfg); err != nil {
+		return err
+	}
+	k.sessions = session.New(client, store, session.Options{
+		RefreshGrace: time.Duration(cfg.Service.Security.Session.RefreshGraceSeconds) * time.Second,
+		CacheTTL:     ttl,
+		Log:          k.logs.For("AdminKernel.Session"),
+	})
+	k.authn = authn.New(k.tokens, k.sessions, k.perms, authn.Options{Log: k.logs.For("AdminKernel.Authn")})
+	if k.trusted, err = ratelimit.ParseTrusted(cfg.Service.HTTP.TrustedProxies); err != nil {
+		return err
+	}
+	sender, err := smsSender(cfg, k.logs.For("AdminKernel.Sms"))
+	if err != nil {
+		return err
+	}
+	k.auth, err = auth.New(auth.Deps{
+		Client:    client,
+		Config:    cfg,
+		Store:     store,
+		Settings:  k.settings,
+		Hasher:    password.New(cfg.Service.Security.Password.EffectiveIterations()),
+		Sessions:  k.sessions,
+		Tokens:    k.tokens,
+		Captcha:   captcha.New(store, captcha.Options{}),
+		SmsCodes:  sms.New(store, sms.CodeOptions{}),
+		SmsSender: sender,
+		Log:       k.logs.For("AdminKernel.Auth"),
+	})
+	return err
+}
+
+func smsSender(cfg *config.Config, log hclog.Logger) (sms.Sender, error) {
+	s := cfg.Service.Security.Sms
+	if s.Sender == "Webhook" {
+		return sms.NewWebhookSender(s.WebhookURL, s.WebhookHeader, s.WebhookSecret.Reveal(), nil), nil
+	}
+	if cfg.IsProduction() {
+		log.Warn("SMS codes are written to the log (Service:Security:Sms:Sender=Log); configure a Webhook sender before enabling SMS login")
+	}
+	return sms.LogSender{Log: log}, nil
+}
+
+// rateLimiter limits /api per client IP with the runtime settings
+// sys.security.rateLimit.*.
+func (k *Kernel) rateLimiter() fiber.Handler {
+	num := func(key string, def int) func(context.Context) int {
+		return func(ctx context.Context) int {
+			n, _ := k.settings.Int(ctx, key, def)
+			return n
+		}
+	}
+	return ratelimit.New(k.store, ratelimit.Options{
+		Enabled: func(ctx context.Context) bool {
+			on, _ := k.settings.Bool(ctx, "sys.security.rateLimit.enabled", true)
+			return on
+		},
+		Window: func(ctx context.Context) time.Duration {
+			return time.Duration(num("sys.security.rateLimit.windowSeconds", 60)(ctx)) * time.Second
+		},
+		AuthLimit: num("sys.security.rateLimit.authPermitPerWindow", 20),
+		Limit:     num("sys.security.rateLimit.permitPerWindow", 300),
+		Trusted:   k.trusted,
+		Log:       k.logs.For("AdminKernel.RateLimit"),
+	})
+}
+
+// Settings returns the runtime settings service (sys_config through the cache).
+func (k *Kernel) Settings() *sysconfig.Service { return k.settings }
+
+// Permissions returns the permission resolver.
+func (k *Kernel) Permissions() *authz.Resolver { return k.perms }
+
+// Sessions returns the session service.
+func (k *Kernel) Sessions() *session.Service { return k.sessions }
+
+// Auth returns the login service (IssueTokens is the shared token step).
+func (k *Kernel) Auth() *auth.Service { return k.auth }
+
+// Cache returns the cache.
+func (k *Kernel) Cache() cache.Store { return k.store }

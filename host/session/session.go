@@ -1,0 +1,788 @@
+// Package session keeps login sessions: one sys_session row per login (every
+// login method), refresh-token rotation with reuse detection, revocation,
+// the concurrency policy, and the cached "is this session still active"
+// answer that every protected request asks.
+//
+// Refresh tokens (RFC 9700 §4.14.2, ASVS 5 10.4.5). Each session has a
+// lineage of refresh tokens in sys_session_token; only their SHA-256 is
+// stored. A refresh exchanges the presented token for a new one: the
+// presented row is marked rotated by a compare-and-swap (UPDATE ... WHERE
+// rotated_at IS NULL, success only when one row changed) inside the
+// transaction that inserts its successor, so of any number of concurrent
+// refreshes of one token exactly one rotates it, on every dialect. A rotated
+// token presented again is reuse: the whole session is revoked, which kills
+// every token of it, the newest included. The one exception is the grace
+// window (Options.RefreshGrace, from Service:Security:Session:
+// RefreshGraceSeconds): within it, the immediately previous token (the one
+// whose successor has not been rotated yet) is honoured once more with a
+// pair of its own, and both pairs keep working, so two tabs refreshing
+// together do not log each other out. A second extra use, or any use after
+// the window, is reuse. With RefreshGrace 0 the rule is strict.
+//
+// Lifetimes. A session ends at login + NewSession.RefreshTTL
+// (sys.security.session.refreshMinutes): refreshing never extends it
+// (ASVS 5 10.4.8, an absolute refresh-token lifetime).
+//
+// Active check. Active answers from the cache (key KeyPrefix+sid; both
+// "active" and "revoked" answers are cached) without touching the database;
+// a miss reads the row. Revocation writes the database first and then
+// replaces the cache entry, so the very next request on any replica sharing
+// the cache is refused. last_seen_time is written on the miss path only,
+// at most once per minute per session.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/syssession"
+	"github.com/adminkernel/kernel/ent/syssessiontoken"
+	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/snowflake"
+	"github.com/adminkernel/kernel/host/token"
+)
+
+// Login methods recorded in sys_session.login_method. External logins
+// record the provider code.
+const (
+	MethodPassword = "password"
+	MethodSMS      = "sms"
+)
+
+// Revoke reasons written by this package. Callers pass their own reason to
+// Revoke and RevokeUser (at most 64 characters are kept).
+const (
+	ReasonReuse       = "reuse"
+	ReasonConcurrency = "concurrency"
+	ReasonSelf        = "revoked by the user"
+)
+
+const (
+	// KeyPrefix prefixes the cache keys of active marks: KeyPrefix + sid.
+	KeyPrefix = "sess:"
+	// DefaultCacheTTL is how long an active mark is trusted when
+	// Options.CacheTTL is 0. A replica with its own in-process cache sees a
+	// revocation made on another replica after at most this long.
+	DefaultCacheTTL = time.Minute
+	// LastSeenEvery is the granularity of last_seen_time.
+	LastSeenEvery = time.Minute
+	// ListLimit caps ListUser.
+	ListLimit = 100
+	// DefaultPageSize is used by Online when the filter's Limit is 0.
+	DefaultPageSize = 20
+
+	maxSessionIDLen = 64
+	maxRefreshLen   = 512
+	maxMethodLen    = 32
+	maxIPLen        = 64
+	maxUserAgentLen = 512
+	maxReasonLen    = 64
+)
+
+var (
+	markActive  = []byte{'1'}
+	markRevoked = []byte{'0'}
+
+	// errLost: a compare-and-swap found the row already changed.
+	errLost = errors.New("session: lost the race for the refresh token")
+	// errInactive: the session was revoked or expired meanwhile.
+	errInactive = errors.New("session: the session is no longer active")
+)
+
+// Options configures a Service.
+type Options struct {
+	// RefreshGrace is the window after a rotation in which the previous
+	// refresh token is honoured once more (0 = strict).
+	RefreshGrace time.Duration
+	// CacheTTL bounds how long an active mark is cached (0 =
+	// DefaultCacheTTL). Revoked marks are cached as long.
+	CacheTTL time.Duration
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+	// Log receives reuse detections and cache failures (nil = discard).
+	Log hclog.Logger
+}
+
+// Service manages sessions. It is safe for concurrent use.
+type Service struct {
+	client   *ent.Client
+	store    cache.Store
+	grace    time.Duration
+	cacheTTL time.Duration
+	now      func() time.Time
+	log      hclog.Logger
+}
+
+// New returns a Service over the kernel's tables and cache.
+func New(client *ent.Client, store cache.Store, opts Options) *Service {
+	s := &Service{client: client, store: store, grace: max(opts.RefreshGrace, 0), cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log}
+	if s.cacheTTL <= 0 {
+		s.cacheTTL = DefaultCacheTTL
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = hclog.NewNullLogger()
+	}
+	return s
+}
+
+func (s *Service) clock() time.Time { return s.now().UTC() }
+
+// NewSession describes a login.
+type NewSession struct {
+	UserID int64
+	// Method is "password", "sms" or the external provider code.
+	Method string
+	// MFA records that a second factor was verified.
+	MFA bool
+	// IP is the client address; UserAgent the raw User-Agent header (cut
+	// to 512 characters). Both are copied.
+	IP        string
+	UserAgent string
+	// MaxConcurrent is the concurrency policy: at most this many active
+	// sessions per user, the oldest are revoked (0 = unlimited).
+	MaxConcurrent int
+	// RefreshTTL is the session's absolute lifetime, and so the lifetime
+	// of its refresh tokens (sys.security.session.refreshMinutes).
+	RefreshTTL time.Duration
+}
+
+// Issued is the result of Create.
+type Issued struct {
+	SessionID string
+	// RefreshToken is the plain refresh token: returned once, never stored.
+	RefreshToken     string
+	RefreshExpiresAt time.Time
+}
+
+// Refreshed is the result of Refresh.
+type Refreshed struct {
+	SessionID        string
+	UserID           int64
+	RefreshToken     string
+	RefreshExpiresAt time.Time
+}
+
+// Info describes a session for the online list (the contract's
+// OnlineSessionItem) and a user's own list (MySessionItem without
+// isCurrent).
+type Info struct {
+	SessionID string    `json:"sessionId"`
+	UserID    int64     `json:"userId"`
+	Account   string    `json:"account"`
+	IP        *string   `json:"ip"`
+	UserAgent *string   `json:"userAgent"`
+	LoginTime time.Time `json:"loginTime"`
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Not part of the contract's items.
+	LoginMethod  string    `json:"-"`
+	MFA          bool      `json:"-"`
+	LastSeenTime time.Time `json:"-"`
+}
+
+// OnlineFilter selects a page of active sessions.
+type OnlineFilter struct {
+	// UserID restricts the list to one user (nil = everyone).
+	UserID *int64
+	// Offset and Limit page the list (Limit 0 = DefaultPageSize).
+	Offset int
+	Limit  int
+}
+
+// Create records a login and returns its session id and first refresh
+// token, then applies the concurrency policy (the new session counts; the
+// oldest active sessions beyond MaxConcurrent are revoked).
+func (s *Service) Create(ctx context.Context, in NewSession) (Issued, error) {
+	if in.UserID <= 0 || strings.TrimSpace(in.Method) == "" || in.RefreshTTL <= 0 {
+		return Issued{}, errors.New("session: Create needs a user, a login method and a positive RefreshTTL")
+	}
+	plain, hash, err := token.NewRefreshToken()
+	if err != nil {
+		return Issued{}, err
+	}
+	now := s.clock()
+	exp := now.Add(in.RefreshTTL)
+	var sid string
+	err = s.tx(ctx, func(tx *ent.Tx) error {
+		row, err := tx.SysSession.Create().
+			SetUserID(in.UserID).
+			SetLoginMethod(clean(in.Method, maxMethodLen)).
+			SetMfa(in.MFA).
+			SetNillableIP(optional(clean(in.IP, maxIPLen))).
+			SetNillableUserAgent(optional(clean(in.UserAgent, maxUserAgentLen))).
+			SetCreateTime(now).
+			SetLastSeenTime(now).
+			SetExpiresAt(exp).
+			SetRefreshTokenHash(hash).
+			SetRefreshExpiresAt(exp).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		sid = row.SessionID
+		return tx.SysSessionToken.Create().
+			SetSessionID(sid).
+			SetTokenHash(hash).
+			SetCreateTime(now).
+			SetExpiresAt(exp).
+			Exec(ctx)
+	})
+	if err != nil {
+		return Issued{}, fmt.Errorf("session: create: %w", err)
+	}
+	s.mark(ctx, sid, true, min(s.cacheTTL, exp.Sub(now)))
+	if in.MaxConcurrent > 0 {
+		if err := s.enforceLimit(ctx, in.UserID, in.MaxConcurrent, now); err != nil {
+			return Issued{}, err
+		}
+	}
+	return Issued{SessionID: sid, RefreshToken: plain, RefreshExpiresAt: exp}, nil
+}
+
+// enforceLimit revokes the user's oldest active sessions beyond limit. It
+// runs after the new session is committed, so of two concurrent logins the
+// later one always sees both and the policy converges.
+func (s *Service) enforceLimit(ctx context.Context, userID int64, limit int, now time.Time) error {
+	sids, err := s.client.SysSession.Query().
+		Where(syssession.UserID(userID), syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(now)).
+		Order(ent.Desc(syssession.FieldCreateTime), ent.Desc(syssession.FieldID)).
+		Select(syssession.FieldSessionID).
+		Strings(ctx)
+	if err != nil {
+		return fmt.Errorf("session: apply the concurrency policy: %w", err)
+	}
+	if len(sids) <= limit {
+		return nil
+	}
+	if _, err := s.revoke(ctx, sids[limit:], ReasonConcurrency); err != nil {
+		return fmt.Errorf("session: apply the concurrency policy: %w", err)
+	}
+	return nil
+}
+
+// Refresh exchanges a refresh token for a new one (see the package
+// comment). Any unknown, expired, rotated or revoked token, and any token of
+// an expired or revoked session, gives errcode.RefreshTokenInvalid; reuse
+// also revokes the session.
+func (s *Service) Refresh(ctx context.Context, plain string) (Refreshed, error) {
+	invalid := errcode.New(errcode.RefreshTokenInvalid)
+	if plain == "" || len(plain) > maxRefreshLen {
+		return Refreshed{}, invalid
+	}
+	hash := token.HashRefreshToken(plain)
+	now := s.clock()
+	tok, err := s.client.SysSessionToken.Query().Where(syssessiontoken.TokenHash(hash)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Refreshed{}, invalid
+	}
+	if err != nil {
+		return Refreshed{}, fmt.Errorf("session: refresh: %w", err)
+	}
+	sess, err := s.client.SysSession.Query().Where(syssession.SessionID(tok.SessionID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Refreshed{}, invalid
+	}
+	if err != nil {
+		return Refreshed{}, fmt.Errorf("session: refresh: %w", err)
+	}
+	if sess.RevokedAt != nil || !sess.ExpiresAt.After(now) || !tok.ExpiresAt.After(now) {
+		return Refreshed{}, invalid
+	}
+
+	if tok.RotatedAt == nil {
+		r, err := s.rotate(ctx, sess, tok, now)
+		switch {
+		case err == nil:
+			return r, nil
+		case errors.Is(err, errInactive):
+			return Refreshed{}, invalid
+		case !errors.Is(err, errLost):
+			return Refreshed{}, fmt.Errorf("session: refresh: %w", err)
+		}
+		// Someone rotated it first: it is a rotated token now.
+		if tok, err = s.client.SysSessionToken.Get(ctx, tok.ID); err != nil {
+			return Refreshed{}, fmt.Errorf("session: refresh: %w", err)
+		}
+	}
+
+	if s.inGrace(ctx, tok, now) {
+		r, err := s.graceIssue(ctx, sess, tok, now)
+		switch {
+		case err == nil:
+			return r, nil
+		case errors.Is(err, errInactive):
+			return Refreshed{}, invalid
+		case !errors.Is(err, errLost):
+			return Refreshed{}, fmt.Errorf("session: refresh: %w", err)
+		}
+	}
+
+	// Reuse of a rotated token: revoke the whole session.
+	s.log.Warn("refresh token reuse detected: session revoked", "user_id", sess.UserID, "session", sess.ID)
+	if _, err := s.revoke(ctx, []string{sess.SessionID}, ReasonReuse); err != nil {
+		return Refreshed{}, fmt.Errorf("session: revoke after refresh-token reuse: %w", err)
+	}
+	return Refreshed{}, invalid
+}
+
+// inGrace reports whether a rotated token may be honoured once more: the
+// grace window is on, the rotation is recent, the extra use is still
+// available, and the token is the immediately previous one (its successor
+// has not been rotated in turn).
+func (s *Service) inGrace(ctx context.Context, tok *ent.SysSessionToken, now time.Time) bool {
+	if s.grace <= 0 || tok.RotatedAt == nil || tok.GraceUsedAt != nil || tok.ReplacedBy == nil {
+		return false
+	}
+	if now.Sub(*tok.RotatedAt) > s.grace {
+		return false
+	}
+	next, err := s.client.SysSessionToken.Query().
+		Where(syssessiontoken.ID(*tok.ReplacedBy)).
+		Select(syssessiontoken.FieldRotatedAt).
+		Only(ctx)
+	return err == nil && next.RotatedAt == nil
+}
+
+// rotate marks tok rotated (compare-and-swap) and issues its successor in
+// one transaction.
+func (s *Service) rotate(ctx context.Context, sess *ent.SysSession, tok *ent.SysSessionToken, now time.Time) (Refreshed, error) {
+	return s.issue(ctx, sess, tok, now, func(tx *ent.Tx, nextID int64) (int, error) {
+		return tx.SysSessionToken.Update().
+			Where(syssessiontoken.ID(tok.ID), syssessiontoken.RotatedAtIsNil()).
+			SetRotatedAt(now).
+			SetReplacedBy(nextID).
+			Save(ctx)
+	})
+}
+
+// graceIssue uses tok's one extra exchange inside the grace window
+// (compare-and-swap on grace_used_at) and issues a sibling of its
+// successor.
+func (s *Service) graceIssue(ctx context.Context, sess *ent.SysSession, tok *ent.SysSessionToken, now time.Time) (Refreshed, error) {
+	return s.issue(ctx, sess, tok, now, func(tx *ent.Tx, _ int64) (int, error) {
+		return tx.SysSessionToken.Update().
+			Where(syssessiontoken.ID(tok.ID), syssessiontoken.GraceUsedAtIsNil(),
+				syssessiontoken.RotatedAtGTE(now.Add(-s.grace))).
+			SetGraceUsedAt(now).
+			Save(ctx)
+	})
+}
+
+// issue runs claim (which must change exactly one row of tok, or the race
+// is lost) and, in the same transaction, checks that the session is still
+// active, records the new token on it and inserts the new token's row.
+func (s *Service) issue(ctx context.Context, sess *ent.SysSession, tok *ent.SysSessionToken, now time.Time,
+	claim func(tx *ent.Tx, nextID int64) (int, error)) (Refreshed, error) {
+	plain, hash, err := token.NewRefreshToken()
+	if err != nil {
+		return Refreshed{}, err
+	}
+	nextID := snowflake.Next()
+	exp := tok.ExpiresAt
+	err = s.tx(ctx, func(tx *ent.Tx) error {
+		n, err := claim(tx, nextID)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return errLost
+		}
+		n, err = tx.SysSession.Update().
+			Where(syssession.ID(sess.ID), syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(now)).
+			SetRefreshTokenHash(hash).
+			SetRefreshExpiresAt(exp).
+			SetPrevRefreshTokenHash(tok.TokenHash).
+			SetRefreshRotatedAt(now).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return errInactive
+		}
+		return tx.SysSessionToken.Create().
+			SetID(nextID).
+			SetSessionID(sess.SessionID).
+			SetTokenHash(hash).
+			SetParentID(tok.ID).
+			SetCreateTime(now).
+			SetExpiresAt(exp).
+			Exec(ctx)
+	})
+	if err != nil {
+		return Refreshed{}, err
+	}
+	return Refreshed{SessionID: sess.SessionID, UserID: sess.UserID, RefreshToken: plain, RefreshExpiresAt: exp}, nil
+}
+
+// Active reports whether a session is still usable: not revoked and not
+// expired. A cache hit answers without touching the database. A miss (or a
+// cache failure) reads the row, refreshes last_seen_time when it is older
+// than LastSeenEvery, and caches the answer. Database errors are returned:
+// callers fail closed.
+func (s *Service) Active(ctx context.Context, sid string) (bool, error) {
+	if sid == "" || len(sid) > maxSessionIDLen {
+		return false, nil
+	}
+	key := KeyPrefix + sid
+	if v, ok, err := s.store.Get(ctx, key); err == nil && ok && len(v) == 1 {
+		return v[0] == markActive[0], nil
+	} else if err != nil {
+		s.log.Debug("session cache read failed; reading the database", "error", err)
+	}
+	return s.load(ctx, sid)
+}
+
+func (s *Service) load(ctx context.Context, sid string) (bool, error) {
+	now := s.clock()
+	row, err := s.client.SysSession.Query().
+		Where(syssession.SessionID(sid)).
+		Select(syssession.FieldRevokedAt, syssession.FieldExpiresAt, syssession.FieldLastSeenTime).
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		s.mark(ctx, sid, false, s.cacheTTL)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("session: read: %w", err)
+	}
+	if row.RevokedAt != nil || !row.ExpiresAt.After(now) {
+		s.mark(ctx, sid, false, s.cacheTTL)
+		return false, nil
+	}
+	if now.Sub(row.LastSeenTime) >= LastSeenEvery {
+		// Conditional, so replicas missing together write once.
+		if err := s.client.SysSession.Update().
+			Where(syssession.SessionID(sid), syssession.LastSeenTimeLT(now.Add(-LastSeenEvery))).
+			SetLastSeenTime(now).
+			Exec(ctx); err != nil {
+			s.log.Warn("updating a session's last-seen time failed", "error", err)
+		}
+	}
+	s.mark(ctx, sid, true, min(s.cacheTTL, row.ExpiresAt.Sub(now)))
+	// A revocation committed between the read above and the mark would be
+	// hidden by the mark: look again, now that the mark is written.
+	revoked, err := s.client.SysSession.Query().
+		Where(syssession.SessionID(sid), syssession.RevokedAtNotNil()).
+		Exist(ctx)
+	if err != nil {
+		_ = s.store.Delete(ctx, KeyPrefix+sid)
+		return false, fmt.Errorf("session: read: %w", err)
+	}
+	if revoked {
+		s.mark(ctx, sid, false, s.cacheTTL)
+		return false, nil
+	}
+	return true, nil
+}
+
+// mark caches an answer for sid (best effort: a lost mark is a later miss).
+func (s *Service) mark(ctx context.Context, sid string, active bool, ttl time.Duration) {
+	val := markRevoked
+	if active {
+		val = markActive
+	}
+	if ttl <= 0 {
+		return
+	}
+	if err := s.store.Set(ctx, KeyPrefix+sid, val, ttl); err != nil {
+		s.log.Debug("session cache write failed", "error", err)
+	}
+}
+
+// forget replaces the cache entries of revoked sessions: the stale entry
+// is deleted (an error here is returned: a surviving "active" entry would
+// keep the session usable), then the revoked answer is cached.
+func (s *Service) forget(ctx context.Context, sids []string) error {
+	if len(sids) == 0 {
+		return nil
+	}
+	keys := make([]string, len(sids))
+	for i, sid := range sids {
+		keys[i] = KeyPrefix + sid
+	}
+	if err := s.store.Delete(ctx, keys...); err != nil {
+		s.log.Error("clearing the cache of revoked sessions failed", "sessions", len(sids), "error", err)
+		return fmt.Errorf("session: the sessions are revoked but their cache entries could not be cleared: %w", err)
+	}
+	for _, sid := range sids {
+		s.mark(ctx, sid, false, s.cacheTTL)
+	}
+	return nil
+}
+
+// revoke marks the given sessions revoked (those still active) and clears
+// their cache entries. It returns how many rows changed.
+func (s *Service) revoke(ctx context.Context, sids []string, reason string) (int, error) {
+	if len(sids) == 0 {
+		return 0, nil
+	}
+	n, err := s.client.SysSession.Update().
+		Where(syssession.SessionIDIn(sids...), syssession.RevokedAtIsNil()).
+		SetRevokedAt(s.clock()).
+		SetRevokeReason(clean(reason, maxReasonLen)).
+		Save(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return n, s.forget(ctx, sids)
+}
+
+// Revoke ends one session (logout, force-logout). Revoking a revoked
+// session succeeds; an unknown session gives errcode.SessionNotFound.
+func (s *Service) Revoke(ctx context.Context, sid, reason string) error {
+	if sid == "" || len(sid) > maxSessionIDLen {
+		return errcode.New(errcode.SessionNotFound)
+	}
+	n, err := s.revoke(ctx, []string{sid}, reason)
+	if err != nil {
+		return fmt.Errorf("session: revoke: %w", err)
+	}
+	if n == 0 {
+		ok, err := s.Exists(ctx, sid)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errcode.New(errcode.SessionNotFound)
+		}
+	}
+	return nil
+}
+
+// RevokeUser ends every active session of a user (account disabled,
+// password changed or reset), except exceptSID when it is not empty. It
+// returns how many sessions were revoked.
+func (s *Service) RevokeUser(ctx context.Context, userID int64, reason, exceptSID string) (int, error) {
+	now := s.clock()
+	upd := s.client.SysSession.Update().Where(syssession.UserID(userID), syssession.RevokedAtIsNil())
+	if exceptSID != "" {
+		upd.Where(syssession.SessionIDNEQ(exceptSID))
+	}
+	n, err := upd.SetRevokedAt(now).SetRevokeReason(clean(reason, maxReasonLen)).Save(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("session: revoke the sessions of user %d: %w", userID, err)
+	}
+	// Clear the cache of every revoked, unexpired session of the user: it
+	// includes the ones just revoked, whatever their ids.
+	sids, err := s.client.SysSession.Query().
+		Where(syssession.UserID(userID), syssession.RevokedAtNotNil(), syssession.ExpiresAtGT(now)).
+		Select(syssession.FieldSessionID).
+		Strings(ctx)
+	if err != nil {
+		return n, fmt.Errorf("session: revoke the sessions of user %d: %w", userID, err)
+	}
+	return n, s.forget(ctx, sids)
+}
+
+// RevokeOwn ends one of the caller's own sessions. A session that does not
+// exist or belongs to someone else gives errcode.SessionNotFound.
+func (s *Service) RevokeOwn(ctx context.Context, userID int64, sid string) error {
+	if sid == "" || len(sid) > maxSessionIDLen {
+		return errcode.New(errcode.SessionNotFound)
+	}
+	own, err := s.client.SysSession.Query().
+		Where(syssession.SessionID(sid), syssession.UserID(userID)).
+		Exist(ctx)
+	if err != nil {
+		return fmt.Errorf("session: revoke: %w", err)
+	}
+	if !own {
+		return errcode.New(errcode.SessionNotFound)
+	}
+	if _, err := s.revoke(ctx, []string{sid}, ReasonSelf); err != nil {
+		return fmt.Errorf("session: revoke: %w", err)
+	}
+	return nil
+}
+
+// Exists reports whether a session with this id was ever created.
+func (s *Service) Exists(ctx context.Context, sid string) (bool, error) {
+	if sid == "" || len(sid) > maxSessionIDLen {
+		return false, nil
+	}
+	ok, err := s.client.SysSession.Query().Where(syssession.SessionID(sid)).Exist(ctx)
+	if err != nil {
+		return false, fmt.Errorf("session: read: %w", err)
+	}
+	return ok, nil
+}
+
+// Online returns a page of active, unexpired sessions, newest login first,
+// with the users' accounts, and the total count.
+func (s *Service) Online(ctx context.Context, f OnlineFilter) ([]Info, int, error) {
+	now := s.clock()
+	q := s.client.SysSession.Query().Where(syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(now))
+	if f.UserID != nil {
+		q.Where(syssession.UserID(*f.UserID))
+	}
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("session: count online sessions: %w", err)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultPageSize
+	}
+	rows, err := q.Order(ent.Desc(syssession.FieldCreateTime), ent.Desc(syssession.FieldID)).
+		Offset(max(f.Offset, 0)).Limit(limit).All(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("session: list online sessions: %w", err)
+	}
+	items := infos(rows)
+	if err := s.fillAccounts(ctx, items); err != nil {
+		return nil, 0, err
+	}
+	return items, total, nil
+}
+
+// ListUser returns a user's active, unexpired sessions, newest first, at
+// most ListLimit. The caller marks the current one (its token's sid).
+func (s *Service) ListUser(ctx context.Context, userID int64) ([]Info, error) {
+	rows, err := s.client.SysSession.Query().
+		Where(syssession.UserID(userID), syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(s.clock())).
+		Order(ent.Desc(syssession.FieldCreateTime), ent.Desc(syssession.FieldID)).
+		Limit(ListLimit).
+		All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("session: list the sessions of user %d: %w", userID, err)
+	}
+	items := infos(rows)
+	if err := s.fillAccounts(ctx, items); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+func infos(rows []*ent.SysSession) []Info {
+	out := make([]Info, len(rows))
+	for i, r := range rows {
+		out[i] = Info{
+			SessionID:    r.SessionID,
+			UserID:       r.UserID,
+			IP:           r.IP,
+			UserAgent:    r.UserAgent,
+			LoginTime:    r.CreateTime,
+			ExpiresAt:    r.ExpiresAt,
+			LoginMethod:  r.LoginMethod,
+			MFA:          r.Mfa,
+			LastSeenTime: r.LastSeenTime,
+		}
+	}
+	return out
+}
+
+func (s *Service) fillAccounts(ctx context.Context, items []Info) error {
+	if len(items) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(items))
+	seen := make(map[int64]bool, len(items))
+	for _, it := range items {
+		if !seen[it.UserID] {
+			seen[it.UserID] = true
+			ids = append(ids, it.UserID)
+		}
+	}
+	users, err := s.client.SysUser.Query().
+		Where(sysuser.IDIn(ids...)).
+		Select(sysuser.FieldID, sysuser.FieldAccount).
+		All(ctx)
+	if err != nil {
+		return fmt.Errorf("session: read accounts: %w", err)
+	}
+	account := make(map[int64]string, len(users))
+	for _, u := range users {
+		account[u.ID] = u.Account
+	}
+	for i := range items {
+		items[i].Account = account[items[i].UserID]
+	}
+	return nil
+}
+
+// Purge deletes what ended sessions leave behind: the refresh-token rows of
+// sessions that expired or were revoked (rows that only matter while a
+// session lives, to recognise a replayed token), and the session rows
+// themselves once they ended more than keep ago. It returns the numbers of
+// session and token rows deleted.
+func (s *Service) Purge(ctx context.Context, keep time.Duration) (sessions, tokens int, err error) {
+	now := s.clock()
+	ended, err := s.client.SysSession.Query().
+		Where(syssession.Or(syssession.RevokedAtNotNil(), syssession.ExpiresAtLTE(now))).
+		Select(syssession.FieldSessionID).
+		Strings(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("session: purge: %w", err)
+	}
+	for len(ended) > 0 {
+		batch := ended[:min(len(ended), 500)]
+		ended = ended[len(batch):]
+		n, err := s.client.SysSessionToken.Delete().Where(syssessiontoken.SessionIDIn(batch...)).Exec(ctx)
+		if err != nil {
+			return sessions, tokens, fmt.Errorf("session: purge: %w", err)
+		}
+		tokens += n
+	}
+	cut := now.Add(-max(keep, 0))
+	sessions, err = s.client.SysSession.Delete().
+		Where(syssession.Or(syssession.RevokedAtLT(cut), syssession.ExpiresAtLT(cut))).
+		Exec(ctx)
+	if err != nil {
+		return sessions, tokens, fmt.Errorf("session: purge: %w", err)
+	}
+	return sessions, tokens, nil
+}
+
+// tx runs fn in a transaction.
+func (s *Service) tx(ctx context.Context, fn func(tx *ent.Tx) error) error {
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// clean copies s (callers may pass strings that alias a request buffer),
+// keeps valid UTF-8 without control characters (PostgreSQL refuses NUL and
+// invalid UTF-8) and cuts it to n characters.
+func clean(s string, n int) string {
+	var b strings.Builder
+	b.Grow(min(len(s), n*utf8.UTFMax))
+	count := 0
+	for _, r := range strings.TrimSpace(s) {
+		if count == n {
+			break
+		}
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			continue
+		}
+		b.WriteRune(r)
+		count++
+	}
+	return b.String()
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

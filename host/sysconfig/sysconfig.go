@@ -1,0 +1,151 @@
+// Package sysconfig reads the runtime settings of the sys_config table
+// through the cache. Every feature that reads a runtime switch (security
+// policy, external-login switches, site info) goes through this one service,
+// so a change made through it, or an Invalidate call, takes effect on the
+// next request.
+package sysconfig
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysconfig"
+	"github.com/adminkernel/kernel/host/cache"
+)
+
+// KeyPrefix namespaces config entries in the cache.
+const KeyPrefix = "cfg:"
+
+// Service reads config values.
+type Service struct {
+	client *ent.Client
+	store  cache.Store
+	ttl    time.Duration
+}
+
+// New returns the service; ttl is Service:Cache:PermissionMinutes.
+func New(client *ent.Client, store cache.Store, ttl time.Duration) *Service {
+	return &Service{client: client, store: store, ttl: ttl}
+}
+
+// Value returns the value of a live key; ok is false when the key is
+// missing, deleted or has a NULL value. Misses are cached too.
+func (s *Service) Value(ctx context.Context, key string) (string, bool, error) {
+	ck := KeyPrefix + key
+	if b, hit, err := s.store.Get(ctx, ck); err == nil && hit && len(b) > 0 {
+		return string(b[1:]), b[0] == '1', nil
+	}
+	row, err := s.client.SysConfig.Query().
+		Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).
+		Select(sysconfig.FieldConfigValue).
+		Only(ctx)
+	var val string
+	ok := false
+	switch {
+	case ent.IsNotFound(err):
+	case err != nil:
+		return "", false, err
+	case row.ConfigValue != nil:
+		val, ok = *row.ConfigValue, true
+	}
+	enc := make([]byte, 0, len(val)+1)
+	if ok {
+		enc = append(enc, '1')
+	} else {
+		enc = append(enc, '0')
+	}
+	// A cache write failure only costs a database read next time.
+	_ = s.store.Set(ctx, ck, append(enc, val...), s.ttl)
+	return val, ok, nil
+}
+
+// String returns the value, or def when the key is missing or empty.
+func (s *Service) String(ctx context.Context, key, def string) (string, error) {
+	v, ok, err := s.Value(ctx, key)
+	if err != nil || !ok || strings.TrimSpace(v) == "" {
+		return def, err
+	}
+	return v, nil
+}
+
+// Bool reads "true"/"1" (case-insensitive) as true and "false"/"0" as false;
+// anything else, or a missing key, is def.
+func (s *Service) Bool(ctx context.Context, key string, def bool) (bool, error) {
+	v, ok, err := s.Value(ctx, key)
+	if err != nil || !ok {
+		return def, err
+	}
+	return ParseBool(v, def), nil
+}
+
+// ParseBool is the kernel's reading of a boolean config value.
+func ParseBool(v string, def bool) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1":
+		return true
+	case "false", "0":
+		return false
+	}
+	return def
+}
+
+// Int reads an integer; a missing or malformed value is def.
+func (s *Service) Int(ctx context.Context, key string, def int) (int, error) {
+	v, ok, err := s.Value(ctx, key)
+	if err != nil || !ok {
+		return def, err
+	}
+	n, perr := strconv.Atoi(strings.TrimSpace(v))
+	if perr != nil {
+		return def, nil
+	}
+	return n, nil
+}
+
+// Invalidate drops cached keys; the next read goes to the database.
+func (s *Service) Invalidate(ctx context.Context, keys ...string) error {
+	ck := make([]string, len(keys))
+	for i, k := range keys {
+		ck[i] = KeyPrefix + k
+	}
+	return s.store.Delete(ctx, ck...)
+}
+
+// InvalidateAll drops every cached config entry and returns how many.
+func (s *Service) InvalidateAll(ctx context.Context) (int, error) {
+	return s.store.DeletePrefix(ctx, KeyPrefix)
+}
+
+// Set writes a value of an existing or new key through the service and
+// invalidates it (used by the kernel and by tests; the config center uses it
+// too).
+func (s *Service) Set(ctx context.Context, key, value string) error {
+	n, err := s.client.SysConfig.Update().
+		Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).
+		SetConfigValue(value).
+		Save(ctx)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		if err := s.client.SysConfig.Create().SetConfigKey(key).SetConfigValue(value).SetName(key).SetGroupCode(group(key)).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return s.Invalidate(ctx, key)
+}
+
+// group derives a config group from a key: sys.security.x → security.
+func group(key string) string {
+	parts := strings.Split(key, ".")
+	if len(parts) >= 3 && parts[0] == "sys" {
+		if parts[1] == "site" {
+			return "sys"
+		}
+		return parts[1]
+	}
+	return "other"
+}
