@@ -19,6 +19,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/token"
 )
 
 // api drives a kernel over its real HTTP stack.
@@ -315,6 +316,7 @@ func TestOldHashIsUpgradedAtLogin(t *testing.T) {
 func TestBadTokens(t *testing.T) {
 	a, pw := authKernel(t, "Service__Security__Jwt__ClockSkewSeconds=0")
 	tp := a.mustLogin("superAdmin", pw)
+	expect(t, "ping with the genuine token", a.do("GET", "/api/v1/ping", tp.AccessToken, nil), 200, 0)
 	parts := strings.Split(tp.AccessToken, ".")
 	enc := base64.RawURLEncoding
 	payload, _ := enc.DecodeString(parts[1])
@@ -335,7 +337,8 @@ func TestBadTokens(t *testing.T) {
 		"tampered payload": forge(`{"alg":"HS256","typ":"at+jwt"}`, func(c map[string]any) { c["unique_name"] = "mallory" }, parts[2]),
 		"alg none":         forge(`{"alg":"none","typ":"at+jwt"}`, func(map[string]any) {}, ""),
 		"alg HS512":        forge(`{"alg":"HS512","typ":"at+jwt"}`, func(map[string]any) {}, parts[2]),
-		"expired":          forge(`{"alg":"HS256","typ":"at+jwt"}`, func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() }, parts[2]),
+		"forged exp":       forge(`{"alg":"HS256","typ":"at+jwt"}`, func(c map[string]any) { c["exp"] = time.Now().Add(time.Hour).Unix() }, parts[2]),
+		"expired":          expiredToken(t, a, claims["sid"].(string)),
 		"refresh token":    tp.RefreshToken,
 	}
 	for name, tok := range tests {
@@ -343,6 +346,26 @@ func TestBadTokens(t *testing.T) {
 			expect(t, "ping with a bad token", a.do("GET", "/api/v1/ping", tok, nil), 401, 40006)
 		})
 	}
+}
+
+// expiredToken signs a correctly formed token for a live session with the
+// kernel's own key, issued three hours ago for one hour.
+func expiredToken(t *testing.T, a api, sid string) string {
+	t.Helper()
+	key, err := token.SigningKey(a.k.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss, err := token.NewIssuer(key, a.k.Config().Service.Security.Jwt.Issuer, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _, err := iss.WithClock(func() time.Time { return time.Now().Add(-3 * time.Hour) }).
+		Issue(token.Claims{UserID: 1, Account: "superAdmin", SessionID: sid, SuperAdmin: true}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 // fiberTestConfig gives requests that hash passwords time under -race.
