@@ -28,6 +28,7 @@ import (
 	"github.com/adminkernel/kernel/host/health"
 	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/meta"
+	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -40,19 +41,9 @@ import (
 // APIPrefix is the versioned prefix of every JSON endpoint.
 const APIPrefix = "/api/v1"
 
-// Module is a unit a business application (or the kernel itself) adds:
-// routes, menu entries, error codes.
-type Module struct {
-	// Name is what Api:DisabledModules refers to.
-	Name string
-	// ErrorCodes are the module's own enumerations (codes 60000 and up by
-	// convention); two enumerations claiming one number stop composition.
-	ErrorCodes []errcode.Enum
-	// Menus are seeded with the kernel's menus (consumer ids from 1000).
-	Menus []seed.Menu
-	// Routes registers the module's endpoints on a group prefixed /api/v1.
-	Routes func(k *Kernel, api *route.Group) error
-}
+// Module is a feature area: routes, menu entries, error codes. The kernel's
+// own areas and a business application's use the same type.
+type Module = module.Module
 
 // Options compose a Kernel.
 type Options struct {
@@ -92,7 +83,7 @@ type Kernel struct {
 // the kernel's codes plus every consumer enumeration.
 func Catalog(opts Options) (*errcode.Catalog, error) {
 	enums := append([]errcode.Enum(nil), opts.ErrorCodes...)
-	for _, m := range opts.Modules {
+	for _, m := range append(builtinModules(), opts.Modules...) {
 		enums = append(enums, m.ErrorCodes...)
 	}
 	return errcode.NewCatalog(enums...)
@@ -136,8 +127,9 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err := database.EnsureSchema(ctx, cfg, k.db); err != nil {
 		return nil, err
 	}
+	modules := append(builtinModules(), opts.Modules...)
 	var menus []seed.Menu
-	for _, m := range opts.Modules {
+	for _, m := range modules {
 		menus = append(menus, m.Menus...)
 	}
 	if _, err := seed.Run(ctx, k.db.Client, seed.Options{
@@ -152,7 +144,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err := k.buildServices(ctx); err != nil {
 		return nil, err
 	}
-	if err := k.buildApp(opts.Modules); err != nil {
+	if err := k.buildApp(modules); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -178,11 +170,12 @@ func (k *Kernel) buildApp(modules []Module) error {
 	api := k.routes.Group("Kernel", APIPrefix)
 	meta.Routes(api, k.catalog)
 	auth.NewHandler(k.auth, k.trusted, cfg.API.MaxPageSize).Routes(k.routes.Group("Auth", APIPrefix))
+	deps := k.deps()
 	for _, m := range modules {
 		if m.Routes == nil {
 			continue
 		}
-		if err := m.Routes(k, k.routes.Group(m.Name, APIPrefix)); err != nil {
+		if err := m.Routes(deps, k.routes.Group(m.Name, APIPrefix)); err != nil {
 			return fmt.Errorf("module %s: %w", m.Name, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
 )
@@ -48,7 +49,7 @@ func Module() host.Module {
 			{ID: 1010, ParentID: 1000, Type: seed.MenuPage, Title: "库存查询", Path: "/inventory/items", Component: "inventory/items/index", Sort: 1},
 			{ID: 1011, ParentID: 1010, Type: seed.MenuButton, Title: "库存-查询", Permission: route.PermissionCode("GET", host.APIPrefix+"/inventory/items/{id}"), Sort: 1},
 		},
-		Routes: func(_ *host.Kernel, api *route.Group) error {
+		Routes: func(_ *module.Deps, api *route.Group) error {
 			g := api.Group("/inventory")
 			// Anonymous: a public stock check.
 			g.Get("/stock/{id}", route.Anonymous, stock).Title = "Stock check"

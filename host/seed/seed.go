@@ -36,7 +36,8 @@ type Options struct {
 	AdminPassword string
 	// Hasher hashes the super-admin password.
 	Hasher password.Hasher
-	// ExtraMenus are consumer menus (ids from 1000).
+	// ExtraMenus are the menus of modules (kernel areas below 1000, consumer
+	// menus from 1000 by convention); a duplicate id is an error.
 	ExtraMenus []Menu
 	Log        hclog.Logger
 }
@@ -235,14 +236,9 @@ func allMenus(extra []Menu) ([]Menu, error) {
 	seen := make(map[int64]bool, len(all))
 	for _, m := range all {
 		if m.ID <= 0 || seen[m.ID] {
-			return nil, fmt.Errorf("seed menu id %d is not positive or is used twice", m.ID)
+			return nil, fmt.Errorf("seed menu id %d (%s) is not positive or is used twice", m.ID, m.Title)
 		}
 		seen[m.ID] = true
-	}
-	for _, m := range extra {
-		if m.ID < 1000 {
-			return nil, fmt.Errorf("consumer seed menu %d (%s): ids below 1000 belong to the kernel", m.ID, m.Title)
-		}
 	}
 	return all, nil
 }

@@ -1,0 +1,198 @@
+// Package kerneltest starts a real kernel for tests (Development, embedded
+// SQLite in a temporary directory unless the settings say otherwise) and
+// drives it over its real HTTP stack.
+package kerneltest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host"
+	"github.com/adminkernel/kernel/host/password"
+)
+
+// AdminPassword is the seeded super-admin's password in kernels started here.
+const AdminPassword = "Adm1n#Passw0rd"
+
+// Kernel is a started kernel with a captured log.
+type Kernel struct {
+	*host.Kernel
+	T    testing.TB
+	logs *buffer
+}
+
+type buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// Log returns everything the kernel logged so far.
+func (k *Kernel) Log() string {
+	k.logs.mu.Lock()
+	defer k.logs.mu.Unlock()
+	return k.logs.b.String()
+}
+
+// Start starts a Development kernel on SQLite in t.TempDir() with the
+// super-admin password AdminPassword, 100000 PBKDF2 iterations (fast tests)
+// and rate limiting off. environ adds settings ("Service__X__Y=v"), and
+// modules are added after the kernel's own.
+func Start(t testing.TB, environ []string, modules ...host.Module) *Kernel {
+	t.Helper()
+	env := append([]string{
+		"Service__Seed__AdminPassword=" + AdminPassword,
+		"Service__Security__Password__Pbkdf2Iterations=100000",
+	}, environ...)
+	cfg, err := config.Load(config.LoadOptions{ContentRoot: t.TempDir(), Environment: config.Development, Environ: env})
+	if err != nil {
+		t.Fatalf("config.Load: %v", err)
+	}
+	logs := &buffer{}
+	k, err := host.New(context.Background(), host.Options{Config: cfg, LogOutput: logs, Modules: modules})
+	if err != nil {
+		t.Fatalf("host.New: %v\n%s", err, logs.b.String())
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	if err := k.Settings().Set(context.Background(), "sys.security.rateLimit.enabled", "false"); err != nil {
+		t.Fatal(err)
+	}
+	return &Kernel{Kernel: k, T: t, logs: logs}
+}
+
+// Reply is one response: status, headers and the decoded envelope.
+type Reply struct {
+	Status int
+	Header http.Header
+	Code   int             `json:"code"`
+	MsgKey string          `json:"msgKey"`
+	Args   map[string]any  `json:"args"`
+	Data   json.RawMessage `json:"data"`
+	Raw    string
+}
+
+// Decode unmarshals Data into v, failing the test on error.
+func (r Reply) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Data, v); err != nil {
+		t.Fatalf("decoding %s: %v", r.Data, err)
+	}
+}
+
+// Expect fails the test unless the reply has the status and envelope code.
+func (r Reply) Expect(t testing.TB, what string, status, code int) Reply {
+	t.Helper()
+	if r.Status != status || r.Code != code {
+		t.Fatalf("%s = HTTP %d code %d, want HTTP %d code %d (%s)", what, r.Status, r.Code, status, code, r.Raw)
+	}
+	return r
+}
+
+// Do sends a request. body is JSON-encoded unless it is a string (sent
+// as-is) or nil. A non-envelope body fails the test, except for redirects.
+func (k *Kernel) Do(method, path, token string, body any) Reply {
+	k.T.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			k.T.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return k.Send(req)
+}
+
+// Send sends a prepared request.
+func (k *Kernel) Send(req *http.Request) Reply {
+	k.T.Helper()
+	resp, err := k.App().Test(req, fiber.TestConfig{Timeout: 60 * time.Second})
+	if err != nil {
+		k.T.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := Reply{Status: resp.StatusCode, Header: resp.Header, Raw: string(raw)}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return r
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		k.T.Fatalf("%s %s: body %q is not an envelope", req.Method, req.URL, raw)
+	}
+	return r
+}
+
+// Tokens is the part of a login answer tests use.
+type Tokens struct {
+	AccessToken        string `json:"accessToken"`
+	RefreshToken       string `json:"refreshToken"`
+	UserID             int64  `json:"userId"`
+	MustChangePassword bool   `json:"mustChangePassword"`
+	IsSuperAdmin       bool   `json:"isSuperAdmin"`
+}
+
+// Login logs in and fails the test unless it succeeds.
+func (k *Kernel) Login(account, pw string) Tokens {
+	k.T.Helper()
+	r := k.Do("POST", "/api/v1/auth/login", "", map[string]string{"account": account, "password": pw})
+	r.Expect(k.T, "login "+account, 200, 0)
+	var tp Tokens
+	r.Decode(k.T, &tp)
+	return tp
+}
+
+// Admin logs in as the seeded super-admin and returns the access token.
+func (k *Kernel) Admin() string {
+	k.T.Helper()
+	return k.Login("superAdmin", AdminPassword).AccessToken
+}
+
+// User creates an enabled account directly in the database with the given
+// permission codes granted through a fresh role and menu button, and
+// returns its id. Codes are route permission codes such as
+// "GET:/api/v1/sys/user/page".
+func (k *Kernel) User(account, pw string, codes ...string) int64 {
+	k.T.Helper()
+	ctx := context.Background()
+	h, err := password.New(100000).Hash(pw)
+	if err != nil {
+		k.T.Fatal(err)
+	}
+	c := k.Ent()
+	u := c.SysUser.Create().SetAccount(account).SetName(account).SetPasswordHash(h).SetOrgID(1).SaveX(ctx)
+	if len(codes) > 0 {
+		role := c.SysRole.Create().SetName("test-" + account).SetCode("test_" + account).SaveX(ctx)
+		m := c.SysMenu.Create().SetType(3).SetTitle("test-" + account).SetPermission(strings.Join(codes, ";")).SaveX(ctx)
+		c.SysRoleMenu.Create().SetRoleID(role.ID).SetMenuID(m.ID).ExecX(ctx)
+		c.SysUserRole.Create().SetUserID(u.ID).SetRoleID(role.ID).ExecX(ctx)
+		if err := k.Permissions().Invalidate(ctx, u.ID); err != nil {
+			k.T.Fatal(err)
+		}
+	}
+	return u.ID
+}

@@ -1,0 +1,54 @@
+// Package module is what a feature area of the kernel — or of a business
+// application built on it — plugs in with: its routes, menu entries and
+// error codes, and the kernel services it may use.
+package module
+
+import (
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/host/auth"
+	"github.com/adminkernel/kernel/host/authz"
+	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/route"
+	"github.com/adminkernel/kernel/host/seed"
+	"github.com/adminkernel/kernel/host/session"
+	"github.com/adminkernel/kernel/host/sysconfig"
+)
+
+// Module is one feature area.
+type Module struct {
+	// Name is what Api:DisabledModules refers to.
+	Name string
+	// ErrorCodes are the module's own enumerations (consumer codes 60000 and
+	// up by convention); two enumerations claiming one number stop
+	// composition.
+	ErrorCodes []errcode.Enum
+	// Menus are seeded and kept in step at every start (consumer ids from
+	// 1000 by convention; a duplicate id stops composition).
+	Menus []seed.Menu
+	// Routes registers the module's endpoints on a group prefixed /api/v1.
+	Routes func(d *Deps, api *route.Group) error
+}
+
+// Deps are the kernel services a module may use. They are ready when Routes
+// is called.
+type Deps struct {
+	Config   *config.Config
+	Client   *ent.Client
+	Store    cache.Store
+	Settings *sysconfig.Service
+	Perms    *authz.Resolver
+	Sessions *session.Service
+	Auth     *auth.Service
+	Hasher   *password.PBKDF2
+	Catalog  *errcode.Catalog
+	// Routes returns every registered route (complete once all modules
+	// have registered; call it from handlers, not from Routes).
+	Routes func() []route.Route
+	// Logger returns the logger of a category.
+	Logger func(category string) hclog.Logger
+}
