@@ -75,7 +75,13 @@ func PermissionCode(method, path string) string {
 type Table struct {
 	routes []*Route
 	seen   map[string]string // method + fiber path → template
+	around []func(Route) fiber.Handler
 }
+
+// Around adds a per-route middleware factory, run after the access guard
+// and before the handler (the operation log uses it). A factory returning
+// nil skips that route.
+func (t *Table) Around(f func(Route) fiber.Handler) { t.around = append(t.around, f) }
 
 // NewTable returns an empty table.
 func NewTable() *Table { return &Table{seen: make(map[string]string)} }
@@ -163,15 +169,21 @@ func (t *Table) Mount(r fiber.Router, guards Guards, disabled []string) error {
 		if off[strings.ToLower(rt.Module)] {
 			continue
 		}
-		if rt.Access == Anonymous {
-			r.Add([]string{rt.Method}, FiberPath(rt.Path), rt.Handler)
-			continue
+		var chain []any
+		if rt.Access != Anonymous {
+			g, ok := guards[rt.Access]
+			if !ok || g == nil {
+				return fmt.Errorf("route %s %s needs %s access but no guard for it is installed", rt.Method, rt.Path, rt.Access)
+			}
+			chain = append(chain, g(rt))
 		}
-		g, ok := guards[rt.Access]
-		if !ok || g == nil {
-			return fmt.Errorf("route %s %s needs %s access but no guard for it is installed", rt.Method, rt.Path, rt.Access)
+		for _, f := range t.around {
+			if h := f(rt); h != nil {
+				chain = append(chain, h)
+			}
 		}
-		r.Add([]string{rt.Method}, FiberPath(rt.Path), g(rt), rt.Handler)
+		chain = append(chain, rt.Handler)
+		r.Add([]string{rt.Method}, FiberPath(rt.Path), chain[0], chain[1:]...)
 	}
 	return nil
 }

@@ -124,3 +124,39 @@ func TestRoutesSorted(t *testing.T) {
 		t.Fatalf("Routes() = %v, want %s", got, want)
 	}
 }
+
+func TestAroundRunsAfterGuardBeforeHandler(t *testing.T) {
+	var order []string
+	tb := route.NewTable()
+	tb.Group("A", "/api").Post("/x", route.Session, func(c fiber.Ctx) error {
+		order = append(order, "handler")
+		return c.SendString("ok")
+	})
+	tb.Group("A", "/api").Get("/y", route.Anonymous, ok)
+	tb.Around(func(r route.Route) fiber.Handler {
+		if r.Method == "GET" {
+			return nil
+		}
+		return func(c fiber.Ctx) error {
+			order = append(order, "around "+r.Path)
+			return c.Next()
+		}
+	})
+	app := fiber.New()
+	guard := func(route.Route) fiber.Handler {
+		return func(c fiber.Ctx) error { order = append(order, "guard"); return c.Next() }
+	}
+	if err := tb.Mount(app, route.Guards{route.Session: guard}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []*http.Request{httptest.NewRequest("POST", "/api/x", nil), httptest.NewRequest("GET", "/api/y", nil)} {
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if got := strings.Join(order, ","); got != "guard,around /api/x,handler" {
+		t.Fatalf("order = %s", got)
+	}
+}
