@@ -29,6 +29,7 @@ import (
 	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/openapi"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -68,6 +69,7 @@ type Kernel struct {
 	catalog *errcode.Catalog
 	routes  *route.Table
 	app     *fiber.App
+	version string
 
 	store    cache.Store
 	settings *sysconfig.Service
@@ -108,7 +110,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err != nil {
 		return nil, err
 	}
-	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable()}
+	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version}
 	defer func() {
 		if err != nil {
 			built.Close()
@@ -182,8 +184,31 @@ func (k *Kernel) buildApp(modules []Module) error {
 	if err := k.routes.Mount(k.app, k.authn.Guards(), cfg.API.DisabledModules); err != nil {
 		return err
 	}
+	if cfg.IsDevelopment() {
+		if err := k.mountContract(); err != nil {
+			return err
+		}
+	}
 	// Anything unmatched ends in the central handler as 404 / 48003.
 	k.app.Use(func(fiber.Ctx) error { return fiber.ErrNotFound })
+	return nil
+}
+
+// mountContract serves the contract document built from the mounted routes
+// (Development only; elsewhere the path answers 404).
+func (k *Kernel) mountContract() error {
+	doc, err := openapi.Build(k.routes.Routes(), k.catalog, k.version, k.cfg.API.DisabledModules)
+	if err != nil {
+		return fmt.Errorf("contract document: %w", err)
+	}
+	body, err := doc.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("contract document: %w", err)
+	}
+	k.app.Get(openapi.Path, func(c fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(body)
+	})
 	return nil
 }
 

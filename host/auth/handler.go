@@ -33,28 +33,28 @@ func NewHandler(svc *Service, trusted []*net.IPNet, maxPageSize int) *Handler {
 func (h *Handler) Routes(api *route.Group) {
 	a := api.Group("/auth")
 	a.Get("/captcha", route.Anonymous, h.captcha).Title = "Captcha"
-	a.Post("/login", route.Anonymous, h.login).Title = "Password login"
-	a.Post("/sms/send", route.Anonymous, h.smsSend).Title = "Send SMS login code"
-	a.Post("/sms/login", route.Anonymous, h.smsLogin).Title = "SMS login"
-	a.Post("/refresh", route.Anonymous, h.refresh).Title = "Refresh tokens"
-	a.Post("/logout", route.Token, h.logout).Title = "Logout"
+	a.Post("/login", route.Anonymous, h.login).Doc("Password login", PasswordInput{}, LoginOutput{})
+	a.Post("/sms/send", route.Anonymous, h.smsSend).Doc("Send SMS login code", SmsSendInput{}, SmsSendOutput{})
+	a.Post("/sms/login", route.Anonymous, h.smsLogin).Doc("SMS login", SmsLoginInput{}, LoginOutput{})
+	a.Post("/refresh", route.Anonymous, h.refresh).Doc("Refresh tokens", refreshInput{}, LoginOutput{})
+	a.Post("/logout", route.Token, h.logout).Doc("Logout", nil, true)
 
-	api.Get("/ping", route.Permission, h.ping).Title = "Connectivity probe"
+	api.Get("/ping", route.Permission, h.ping).Doc("Connectivity probe", nil, Ping{})
 
 	p := api.Group("/personal")
-	p.Get("/profile", route.Session, h.profile).Title = "My profile"
-	p.Put("/profile", route.Session, h.updateProfile).Title = "Update my profile"
-	p.Put("/password", route.Session, h.changePassword).Title = "Change my password"
-	p.Get("/sessions", route.Session, h.mySessions).Title = "My sessions"
+	p.Get("/profile", route.Session, h.profile).Doc("My profile", nil, Profile{})
+	p.Put("/profile", route.Session, h.updateProfile).Doc("Update my profile", ProfileInput{}, true)
+	p.Put("/password", route.Session, h.changePassword).Doc("Change my password", ChangePasswordInput{}, true)
+	p.Get("/sessions", route.Session, h.mySessions).Doc("My sessions", nil, []MySession{})
 	p.Delete("/sessions/{sessionId}", route.Session, h.revokeMySession).Title = "End one of my sessions"
-	api.Get("/sys/config/password-policy", route.Session, h.passwordPolicy).Title = "Password policy"
+	api.Get("/sys/config/password-policy", route.Session, h.passwordPolicy).Doc("Password policy", nil, PasswordPolicy{})
 
 	s := api.Group("/sys/session")
-	s.Get("/online", route.Permission, h.online).Title = "Online sessions"
+	s.Get("/online", route.Permission, h.online).Doc("Online sessions", nil, request.PagedList[session.Info]{})
 	s.Delete("/{sessionId}", route.Permission, h.forceLogout).Title = "Force logout"
 
 	l := api.Group("/sys/log/login")
-	l.Get("/page", route.Permission, h.loginLogPage).Title = "Login log"
+	l.Get("/page", route.Permission, h.loginLogPage).Doc("Login log", nil, request.PagedList[LoginLogItem]{})
 	l.Delete("", route.Permission, h.clearLoginLog).Title = "Clear the login log"
 }
 
@@ -122,10 +122,19 @@ func (h *Handler) smsLogin(c fiber.Ctx) error {
 	return tokens(c, out)
 }
 
+type refreshInput struct {
+	RefreshToken string `json:"refreshToken"`
+}
+
+// Ping is the answer of GET /api/v1/ping.
+type Ping struct {
+	Pong    bool      `json:"pong"`
+	Account string    `json:"account"`
+	At      time.Time `json:"at"`
+}
+
 func (h *Handler) refresh(c fiber.Ctx) error {
-	var in struct {
-		RefreshToken string `json:"refreshToken"`
-	}
+	var in refreshInput
 	if err := request.JSON(c, &in); err != nil {
 		return errcode.New(errcode.RefreshTokenInvalid)
 	}
@@ -152,7 +161,7 @@ func (h *Handler) ping(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return envelope.OK(c, fiber.Map{"pong": true, "account": p.Account, "at": time.Now()})
+	return envelope.OK(c, Ping{Pong: true, Account: p.Account, At: time.Now()})
 }
 
 func (h *Handler) profile(c fiber.Ctx) error {

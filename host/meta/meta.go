@@ -18,5 +18,5 @@ func Routes(api *route.Group, catalog *errcode.Catalog) {
 	g := api.Table().Group(ModuleName, api.Prefix()+"/meta")
 	g.Get("/error-codes", route.Anonymous, func(c fiber.Ctx) error {
 		return envelope.OK(c, catalog.Entries())
-	}).Title = "Error-code catalog"
+	}).Doc("Error-code catalog", nil, []errcode.Entry{})
 }

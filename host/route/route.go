@@ -56,8 +56,17 @@ type Route struct {
 	// document (optional).
 	Title string
 	// OpLog marks a route whose calls are written to the operation log.
-	OpLog   bool
-	Handler fiber.Handler
+	OpLog bool
+	// Input and Output are the Go types of the JSON body and of the
+	// envelope's data, for the contract document (optional).
+	Input, Output any
+	Handler       fiber.Handler
+}
+
+// Doc sets the title and the documented body and data types.
+func (r *Route) Doc(title string, input, output any) *Route {
+	r.Title, r.Input, r.Output = title, input, output
+	return r
 }
 
 // PermissionCode is UPPER(method) + ":/" + lower(template without the
