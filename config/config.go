@@ -300,7 +300,7 @@ type Logging struct {
 	File string `koanf:"File"`
 	// Format is "text" (default in Development) or "json".
 	Format string `koanf:"Format"`
-	// LogLevel maps a category ("Default", "AdminKernel.Sql", ...) to a
+	// LogLevel maps a category ("Default", "SmartAdmin.Sql", ...) to a
 	// level: Trace, Debug, Information, Warning, Error, Critical, None.
 	LogLevel map[string]string `koanf:"LogLevel"`
 }

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/gofiber/fiber/v3"
 	"github.com/gofiber/fiber/v3/middleware/requestid"
 	"github.com/hashicorp/go-hclog"
@@ -23,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/database"
+	"github.com/adminkernel/kernel/host/database/sqllog"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/health"
@@ -121,7 +124,9 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	k.log.Info("starting", "version", opts.Version, "environment", cfg.Environment, "content_root", cfg.ContentRoot, "db_type", cfg.Service.Database.DbType)
-	db, err := database.Open(ctx, cfg, logs.For("AdminKernel.Database"))
+	sqlLog := sqllog.FromConfig(cfg, logs.For(sqllog.Category), os.Stdout)
+	db, err := database.Open(ctx, cfg, logs.For("AdminKernel.Database"),
+		database.WithDriver(func(d dialect.Driver) dialect.Driver { return sqllog.Wrap(d, sqlLog) }))
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +173,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 	k.app.Use(requestid.New(), envelope.Recover())
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
 	k.app.Use("/api", k.rateLimiter())
+	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))
 
 	api := k.routes.Group("Kernel", APIPrefix)
 	meta.Routes(api, k.catalog)

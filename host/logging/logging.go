@@ -91,7 +91,7 @@ func New(cfg config.Logging, contentRoot string, out io.Writer) (*Logs, error) {
 // Root returns the root logger (category Default).
 func (l *Logs) Root() hclog.Logger { return l.root }
 
-// For returns the logger of a category ("AdminKernel.Sql", "provider",
+// For returns the logger of a category ("SmartAdmin.Sql", "provider",
 // ...), with its own level when Logging:LogLevel names the category.
 func (l *Logs) For(category string) hclog.Logger {
 	l.mu.Lock()

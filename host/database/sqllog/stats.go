@@ -1,0 +1,108 @@
+package sqllog
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
+	"github.com/hashicorp/go-hclog"
+)
+
+// NPlusOneThreshold is the statement count from which Summary adds a
+// suspected N+1 note.
+const NPlusOneThreshold = 20
+
+// Stats counts the statements run with one context. It is safe for
+// concurrent use.
+type Stats struct {
+	count atomic.Int64
+	nanos atomic.Int64
+}
+
+// Count returns the number of statements recorded.
+func (s *Stats) Count() int {
+	if s == nil {
+		return 0
+	}
+	return int(s.count.Load())
+}
+
+// Total returns the summed duration of the statements recorded.
+func (s *Stats) Total() time.Duration {
+	if s == nil {
+		return 0
+	}
+	return time.Duration(s.nanos.Load())
+}
+
+func (s *Stats) add(d time.Duration) {
+	s.count.Add(1)
+	s.nanos.Add(int64(d))
+}
+
+type statsKey struct{}
+
+// WithStats returns a context carrying a new collector, and the collector.
+// Statements run through a Wrap driver with that context (or a context
+// derived from it, or in a transaction begun with it) are counted.
+func WithStats(ctx context.Context) (context.Context, *Stats) {
+	s := &Stats{}
+	return context.WithValue(ctx, statsKey{}, s), s
+}
+
+// StatsFrom returns the collector of ctx, or nil.
+func StatsFrom(ctx context.Context) *Stats {
+	if ctx == nil {
+		return nil
+	}
+	s, _ := ctx.Value(statsKey{}).(*Stats)
+	return s
+}
+
+// Summary returns the end-of-request line "SQL: N statements, T ms", with
+// " — suspected N+1 (N statements)" appended from NPlusOneThreshold
+// statements on; ok is false when no statement ran.
+func Summary(s *Stats) (line string, ok bool) {
+	n := s.Count()
+	if n == 0 {
+		return "", false
+	}
+	noun := "statements"
+	if n == 1 {
+		noun = "statement"
+	}
+	ms := float64(s.Total()) / float64(time.Millisecond)
+	line = "SQL: " + strconv.Itoa(n) + " " + noun + ", " + strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+	if n >= NPlusOneThreshold {
+		line += " — suspected N+1 (" + strconv.Itoa(n) + " statements)"
+	}
+	return line, true
+}
+
+// Middleware installs a Stats collector on every request's context
+// (c.SetContext, and as a local so that handlers passing the fiber.Ctx
+// itself as the context are counted too) and, when requestSummary is true,
+// logs Summary at Info with the method and path after the rest of the chain
+// ran, for requests that ran at least one statement. Pass
+// SqlLog:Enabled && SqlLog:RequestSummary; log is the Category logger (nil
+// discards).
+func Middleware(log hclog.Logger, requestSummary bool) fiber.Handler {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return func(c fiber.Ctx) error {
+		ctx, s := WithStats(c.Context())
+		c.SetContext(ctx)
+		c.Locals(statsKey{}, s)
+		err := c.Next()
+		if requestSummary {
+			if line, ok := Summary(s); ok && log.IsInfo() {
+				log.Info(line, "method", strings.Clone(c.Method()), "path", strings.Clone(c.Path()))
+			}
+		}
+		return err
+	}
+}
