@@ -105,13 +105,10 @@ func (s *Service) Int(ctx context.Context, key string, def int) (int, error) {
 	return n, nil
 }
 
-// Invalidate drops cached keys; the next read goes to the database.
+// Invalidate drops cached keys (and the site info when a key feeds it) and
+// publishes the change: the spec's InvalidateAsync(key). It is Changed.
 func (s *Service) Invalidate(ctx context.Context, keys ...string) error {
-	ck := make([]string, len(keys))
-	for i, k := range keys {
-		ck[i] = KeyPrefix + k
-	}
-	return s.store.Delete(ctx, ck...)
+	return s.Changed(ctx, keys...)
 }
 
 // InvalidateAll drops every cached config entry and returns how many.

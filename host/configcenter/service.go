@@ -1,0 +1,458 @@
+package configcenter
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysconfig"
+	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/request"
+	settings "github.com/adminkernel/kernel/host/sysconfig"
+)
+
+// Site keys (wire contract §4.5 and §6).
+const (
+	KeySiteTitle        = "sys.site.title"
+	KeySiteSubtitle     = "sys.site.subtitle"
+	KeySiteCopyright    = "sys.site.copyright"
+	KeySiteCopyrightURL = "sys.site.copyrightUrl"
+	KeySiteLogo         = "sys.site.logo"
+)
+
+// Column bounds of sys_config (ent schema); longer input is 48002.
+const (
+	maxNameLen   = 128
+	maxGroupLen  = 64
+	maxRemarkLen = 512
+)
+
+var keyPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+// Config is the contract's SysConfig.
+type Config struct {
+	ID           int64   `json:"id"`
+	IsDelete     bool    `json:"isDelete"`
+	CreateTime   string  `json:"createTime"`
+	CreateUserID *int64  `json:"createUserId"`
+	UpdateTime   *string `json:"updateTime"`
+	UpdateUserID *int64  `json:"updateUserId"`
+	ConfigKey    string  `json:"configKey"`
+	ConfigValue  *string `json:"configValue"`
+	Name         string  `json:"name"`
+	GroupCode    *string `json:"groupCode"`
+	Sort         int     `json:"sort"`
+	Remark       *string `json:"remark"`
+}
+
+// Input is the body of POST and PUT /sys/config (configKey is ignored by PUT).
+type Input struct {
+	ConfigKey   string  `json:"configKey"`
+	ConfigValue *string `json:"configValue"`
+	Name        string  `json:"name"`
+	GroupCode   *string `json:"groupCode"`
+	Sort        flexInt `json:"sort"`
+	Remark      *string `json:"remark"`
+}
+
+// BatchItem is one element of PUT /sys/config/batch.
+type BatchItem struct {
+	ConfigKey   string  `json:"configKey"`
+	ConfigValue *string `json:"configValue"`
+}
+
+// SiteInfo is the anonymous site information (wire contract §6 item 1).
+type SiteInfo struct {
+	Title           *string `json:"title"`
+	Subtitle        *string `json:"subtitle"`
+	Copyright       *string `json:"copyright"`
+	CopyrightURL    *string `json:"copyrightUrl"`
+	Logo            *string `json:"logo"`
+	CaptchaEnabled  bool    `json:"captchaEnabled"`
+	SmsLoginEnabled bool    `json:"smsLoginEnabled"`
+}
+
+// Filter is the query of GET /sys/config/page.
+type Filter struct {
+	ConfigKey          string
+	Name               string
+	GroupCode          string
+	ExcludedGroupCodes []string
+}
+
+// Service is the config center. Every change goes through Settings.Changed,
+// so it is visible to every reader of the settings service on the next
+// request.
+type Service struct {
+	Client   *ent.Client
+	Store    cache.Store
+	Settings *settings.Service
+	// CaptchaForced is Service:Security:Captcha:Enabled: it turns the
+	// captcha on whatever the runtime switch says.
+	CaptchaForced bool
+	// TTL is the lifetime of the cached site info.
+	TTL time.Duration
+}
+
+// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
+// offset, in server-local time.
+const entityTimeLayout = "2006-01-02T15:04:05"
+
+func formatLocal(t time.Time) string { return t.Local().Format(entityTimeLayout) }
+
+func toDTO(r *ent.SysConfig) Config {
+	out := Config{
+		ID: r.ID, IsDelete: r.IsDelete, CreateTime: formatLocal(r.CreateTime),
+		CreateUserID: r.CreateUserID, UpdateUserID: r.UpdateUserID,
+		ConfigKey: r.ConfigKey, ConfigValue: r.ConfigValue, Name: r.Name,
+		GroupCode: r.GroupCode, Sort: r.Sort, Remark: r.Remark,
+	}
+	if r.UpdateTime != nil {
+		s := formatLocal(*r.UpdateTime)
+		out.UpdateTime = &s
+	}
+	return out
+}
+
+// sortColumns maps the contract's property names (lower-cased) to columns.
+var sortColumns = map[string]string{
+	"id":           sysconfig.FieldID,
+	"isdelete":     sysconfig.FieldIsDelete,
+	"createtime":   sysconfig.FieldCreateTime,
+	"createuserid": sysconfig.FieldCreateUserID,
+	"updatetime":   sysconfig.FieldUpdateTime,
+	"updateuserid": sysconfig.FieldUpdateUserID,
+	"configkey":    sysconfig.FieldConfigKey,
+	"configvalue":  sysconfig.FieldConfigValue,
+	"name":         sysconfig.FieldName,
+	"groupcode":    sysconfig.FieldGroupCode,
+	"sort":         sysconfig.FieldSort,
+	"remark":       sysconfig.FieldRemark,
+}
+
+// Page lists live config rows. The default order is sort, then id; a
+// SortField naming a real column orders by it first (id breaks ties).
+func (s *Service) Page(ctx context.Context, f Filter, p request.Page) ([]Config, int, error) {
+	q := s.Client.SysConfig.Query().Where(sysconfig.IsDelete(false))
+	if v := strings.TrimSpace(f.ConfigKey); v != "" {
+		q.Where(sysconfig.ConfigKeyContainsFold(v))
+	}
+	if v := strings.TrimSpace(f.Name); v != "" {
+		q.Where(sysconfig.NameContainsFold(v))
+	}
+	if v := strings.TrimSpace(f.GroupCode); v != "" {
+		q.Where(sysconfig.GroupCode(v))
+	}
+	var excluded []string
+	for _, g := range f.ExcludedGroupCodes {
+		if g = strings.TrimSpace(g); g != "" {
+			excluded = append(excluded, g)
+		}
+	}
+	if len(excluded) > 0 {
+		// NOT IN is unknown for NULL: rows without a group belong to
+		// "the remaining groups" too.
+		q.Where(sysconfig.Or(sysconfig.GroupCodeIsNil(), sysconfig.GroupCodeNotIn(excluded...)))
+	}
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	order := []sysconfig.OrderOption{orderBy(sysconfig.FieldSort, false), orderBy(sysconfig.FieldID, false)}
+	if col, ok := sortColumns[strings.ToLower(strings.TrimSpace(p.SortField))]; ok {
+		order = []sysconfig.OrderOption{orderBy(col, p.Desc), orderBy(sysconfig.FieldID, p.Desc)}
+	}
+	rows, err := q.Order(order...).Offset(p.Offset()).Limit(p.Size).All(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	items := make([]Config, len(rows))
+	for i, r := range rows {
+		items[i] = toDTO(r)
+	}
+	return items, total, nil
+}
+
+func orderBy(col string, desc bool) sysconfig.OrderOption {
+	if desc {
+		return ent.Desc(col)
+	}
+	return ent.Asc(col)
+}
+
+// Get returns a live row (43004 when missing or deleted).
+func (s *Service) Get(ctx context.Context, id int64) (Config, error) {
+	r, err := s.Client.SysConfig.Query().Where(sysconfig.ID(id), sysconfig.IsDelete(false)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Config{}, errcode.New(errcode.ConfigNotFound)
+	}
+	if err != nil {
+		return Config{}, err
+	}
+	return toDTO(r), nil
+}
+
+// Value reads one key through the cache; nil when missing, deleted or NULL.
+func (s *Service) Value(ctx context.Context, key string) (*string, error) {
+	if !keyPattern.MatchString(key) {
+		// Such a key can never exist: answer without caching a miss for it.
+		return nil, nil
+	}
+	v, ok, err := s.Settings.Value(ctx, key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// Site returns the site info, cached as one entry (settings.SiteKey) that
+// Settings.Changed drops whenever a key it is built from changes.
+func (s *Service) Site(ctx context.Context) (SiteInfo, error) {
+	var out SiteInfo
+	if b, ok, err := s.Store.Get(ctx, settings.SiteKey); err == nil && ok && json.Unmarshal(b, &out) == nil {
+		return out, nil
+	}
+	out = SiteInfo{}
+	for _, f := range []struct {
+		key string
+		dst **string
+	}{
+		{KeySiteTitle, &out.Title},
+		{KeySiteSubtitle, &out.Subtitle},
+		{KeySiteCopyright, &out.Copyright},
+		{KeySiteCopyrightURL, &out.CopyrightURL},
+		{KeySiteLogo, &out.Logo},
+	} {
+		v, ok, err := s.Settings.Value(ctx, f.key)
+		if err != nil {
+			return SiteInfo{}, err
+		}
+		if ok {
+			*f.dst = &v
+		}
+	}
+	captcha, err := s.Settings.Bool(ctx, settings.KeyCaptchaEnabled, false)
+	if err != nil {
+		return SiteInfo{}, err
+	}
+	out.CaptchaEnabled = s.CaptchaForced || captcha
+	if out.SmsLoginEnabled, err = s.Settings.Bool(ctx, settings.KeySmsLoginEnabled, false); err != nil {
+		return SiteInfo{}, err
+	}
+	if b, err := json.Marshal(out); err == nil {
+		// A cache write failure only costs a rebuild next time.
+		_ = s.Store.Set(ctx, settings.SiteKey, b, s.TTL)
+	}
+	return out, nil
+}
+
+// Batch updates the values of existing live keys in one transaction;
+// unknown keys are ignored and name, group and sort are never touched. The
+// changed keys (and the site info when it is built from one of them) are
+// invalidated after the commit.
+func (s *Service) Batch(ctx context.Context, items []BatchItem, userID int64) error {
+	if len(items) == 0 {
+		return nil
+	}
+	// The last occurrence of a key wins, as a sequence of updates would.
+	want := make(map[string]*string, len(items))
+	keys := make([]string, 0, len(items))
+	for _, it := range items {
+		if !keyPattern.MatchString(it.ConfigKey) {
+			continue // cannot name an existing key
+		}
+		if _, dup := want[it.ConfigKey]; !dup {
+			keys = append(keys, it.ConfigKey)
+		}
+		want[it.ConfigKey] = it.ConfigValue
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	var changed []string
+	err := withTx(ctx, s.Client, func(tx *ent.Tx) error {
+		rows, err := tx.SysConfig.Query().
+			Where(sysconfig.ConfigKeyIn(keys...), sysconfig.IsDelete(false)).
+			All(ctx)
+		if err != nil {
+			return err
+		}
+		byKey := make(map[string]*ent.SysConfig, len(rows))
+		for _, r := range rows {
+			byKey[r.ConfigKey] = r // exact keys only, whatever the collation
+		}
+		for _, k := range keys { // in request order
+			r, ok := byKey[k]
+			v := want[k]
+			if !ok || equalPtr(r.ConfigValue, v) {
+				continue
+			}
+			u := tx.SysConfig.UpdateOneID(r.ID).SetUpdateUserID(userID)
+			if v == nil {
+				u.ClearConfigValue()
+			} else {
+				u.SetConfigValue(*v)
+			}
+			if err := u.Exec(ctx); err != nil {
+				return err
+			}
+			changed = append(changed, r.ConfigKey)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.Settings.Changed(ctx, changed...)
+}
+
+// Add creates a key (43005 when a live row holds it).
+func (s *Service) Add(ctx context.Context, in Input, userID int64) (int64, error) {
+	key := strings.TrimSpace(in.ConfigKey)
+	if !keyPattern.MatchString(key) {
+		return 0, request.Invalid("configKey")
+	}
+	if err := validate(&in); err != nil {
+		return 0, err
+	}
+	taken, err := s.Client.SysConfig.Query().Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).Exist(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if taken {
+		return 0, errcode.New(errcode.ConfigKeyExists)
+	}
+	row, err := s.Client.SysConfig.Create().
+		SetConfigKey(key).
+		SetNillableConfigValue(in.ConfigValue).
+		SetName(in.Name).
+		SetNillableGroupCode(in.GroupCode).
+		SetSort(int(in.Sort)).
+		SetNillableRemark(in.Remark).
+		SetCreateUserID(userID).
+		Save(ctx)
+	if ent.IsConstraintError(err) {
+		// A concurrent add won the unique (config_key, delete_key) index.
+		return 0, errcode.New(errcode.ConfigKeyExists).Wrap(err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	// A miss for this key may be cached.
+	return row.ID, s.Settings.Changed(ctx, key)
+}
+
+// Update rewrites value, name, group, sort and remark of a live row; its key
+// is immutable.
+func (s *Service) Update(ctx context.Context, id int64, in Input, userID int64) error {
+	if err := validate(&in); err != nil {
+		return err
+	}
+	row, err := s.Client.SysConfig.Query().Where(sysconfig.ID(id), sysconfig.IsDelete(false)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return errcode.New(errcode.ConfigNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	u := s.Client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).
+		SetName(in.Name).SetSort(int(in.Sort)).SetUpdateUserID(userID)
+	if in.ConfigValue == nil {
+		u.ClearConfigValue()
+	} else {
+		u.SetConfigValue(*in.ConfigValue)
+	}
+	if in.GroupCode == nil {
+		u.ClearGroupCode()
+	} else {
+		u.SetGroupCode(*in.GroupCode)
+	}
+	if in.Remark == nil {
+		u.ClearRemark()
+	} else {
+		u.SetRemark(*in.Remark)
+	}
+	err = u.Exec(ctx)
+	if ent.IsNotFound(err) {
+		return errcode.New(errcode.ConfigNotFound) // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	return s.Settings.Changed(ctx, row.ConfigKey)
+}
+
+// Delete soft-deletes a live row (is_delete and delete_key = id), which
+// frees its key for re-creation.
+func (s *Service) Delete(ctx context.Context, id int64, userID int64) error {
+	row, err := s.Client.SysConfig.Query().Where(sysconfig.ID(id), sysconfig.IsDelete(false)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return errcode.New(errcode.ConfigNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	err = s.Client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).
+		SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(userID).Exec(ctx)
+	if ent.IsNotFound(err) {
+		return errcode.New(errcode.ConfigNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return s.Settings.Changed(ctx, row.ConfigKey)
+}
+
+// validate checks the editable fields against the column bounds; an empty
+// group code or remark is stored as NULL.
+func validate(in *Input) error {
+	in.Name = strings.TrimSpace(in.Name)
+	if in.Name == "" || utf8.RuneCountInString(in.Name) > maxNameLen {
+		return request.Invalid("name")
+	}
+	in.GroupCode = blankToNil(in.GroupCode)
+	if in.GroupCode != nil && utf8.RuneCountInString(*in.GroupCode) > maxGroupLen {
+		return request.Invalid("groupCode")
+	}
+	in.Remark = blankToNil(in.Remark)
+	if in.Remark != nil && utf8.RuneCountInString(*in.Remark) > maxRemarkLen {
+		return request.Invalid("remark")
+	}
+	return nil
+}
+
+func blankToNil(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	v := strings.TrimSpace(*p)
+	if v == "" {
+		return nil
+	}
+	return &v
+}
+
+func equalPtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// withTx runs f in a transaction, committing when it returns nil.
+func withTx(ctx context.Context, client *ent.Client, f func(tx *ent.Tx) error) error {
+	tx, err := client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
