@@ -1,4 +1,12 @@
 // Package user is a kernel feature area: Users (/api/v1/sys/user).
+//
+// Every endpoint works within the caller's data scope (host/datascope): a
+// user outside it answers 41005, and a restricted caller may only place
+// users in orgs of their scope (42030). Only the super-admin may change a
+// super-admin account, and nobody may disable or delete it (42007);
+// administrators cannot disable or delete themselves (42029). Callers other
+// than the super-admin may newly grant only enabled, delegatable roles
+// (41004).
 package user
 
 import (
@@ -10,8 +18,18 @@ import (
 // Name is the module name Api:DisabledModules refers to.
 const Name = "User"
 
-// menus are the seeded menu entries of this area.
-var menus = []seed.Menu{}
+// menus are the seeded menu entries of this area (wire contract §5.2,
+// ids 230-236; the import and export buttons 237 and 238 come with those
+// endpoints).
+var menus = []seed.Menu{
+	{ID: 230, ParentID: 200, Type: seed.MenuPage, Title: "用户管理", Path: "/system/user", Component: "system/user/index", Icon: "ph:user-duotone", Sort: 3},
+	{ID: 231, ParentID: 230, Type: seed.MenuButton, Title: "用户-查询", Permission: "GET:/api/v1/sys/user/page;GET:/api/v1/sys/user/{id}", Sort: 1},
+	{ID: 232, ParentID: 230, Type: seed.MenuButton, Title: "用户-新增", Permission: "POST:/api/v1/sys/user", Sort: 2},
+	{ID: 233, ParentID: 230, Type: seed.MenuButton, Title: "用户-更新", Permission: "PUT:/api/v1/sys/user/{id}", Sort: 3},
+	{ID: 234, ParentID: 230, Type: seed.MenuButton, Title: "用户-删除", Permission: "DELETE:/api/v1/sys/user/{id};POST:/api/v1/sys/user/batch-delete", Sort: 4},
+	{ID: 235, ParentID: 230, Type: seed.MenuButton, Title: "用户-重置密码", Permission: "PUT:/api/v1/sys/user/{id}/password", Sort: 5},
+	{ID: 236, ParentID: 230, Type: seed.MenuButton, Title: "用户-启用停用", Permission: "PUT:/api/v1/sys/user/{id}/enabled", Sort: 6},
+}
 
 // Module returns the area as a kernel module.
 func Module() module.Module {
@@ -19,5 +37,7 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
+	h := &handler{svc: NewService(d), maxPageSize: d.Config.API.MaxPageSize}
+	h.mount(api)
 	return nil
 }

@@ -1,0 +1,135 @@
+package role
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/adminkernel/kernel/ent"
+)
+
+// Int64 is an integer in a request body: a JSON number or, as ASP.NET
+// accepts it, a quoted number ("42"). An empty string reads as 0.
+type Int64 int64
+
+// UnmarshalJSON accepts 42 and "42".
+func (n *Int64) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		return nil
+	}
+	quoted := len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"'
+	if quoted {
+		b = bytes.TrimSpace(b[1 : len(b)-1])
+		if len(b) == 0 {
+			*n = 0
+			return nil
+		}
+	}
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		kind := "number"
+		if quoted {
+			kind = "string"
+		}
+		return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[Int64]()}
+	}
+	*n = Int64(v)
+	return nil
+}
+
+// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
+// offset, in server-local time.
+const entityTimeLayout = "2006-01-02T15:04:05"
+
+func formatLocal(t time.Time) string { return t.Local().Format(entityTimeLayout) }
+
+func formatLocalPtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := formatLocal(*t)
+	return &s
+}
+
+// Role is the contract's SysRole.
+type Role struct {
+	ID            int64   `json:"id"`
+	Name          string  `json:"name"`
+	Code          string  `json:"code"`
+	Sort          int     `json:"sort"`
+	Enabled       bool    `json:"enabled"`
+	Remark        *string `json:"remark"`
+	IsDelegatable bool    `json:"isDelegatable"`
+	IsDelete      bool    `json:"isDelete"`
+	CreateTime    string  `json:"createTime"`
+	CreateUserID  *int64  `json:"createUserId"`
+	UpdateTime    *string `json:"updateTime"`
+	UpdateUserID  *int64  `json:"updateUserId"`
+}
+
+func toRole(r *ent.SysRole) Role {
+	return Role{
+		ID: r.ID, Name: r.Name, Code: r.Code, Sort: r.Sort, Enabled: r.Enabled, Remark: r.Remark,
+		IsDelegatable: r.IsDelegatable, IsDelete: r.IsDelete, CreateTime: formatLocal(r.CreateTime),
+		CreateUserID: r.CreateUserID, UpdateTime: formatLocalPtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+	}
+}
+
+// DataScope is the contract's SysRoleDataScope.
+type DataScope struct {
+	ID           int64   `json:"id"`
+	RoleID       int64   `json:"roleId"`
+	ScopeType    int     `json:"scopeType"`
+	CustomOrgIDs *string `json:"customOrgIds"`
+	IsDelete     bool    `json:"isDelete"`
+	CreateTime   string  `json:"createTime"`
+	CreateUserID *int64  `json:"createUserId"`
+	UpdateTime   *string `json:"updateTime"`
+	UpdateUserID *int64  `json:"updateUserId"`
+}
+
+func toDataScope(s *ent.SysRoleDataScope) *DataScope {
+	return &DataScope{
+		ID: s.ID, RoleID: s.RoleID, ScopeType: s.ScopeType, CustomOrgIDs: s.CustomOrgIds, IsDelete: s.IsDelete,
+		CreateTime: formatLocal(s.CreateTime), CreateUserID: s.CreateUserID,
+		UpdateTime: formatLocalPtr(s.UpdateTime), UpdateUserID: s.UpdateUserID,
+	}
+}
+
+// Input is the contract's RoleInput.
+type Input struct {
+	Name string `json:"name"`
+	Code string `json:"code"`
+	Sort Int64  `json:"sort"`
+	// Enabled defaults to true when absent.
+	Enabled       *bool   `json:"enabled"`
+	Remark        *string `json:"remark"`
+	IsDelegatable *bool   `json:"isDelegatable"`
+}
+
+// IDsInput is the body of POST /sys/role/batch-delete.
+type IDsInput struct {
+	IDs []Int64 `json:"ids"`
+}
+
+// MenusInput is the body of PUT /sys/role/menu.
+type MenusInput struct {
+	RoleID  Int64   `json:"roleId"`
+	MenuIDs []Int64 `json:"menuIds"`
+}
+
+// DataScopeInput is the body of PUT /sys/role/datascope.
+type DataScopeInput struct {
+	RoleID       Int64   `json:"roleId"`
+	ScopeType    Int64   `json:"scopeType"`
+	CustomOrgIDs []Int64 `json:"customOrgIds"`
+}
+
+// UsersInput is the body of PUT /sys/role/users.
+type UsersInput struct {
+	RoleID  Int64   `json:"roleId"`
+	UserIDs []Int64 `json:"userIds"`
+}
