@@ -28,11 +28,13 @@ import (
 	"github.com/adminkernel/kernel/host/database/sqllog"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/exceptionlog"
 	"github.com/adminkernel/kernel/host/health"
 	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/openapi"
+	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -82,6 +84,9 @@ type Kernel struct {
 	authn    *authn.Authenticator
 	auth     *auth.Service
 	trusted  []*net.IPNet
+
+	exceptions *exceptionlog.Recorder
+	oplog      *oplog.Writer
 }
 
 // Catalog builds the error catalog of the options without opening anything:
@@ -160,10 +165,16 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 func (k *Kernel) buildApp(modules []Module) error {
 	cfg := k.cfg
 	trusted := cfg.Service.HTTP.TrustedProxies
+	k.exceptions = exceptionlog.New(k.db.Client, k.logs.For("AdminKernel.ExceptionLog")).WithTrustedProxies(k.trusted)
+	k.oplog = oplog.New(oplog.EntInserter(k.db.Client), oplog.Options{
+		Config: cfg.Service.Logging.OpLog, Trusted: k.trusted, Catalog: k.catalog,
+		Log: k.logs.For("AdminKernel.OpLog"), Recorder: k.exceptions,
+	})
+	k.routes.Around(k.oplog.Middleware)
 	k.app = fiber.New(fiber.Config{
 		AppName:          "adminkernel",
 		BodyLimit:        cfg.Service.HTTP.BodyLimitBytes,
-		ErrorHandler:     envelope.ErrorHandler(k.catalog, k.logs.For("AdminKernel.Http"), nil),
+		ErrorHandler:     envelope.ErrorHandler(k.catalog, k.logs.For("AdminKernel.Http"), k.exceptions.Record),
 		TrustProxy:       len(trusted) > 0,
 		TrustProxyConfig: fiber.TrustProxyConfig{Proxies: trusted},
 		ProxyHeader:      proxyHeader(trusted),
@@ -281,9 +292,18 @@ func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	return <-errc
 }
 
-// Close releases the cache, the database and the log file.
+// Close drains the operation log, then releases the cache, the database and
+// the log file.
 func (k *Kernel) Close() error {
 	var errs []error
+	if k.oplog != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), oplog.DefaultDrainTimeout)
+		if err := k.oplog.Close(ctx); err != nil {
+			k.log.Warn("operation log not fully written at shutdown", "error", err, "lost", k.oplog.Lost())
+		}
+		cancel()
+		k.oplog = nil
+	}
 	if k.store != nil {
 		errs = append(errs, k.store.Close())
 	}

@@ -6,6 +6,8 @@ import (
 	"github.com/adminkernel/kernel/host/externalauth"
 	"github.com/adminkernel/kernel/host/menu"
 	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/monitor"
+	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/org"
 	"github.com/adminkernel/kernel/host/role"
 	"github.com/adminkernel/kernel/host/user"
@@ -22,6 +24,8 @@ func builtinModules() []Module {
 		configcenter.Module(),
 		dict.Module(),
 		externalauth.Module(),
+		oplog.Module(),
+		monitor.Module(),
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 const Name = "Config"
 
 const (
-	pageCodes   = "GET:/api/v1/sys/config/page;GET:/api/v1/sys/config/{id};GET:/api/v1/sys/config/value/{key}"
+	pageCodes   = "GET:/api/v1/sys/config/page;GET:/api/v1/sys/config/{id};GET:/api/v1/sys/config/value/{key};GET:/api/v1/auth/external/providers/all"
 	addCodes    = "POST:/api/v1/sys/config"
 	updateCodes = "PUT:/api/v1/sys/config/{id};PUT:/api/v1/sys/config/batch"
 	deleteCodes = "DELETE:/api/v1/sys/config/{id}"

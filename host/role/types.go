@@ -1,44 +1,14 @@
 package role
 
 import (
-	"bytes"
-	"encoding/json"
-	"reflect"
-	"strconv"
+	"github.com/adminkernel/kernel/ent"
 	"time"
 
-	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/host/request"
 )
 
-// Int64 is an integer in a request body: a JSON number or, as ASP.NET
-// accepts it, a quoted number ("42"). An empty string reads as 0.
-type Int64 int64
-
-// UnmarshalJSON accepts 42 and "42".
-func (n *Int64) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if string(b) == "null" {
-		return nil
-	}
-	quoted := len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"'
-	if quoted {
-		b = bytes.TrimSpace(b[1 : len(b)-1])
-		if len(b) == 0 {
-			*n = 0
-			return nil
-		}
-	}
-	v, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		kind := "number"
-		if quoted {
-			kind = "string"
-		}
-		return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[Int64]()}
-	}
-	*n = Int64(v)
-	return nil
-}
+// Int64 accepts a JSON number or a quoted number.
+type Int64 = request.Int64
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.

@@ -1,0 +1,148 @@
+package exceptionlog
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/request"
+)
+
+// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
+// offset, in server-local time.
+const entityTimeLayout = "2006-01-02T15:04:05"
+
+// Item is the contract's SysExceptionLog.
+type Item struct {
+	ID            int64   `json:"id"`
+	HTTPMethod    string  `json:"httpMethod"`
+	Path          string  `json:"path"`
+	TraceID       *string `json:"traceId"`
+	ExceptionType string  `json:"exceptionType"`
+	Message       *string `json:"message"`
+	StackTrace    *string `json:"stackTrace"`
+	OperatorID    *int64  `json:"operatorId"`
+	OperatorName  *string `json:"operatorName"`
+	IP            *string `json:"ip"`
+	UserAgent     *string `json:"userAgent"`
+	IsDelete      bool    `json:"isDelete"`
+	CreateTime    string  `json:"createTime"`
+	CreateUserID  *int64  `json:"createUserId"`
+	UpdateTime    *string `json:"updateTime"`
+	UpdateUserID  *int64  `json:"updateUserId"`
+}
+
+// Filter filters the exception-log page: Path and ExceptionType match as
+// substrings, the times are inclusive bounds of create_time.
+type Filter struct {
+	Path, ExceptionType string
+	StartTime, EndTime  *time.Time
+}
+
+// sortable maps the contract's sort field names (compared
+// case-insensitively) to columns.
+var sortable = map[string]string{
+	"id":            sysexceptionlog.FieldID,
+	"createtime":    sysexceptionlog.FieldCreateTime,
+	"httpmethod":    sysexceptionlog.FieldHTTPMethod,
+	"path":          sysexceptionlog.FieldPath,
+	"exceptiontype": sysexceptionlog.FieldExceptionType,
+	"operatorid":    sysexceptionlog.FieldOperatorID,
+	"ip":            sysexceptionlog.FieldIP,
+}
+
+// Page lists exception-log rows, newest first unless p.SortField names a
+// column, with the operator's name joined in.
+func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]Item, int, error) {
+	q := client.SysExceptionLog.Query()
+	if f.Path != "" {
+		q.Where(sysexceptionlog.PathContains(f.Path))
+	}
+	if f.ExceptionType != "" {
+		q.Where(sysexceptionlog.ExceptionTypeContains(f.ExceptionType))
+	}
+	if f.StartTime != nil {
+		q.Where(sysexceptionlog.CreateTimeGTE(*f.StartTime))
+	}
+	if f.EndTime != nil {
+		q.Where(sysexceptionlog.CreateTimeLTE(*f.EndTime))
+	}
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	order := []sysexceptionlog.OrderOption{ent.Desc(sysexceptionlog.FieldCreateTime), ent.Desc(sysexceptionlog.FieldID)}
+	if col, ok := sortable[strings.ToLower(strings.TrimSpace(p.SortField))]; ok {
+		dir := ent.Asc(col)
+		if p.Desc {
+			dir = ent.Desc(col)
+		}
+		order = append([]sysexceptionlog.OrderOption{dir}, order...)
+	}
+	rows, err := q.Order(order...).Offset(p.Offset()).Limit(p.Size).All(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var ids []int64
+	for _, r := range rows {
+		if r.OperatorID != nil {
+			ids = append(ids, *r.OperatorID)
+		}
+	}
+	names, err := UserNames(ctx, client, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	items := make([]Item, len(rows))
+	for i, r := range rows {
+		items[i] = Item{
+			ID: r.ID, HTTPMethod: r.HTTPMethod, Path: r.Path, TraceID: r.TraceID,
+			ExceptionType: r.ExceptionType, Message: r.Message, StackTrace: r.StackTrace,
+			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent,
+			CreateTime: FormatTime(r.CreateTime), CreateUserID: r.CreateUserID,
+		}
+		if r.OperatorID != nil {
+			if n, ok := names[*r.OperatorID]; ok {
+				items[i].OperatorName = &n
+			}
+		}
+	}
+	return items, total, nil
+}
+
+// Clear hard-deletes every exception-log row and returns how many there
+// were.
+func Clear(ctx context.Context, client *ent.Client) (int, error) {
+	return client.SysExceptionLog.Delete().Exec(ctx)
+}
+
+// UserNames returns the names of the given users (deleted ones included).
+func UserNames(ctx context.Context, client *ent.Client, ids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	seen := make(map[int64]bool, len(ids))
+	uniq := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			uniq = append(uniq, id)
+		}
+	}
+	users, err := client.SysUser.Query().Where(sysuser.IDIn(uniq...)).
+		Select(sysuser.FieldID, sysuser.FieldName).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range users {
+		out[u.ID] = u.Name
+	}
+	return out, nil
+}
+
+// FormatTime writes an entity time the contract's way.
+func FormatTime(t time.Time) string { return t.Local().Format(entityTimeLayout) }

@@ -1,0 +1,40 @@
+package monitor
+
+import (
+	"github.com/gofiber/fiber/v3"
+
+	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/route"
+	"github.com/adminkernel/kernel/host/seed"
+)
+
+// Name is the module name Api:DisabledModules refers to.
+const Name = "Monitor"
+
+// menus are the seeded page and button (wire contract §5.2) under the
+// 系统运维 catalog (300).
+var menus = []seed.Menu{
+	{ID: 370, ParentID: 300, Type: seed.MenuPage, Title: "服务器监控", Path: "/system/monitor", Component: "system/monitor/index", Icon: "ph:pulse-duotone", Sort: 7},
+	{ID: 371, ParentID: 370, Type: seed.MenuButton, Title: "服务器监控-查询", Permission: "GET:/api/v1/sys/monitor/server", Sort: 1},
+}
+
+// Module returns the server monitor as a kernel module.
+func Module() module.Module {
+	return module.Module{Name: Name, Menus: menus, Routes: routes}
+}
+
+func routes(_ *module.Deps, api *route.Group) error {
+	api.Get("/sys/monitor/server", route.Permission, server).Doc("Server snapshot", nil, ServerInfo{})
+	return nil
+}
+
+// server answers the snapshot; the 500 ms sampling wait ends early (with
+// the context's error) when the request's context is cancelled.
+func server(c fiber.Ctx) error {
+	info, err := Snapshot(c.Context())
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, info)
+}

@@ -1,0 +1,130 @@
+package oplog
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysoplog"
+	"github.com/adminkernel/kernel/host/exceptionlog"
+	"github.com/adminkernel/kernel/host/request"
+)
+
+// Item is the contract's SysOpLog.
+type Item struct {
+	ID               int64   `json:"id"`
+	Title            string  `json:"title"`
+	HTTPMethod       string  `json:"httpMethod"`
+	Path             string  `json:"path"`
+	ParamJSON        *string `json:"paramJson"`
+	ResultCode       int     `json:"resultCode"`
+	Success          bool    `json:"success"`
+	ExceptionMessage *string `json:"exceptionMessage"`
+	ElapsedMs        int64   `json:"elapsedMs"`
+	OperatorID       *int64  `json:"operatorId"`
+	OperatorName     *string `json:"operatorName"`
+	IP               *string `json:"ip"`
+	UserAgent        *string `json:"userAgent"`
+	IsDelete         bool    `json:"isDelete"`
+	CreateTime       string  `json:"createTime"`
+	CreateUserID     *int64  `json:"createUserId"`
+	UpdateTime       *string `json:"updateTime"`
+	UpdateUserID     *int64  `json:"updateUserId"`
+}
+
+// Filter filters the operation-log page: Title and Path match as
+// substrings, the times are inclusive bounds of create_time.
+type Filter struct {
+	Title, Path        string
+	Success            *bool
+	OperatorID         *int64
+	StartTime, EndTime *time.Time
+}
+
+// sortable maps the contract's sort field names (compared
+// case-insensitively) to columns.
+var sortable = map[string]string{
+	"id":         sysoplog.FieldID,
+	"createtime": sysoplog.FieldCreateTime,
+	"title":      sysoplog.FieldTitle,
+	"httpmethod": sysoplog.FieldHTTPMethod,
+	"path":       sysoplog.FieldPath,
+	"resultcode": sysoplog.FieldResultCode,
+	"success":    sysoplog.FieldSuccess,
+	"elapsedms":  sysoplog.FieldElapsedMs,
+	"operatorid": sysoplog.FieldOperatorID,
+	"ip":         sysoplog.FieldIP,
+}
+
+// Page lists operation-log rows, newest first unless p.SortField names a
+// column, with the operator's name joined in.
+func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]Item, int, error) {
+	q := client.SysOpLog.Query()
+	if f.Title != "" {
+		q.Where(sysoplog.TitleContains(f.Title))
+	}
+	if f.Path != "" {
+		q.Where(sysoplog.PathContains(f.Path))
+	}
+	if f.Success != nil {
+		q.Where(sysoplog.Success(*f.Success))
+	}
+	if f.OperatorID != nil {
+		q.Where(sysoplog.OperatorID(*f.OperatorID))
+	}
+	if f.StartTime != nil {
+		q.Where(sysoplog.CreateTimeGTE(*f.StartTime))
+	}
+	if f.EndTime != nil {
+		q.Where(sysoplog.CreateTimeLTE(*f.EndTime))
+	}
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	order := []sysoplog.OrderOption{ent.Desc(sysoplog.FieldCreateTime), ent.Desc(sysoplog.FieldID)}
+	if col, ok := sortable[strings.ToLower(strings.TrimSpace(p.SortField))]; ok {
+		dir := ent.Asc(col)
+		if p.Desc {
+			dir = ent.Desc(col)
+		}
+		order = append([]sysoplog.OrderOption{dir}, order...)
+	}
+	rows, err := q.Order(order...).Offset(p.Offset()).Limit(p.Size).All(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var ids []int64
+	for _, r := range rows {
+		if r.OperatorID != nil {
+			ids = append(ids, *r.OperatorID)
+		}
+	}
+	names, err := exceptionlog.UserNames(ctx, client, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	items := make([]Item, len(rows))
+	for i, r := range rows {
+		items[i] = Item{
+			ID: r.ID, Title: r.Title, HTTPMethod: r.HTTPMethod, Path: r.Path,
+			ParamJSON: r.ParamJSON, ResultCode: r.ResultCode, Success: r.Success,
+			ExceptionMessage: r.ExceptionMessage, ElapsedMs: r.ElapsedMs,
+			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent,
+			CreateTime: exceptionlog.FormatTime(r.CreateTime), CreateUserID: r.CreateUserID,
+		}
+		if r.OperatorID != nil {
+			if n, ok := names[*r.OperatorID]; ok {
+				items[i].OperatorName = &n
+			}
+		}
+	}
+	return items, total, nil
+}
+
+// Clear hard-deletes every operation-log row and returns how many there
+// were.
+func Clear(ctx context.Context, client *ent.Client) (int, error) {
+	return client.SysOpLog.Delete().Exec(ctx)
+}
