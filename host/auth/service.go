@@ -347,6 +347,12 @@ func (s *Service) recordFailure(ctx context.Context, account string) error {
 	return errcode.New(errcode.PasswordWrong)
 }
 
+// Unlock lifts a login lock on an account name and clears its failure count
+// (an administrator's password reset does this).
+func (s *Service) Unlock(ctx context.Context, account string) error {
+	return s.Store.Reset(ctx, lockKey(lockKeyPrefix, account), lockKey(failKeyPrefix, account))
+}
+
 func (s *Service) clearFailures(ctx context.Context, account string) {
 	if err := s.Store.Reset(ctx, lockKey(failKeyPrefix, account)); err != nil {
 		s.Log.Warn("resetting the failed-login counter failed", "error", err)

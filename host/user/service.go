@@ -835,6 +835,10 @@ func (s *Service) ResetPassword(ctx context.Context, who Caller, id int64, in Pa
 	if _, err := s.d.Sessions.RevokeUser(ctx, id, reasonReset, ""); err != nil {
 		return "", err
 	}
+	// A reset also lifts a login lock on the account name.
+	if err := s.d.Auth.Unlock(ctx, u.Account); err != nil {
+		return "", err
+	}
 	return plain, nil
 }
 

@@ -364,6 +364,14 @@ func TestResetPassword(t *testing.T) {
 	}
 	e.expect("weak", e.do("PUT", path, e.admin, map[string]any{"newPassword": "abc"}), 42019)
 	e.expect("malformed", e.do("PUT", path, e.admin, "{x"), 48002)
+
+	// A reset lifts a login lock on the account.
+	for i := 0; i < 5; i++ {
+		e.do("POST", "/api/v1/auth/login", "", map[string]string{"account": "rp", "password": "wrong"})
+	}
+	e.do("POST", "/api/v1/auth/login", "", map[string]string{"account": "rp", "password": "wrong"}).Expect(t, "locked", 200, 40004)
+	r = e.expect("reset while locked", e.do("PUT", path, e.admin, map[string]any{"newPassword": "After#Lock0ut1"}), 0)
+	e.k.Login("rp", "After#Lock0ut1")
 	e.expect("unknown user", e.do("PUT", base+"/999/password", e.admin, map[string]any{}), 42001)
 }
 
