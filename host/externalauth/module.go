@@ -1,8 +1,20 @@
-// Package externalauth is a kernel feature area: External login (/api/v1/auth/external).
+// Package externalauth is a kernel feature area: External login
+// (/api/v1/auth/external). It registers the built-in OIDC providers in the
+// provider registry, reads the per-provider runtime switches
+// (sys.externalauth.{code}.*) through one shared reader, and runs the flow:
+// authorize, callback, ticket exchange, pending links, binding and
+// unbinding. Every login ends in the kernel's one token-issuing step.
 package externalauth
 
 import (
+	"fmt"
+	"strings"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/host/idp/oidc"
 	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/ratelimit"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
 )
@@ -10,7 +22,9 @@ import (
 // Name is the module name Api:DisabledModules refers to.
 const Name = "ExternalAuth"
 
-// menus are the seeded menu entries of this area.
+// menus are the seeded menu entries of this area. The area's only
+// permission route, GET:/api/v1/auth/external/providers/all, belongs to the
+// config center's Query button (311).
 var menus = []seed.Menu{}
 
 // Module returns the area as a kernel module.
@@ -19,5 +33,57 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
+	reg := idp.NewRegistry()
+	if err := RegisterBuiltins(reg, d.Config); err != nil {
+		return err
+	}
+	trusted, err := ratelimit.ParseTrusted(d.Config.Service.HTTP.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	ea := d.Config.Service.ExternalAuth
+	log := d.Logger("AdminKernel.ExternalAuth")
+	svc := NewService(Options{
+		Providers:          reg,
+		Switches:           NewSwitches(d.Settings),
+		Store:              d.Store,
+		Client:             d.Client,
+		Tokens:             d.Auth,
+		Hasher:             d.Hasher,
+		CallbackBaseURL:    ea.CallbackBaseURL,
+		AllowRequestBase:   !d.Config.IsProduction(),
+		FrontendResultPath: ea.FrontendResultPath,
+		Log:                log,
+	})
+	NewHandler(svc, d.Config.CallbackPrefix(), trusted).Routes(api)
+	for _, e := range reg.List() {
+		log.Info("external login provider registered", "provider", e.Code, "source", e.Source.String())
+	}
+	return nil
+}
+
+// RegisterBuiltins registers one OIDC provider per entry of
+// Service:ExternalAuth:Oidc (defaults already applied by config.Validate).
+// A code already taken in reg stops startup with both registrations named.
+func RegisterBuiltins(reg *idp.Registry, cfg *config.Config) error {
+	for i, o := range cfg.Service.ExternalAuth.Oidc {
+		where := fmt.Sprintf("Service:ExternalAuth:Oidc:%d", i)
+		p, err := oidc.New(oidc.Config{
+			Code:         o.Code,
+			DisplayName:  o.DisplayName,
+			Icon:         o.Icon,
+			Authority:    o.Authority,
+			ClientID:     o.ClientID,
+			ClientSecret: o.ClientSecret.Reveal(),
+			Scopes:       strings.FieldsFunc(o.Scopes, func(r rune) bool { return r == ',' || r == ' ' }),
+			UsePKCE:      o.UsePkce == nil || *o.UsePkce,
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if err := reg.Register(o.Code, p, idp.BuiltinSource(where)); err != nil {
+			return err
+		}
+	}
 	return nil
 }

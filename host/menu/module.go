@@ -2,6 +2,11 @@
 package menu
 
 import (
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -10,8 +15,21 @@ import (
 // Name is the module name Api:DisabledModules refers to.
 const Name = "Menu"
 
-// menus are the seeded menu entries of this area.
-var menus = []seed.Menu{}
+// menus are the seeded menu entries of this area: the menu and module
+// pages under the 系统运维 catalog (300, owned by host/seed).
+var menus = []seed.Menu{
+	{ID: 330, ParentID: 300, Type: seed.MenuPage, Title: "菜单管理", Path: "/system/menu", Component: "system/menu/index", Icon: "ph:list-dashes-duotone", Sort: 3},
+	{ID: 331, ParentID: 330, Type: seed.MenuButton, Title: "菜单-查询", Permission: "GET:/api/v1/sys/menu/tree;GET:/api/v1/sys/menu/routes", Sort: 1},
+	{ID: 332, ParentID: 330, Type: seed.MenuButton, Title: "菜单-新增", Permission: "POST:/api/v1/sys/menu/add", Sort: 2},
+	{ID: 333, ParentID: 330, Type: seed.MenuButton, Title: "菜单-更新", Permission: "PUT:/api/v1/sys/menu/{id}", Sort: 3},
+	{ID: 334, ParentID: 330, Type: seed.MenuButton, Title: "菜单-删除", Permission: "DELETE:/api/v1/sys/menu/{id}", Sort: 4},
+
+	{ID: 340, ParentID: 300, Type: seed.MenuPage, Title: "模块管理", Path: "/system/module", Component: "system/module/index", Icon: "ph:squares-four-duotone", Sort: 4},
+	{ID: 341, ParentID: 340, Type: seed.MenuButton, Title: "模块-查询", Permission: "GET:/api/v1/sys/module/list;GET:/api/v1/sys/module/{id}", Sort: 1},
+	{ID: 342, ParentID: 340, Type: seed.MenuButton, Title: "模块-新增", Permission: "POST:/api/v1/sys/module/add", Sort: 2},
+	{ID: 343, ParentID: 340, Type: seed.MenuButton, Title: "模块-更新", Permission: "PUT:/api/v1/sys/module/{id}", Sort: 3},
+	{ID: 344, ParentID: 340, Type: seed.MenuButton, Title: "模块-删除", Permission: "DELETE:/api/v1/sys/module/{id}", Sort: 4},
+}
 
 // Module returns the area as a kernel module.
 func Module() module.Module {
@@ -19,5 +37,44 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
+	log := hclog.NewNullLogger()
+	if d.Logger != nil {
+		log = d.Logger("AdminKernel.Menu")
+	}
+	ttl := 20 * time.Minute
+	if d.Config != nil && d.Config.Service.Cache.PermissionMinutes > 0 {
+		ttl = time.Duration(d.Config.Service.Cache.PermissionMinutes) * time.Minute
+	}
+	disabled := map[string]bool{}
+	if d.Config != nil {
+		for _, m := range d.Config.API.DisabledModules {
+			disabled[strings.ToLower(strings.TrimSpace(m))] = true
+		}
+	}
+
+	mh := &menuAdmin{client: d.Client, store: d.Store, perms: d.Perms, routes: d.Routes, disabled: disabled, log: log}
+	m := api.Group("/sys/menu")
+	m.Get("/tree", route.Permission, mh.tree).Doc("Menu tree", nil, []*MenuTreeNode{})
+	m.Get("/routes", route.Permission, mh.routeList).Doc("Permission-gated routes", nil, []RouteItem{})
+	opLog(m.Post("/add", route.Permission, mh.add).Doc("Add a menu", MenuInput{}, int64(0)))
+	opLog(m.Put("/{id}", route.Permission, mh.update).Doc("Update a menu", MenuInput{}, true))
+	opLog(m.Delete("/{id}", route.Permission, mh.delete).Doc("Delete a menu", nil, true))
+
+	sm := &moduleAdmin{client: d.Client, store: d.Store, log: log}
+	g := api.Group("/sys/module")
+	g.Get("/list", route.Permission, sm.list).Doc("Modules", nil, []SysModule{})
+	g.Get("/{id}", route.Permission, sm.get).Doc("Module", nil, SysModule{})
+	opLog(g.Post("/add", route.Permission, sm.add).Doc("Add a module", ModuleInput{}, int64(0)))
+	opLog(g.Put("/{id}", route.Permission, sm.update).Doc("Update a module", ModuleInput{}, true))
+	opLog(g.Delete("/{id}", route.Permission, sm.delete).Doc("Delete a module", nil, true))
+
+	ph := &personal{client: d.Client, perms: d.Perms, portal: &portal{client: d.Client, store: d.Store, ttl: ttl, log: log}}
+	p := api.Group("/personal")
+	p.Get("/modules", route.Session, ph.modules).Doc("My modules", nil, MyModules{})
+	p.Get("/menu", route.Session, ph.menu).Doc("My menu of a module", nil, []*MenuNode{})
+	opLog(p.Put("/default-module", route.Session, ph.setDefaultModule).Doc("Set my default module", DefaultModuleInput{}, true))
+	p.Get("/permissions", route.Session, ph.permissions).Doc("My permission codes", nil, []string{})
 	return nil
 }
+
+func opLog(r *route.Route) { r.OpLog = true }

@@ -3,6 +3,7 @@ package org
 
 import (
 	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
 )
@@ -10,8 +11,24 @@ import (
 // Name is the module name Api:DisabledModules refers to.
 const Name = "Org"
 
-// menus are the seeded menu entries of this area.
-var menus = []seed.Menu{}
+// menus are the seeded menu entries of this area: the 组织管理 catalog
+// with the organisation and position pages.
+var menus = []seed.Menu{
+	{ID: 200, Type: seed.MenuCatalog, Title: "组织管理", Icon: "ph:buildings-duotone", Sort: 2, ModuleID: 1},
+
+	{ID: 210, ParentID: 200, Type: seed.MenuPage, Title: "机构管理", Path: "/system/org", Component: "system/org/index", Icon: "ph:tree-structure-duotone", Sort: 1},
+	{ID: 211, ParentID: 210, Type: seed.MenuButton, Title: "机构-查询", Permission: "GET:/api/v1/sys/org/list;GET:/api/v1/sys/org/{id}", Sort: 1},
+	{ID: 212, ParentID: 210, Type: seed.MenuButton, Title: "机构-新增", Permission: "POST:/api/v1/sys/org/add", Sort: 2},
+	{ID: 213, ParentID: 210, Type: seed.MenuButton, Title: "机构-更新", Permission: "PUT:/api/v1/sys/org/{id}", Sort: 3},
+	{ID: 214, ParentID: 210, Type: seed.MenuButton, Title: "机构-删除", Permission: "DELETE:/api/v1/sys/org/{id}", Sort: 4},
+	{ID: 215, ParentID: 210, Type: seed.MenuButton, Title: "机构-复制", Permission: "POST:/api/v1/sys/org/{id}/copy", Sort: 5},
+
+	{ID: 220, ParentID: 200, Type: seed.MenuPage, Title: "岗位管理", Path: "/system/position", Component: "system/position/index", Icon: "ph:identification-badge-duotone", Sort: 2},
+	{ID: 221, ParentID: 220, Type: seed.MenuButton, Title: "岗位-查询", Permission: "GET:/api/v1/sys/position/page;GET:/api/v1/sys/position/{id}", Sort: 1},
+	{ID: 222, ParentID: 220, Type: seed.MenuButton, Title: "岗位-新增", Permission: "POST:/api/v1/sys/position/add", Sort: 2},
+	{ID: 223, ParentID: 220, Type: seed.MenuButton, Title: "岗位-更新", Permission: "PUT:/api/v1/sys/position/{id}", Sort: 3},
+	{ID: 224, ParentID: 220, Type: seed.MenuButton, Title: "岗位-删除", Permission: "DELETE:/api/v1/sys/position/{id}", Sort: 4},
+}
 
 // Module returns the area as a kernel module.
 func Module() module.Module {
@@ -19,5 +36,28 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
+	maxPage := 200
+	if d.Config != nil && d.Config.API.MaxPageSize > 0 {
+		maxPage = d.Config.API.MaxPageSize
+	}
+
+	oh := &orgs{client: d.Client, store: d.Store}
+	o := api.Group("/sys/org")
+	o.Get("/list", route.Permission, oh.list).Doc("Organisations", nil, []SysOrg{})
+	o.Get("/{id}", route.Permission, oh.get).Doc("Organisation", nil, SysOrg{})
+	opLog(o.Post("/add", route.Permission, oh.add).Doc("Add an organisation", OrgInput{}, int64(0)))
+	opLog(o.Put("/{id}", route.Permission, oh.update).Doc("Update an organisation", OrgInput{}, true))
+	opLog(o.Delete("/{id}", route.Permission, oh.delete).Doc("Delete an organisation", nil, true))
+	opLog(o.Post("/{id}/copy", route.Permission, oh.copy).Doc("Copy an organisation subtree", CopyInput{}, int64(0)))
+
+	ph := &positions{client: d.Client, maxPageSize: maxPage}
+	p := api.Group("/sys/position")
+	p.Get("/page", route.Permission, ph.page).Doc("Positions", nil, request.PagedList[SysPosition]{})
+	p.Get("/{id}", route.Permission, ph.get).Doc("Position", nil, SysPosition{})
+	opLog(p.Post("/add", route.Permission, ph.add).Doc("Add a position", PositionInput{}, int64(0)))
+	opLog(p.Put("/{id}", route.Permission, ph.update).Doc("Update a position", PositionInput{}, true))
+	opLog(p.Delete("/{id}", route.Permission, ph.delete).Doc("Delete a position", nil, true))
 	return nil
 }
+
+func opLog(r *route.Route) { r.OpLog = true }

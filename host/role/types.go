@@ -1,8 +1,9 @@
 package role
 
 import (
-	"github.com/adminkernel/kernel/ent"
 	"time"
+
+	"github.com/adminkernel/kernel/ent"
 
 	"github.com/adminkernel/kernel/host/request"
 )

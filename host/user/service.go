@@ -81,12 +81,10 @@ func (s *Service) Caller(ctx context.Context, userID int64, superAdmin bool) (Ca
 	return Caller{UserID: userID, Scope: sc}, nil
 }
 
-// invalidate drops the cached permission sets and data scopes of users.
+// invalidate makes an access change hold on the users' next request
+// (permissions, data scopes, portal).
 func (s *Service) invalidate(ctx context.Context, ids ...int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	return errors.Join(s.d.Perms.Invalidate(ctx, ids...), datascope.Invalidate(ctx, s.d.Store, ids...))
+	return s.d.InvalidateAccess(ctx, ids...)
 }
 
 // withTx runs fn in a transaction: committed when fn succeeds, rolled back

@@ -1,0 +1,314 @@
+package externalauth
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/host/auth"
+	"github.com/adminkernel/kernel/host/authn"
+	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/ratelimit"
+	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/route"
+)
+
+// Cookie names (wire contract §3.2).
+const (
+	// StateCookie ties a callback to the browser that started the
+	// authorization (its value is the binder whose SHA-256 is stored with
+	// the state).
+	StateCookie = "tn_oauth_state"
+	// PendingCookie ties a pending-link claim to the browser that was sent
+	// to the login page.
+	PendingCookie = "tn_oauth_pending"
+)
+
+// Limits on what is read from a callback query.
+const (
+	maxQueryParams   = 32
+	maxQueryValueLen = 4096
+)
+
+// ExchangeInput is the body of POST exchange.
+type ExchangeInput struct {
+	Ticket string `json:"ticket"`
+}
+
+// ClaimInput is the body of POST pending-link/claim.
+type ClaimInput struct {
+	PendingLink string `json:"pendingLink"`
+}
+
+// BindOutput is the answer of POST {provider}/bind: the provider URL the
+// personal center navigates to.
+type BindOutput struct {
+	AuthorizeURL string `json:"authorizeUrl"`
+}
+
+// Handler is the HTTP side of the flow.
+type Handler struct {
+	svc     *Service
+	trusted []*net.IPNet
+	// cookiePath is <prefix>/api/v1/auth/external.
+	cookiePath string
+	// httpsBase: CallbackBaseUrl is https, so cookies are always Secure.
+	httpsBase bool
+	log       hclog.Logger
+}
+
+// NewHandler returns the handler; prefix is the path of CallbackBaseUrl
+// ("" when unset), trusted the trusted proxies.
+func NewHandler(svc *Service, prefix string, trusted []*net.IPNet) *Handler {
+	return &Handler{
+		svc:        svc,
+		trusted:    trusted,
+		cookiePath: strings.TrimRight(prefix, "/") + CallbackPath,
+		httpsBase:  strings.HasPrefix(strings.ToLower(svc.CallbackBaseURL), "https://"),
+		log:        svc.Log,
+	}
+}
+
+// Routes registers the endpoints on the /api/v1 group.
+func (h *Handler) Routes(api *route.Group) {
+	g := api.Group("/auth/external")
+	g.Get("/providers", route.Anonymous, h.providers).Doc("External login providers", nil, []ProviderItem{})
+	g.Get("/providers/all", route.Permission, h.allProviders).Doc("All external login providers", nil, []ProviderAdminItem{})
+	g.Get("/{provider}/authorize", route.Anonymous, h.authorize).Doc("Start external login (302 to the provider)", nil, nil)
+	g.Get("/{provider}/callback", route.Anonymous, h.callback).Doc("External login callback (302 to the frontend result page)", nil, nil)
+	g.Post("/exchange", route.Anonymous, h.exchange).Doc("Exchange a login ticket", ExchangeInput{}, auth.LoginOutput{})
+	g.Post("/pending-link/claim", route.Session, h.claim).Doc("Claim a pending external identity", ClaimInput{}, true).OpLog = true
+	g.Get("/bindings", route.Session, h.bindings).Doc("My external bindings", nil, []Binding{})
+	g.Post("/{provider}/bind", route.Session, h.bind).Doc("Bind an external identity", nil, BindOutput{}).OpLog = true
+	g.Delete("/{provider}/binding", route.Session, h.unbind).Doc("Unbind an external identity", nil, true).OpLog = true
+}
+
+func (h *Handler) client(c fiber.Ctx) auth.Client {
+	return auth.Client{IP: ratelimit.ClientIP(c, h.trusted), UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent))}
+}
+
+func principal(c fiber.Ctx) (authn.Principal, error) {
+	p, ok := authn.From(c)
+	if !ok {
+		return p, errcode.New(errcode.TokenInvalid)
+	}
+	return p, nil
+}
+
+// secure: the request arrived over https (as Fiber sees it, honouring
+// X-Forwarded-Proto only from trusted proxies) or CallbackBaseUrl is https.
+func (h *Handler) secure(c fiber.Ctx) bool {
+	return h.httpsBase || c.Scheme() == "https"
+}
+
+func (h *Handler) setCookie(c fiber.Ctx, name, value string, ttl time.Duration) {
+	c.Cookie(&fiber.Cookie{
+		Name: name, Value: value, Path: h.cookiePath, MaxAge: int(ttl / time.Second),
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: h.secure(c),
+	})
+}
+
+func (h *Handler) clearCookie(c fiber.Ctx, name string) {
+	c.Cookie(&fiber.Cookie{
+		Name: name, Value: "", Path: h.cookiePath, MaxAge: -1,
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode, Secure: h.secure(c),
+	})
+}
+
+// requestBase is the request's scheme://host (forwarded headers only from
+// trusted proxies), or "" when it cannot be used in a redirect URI. It is
+// used only when CallbackBaseUrl is unset outside Production.
+func requestBase(c fiber.Ctx) string {
+	scheme := c.Scheme()
+	host := c.Host()
+	if (scheme != "http" && scheme != "https") || host == "" || strings.ContainsAny(host, "/\\?#@ \t\r\n%") {
+		return ""
+	}
+	u, err := url.Parse(scheme + "://" + host)
+	if err != nil || u.Host != host || u.Path != "" {
+		return ""
+	}
+	return scheme + "://" + host
+}
+
+// redirect answers 302 to a location without leaking it further.
+func redirect(c fiber.Ctx, location string) error {
+	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Location(location)
+	return c.SendStatus(fiber.StatusFound)
+}
+
+func (h *Handler) providers(c fiber.Ctx) error {
+	list, err := h.svc.ProviderList(c.Context())
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, list)
+}
+
+func (h *Handler) allProviders(c fiber.Ctx) error {
+	list, err := h.svc.AllProviders(c.Context())
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, list)
+}
+
+// authorize redirects to the provider; an unknown or disabled provider is
+// a 40013 envelope (HTTP 200), not a redirect.
+func (h *Handler) authorize(c fiber.Ctx) error {
+	res, err := h.svc.Authorize(c.Context(), AuthorizeInput{
+		Provider:    strings.Clone(c.Params("provider")),
+		Mode:        ModeLogin,
+		RequestBase: requestBase(c),
+		UserAgent:   strings.Clone(c.Get(fiber.HeaderUserAgent)),
+	})
+	if err != nil {
+		return err
+	}
+	h.setCookie(c, StateCookie, res.Binder, StateTTL)
+	return redirect(c, res.URL)
+}
+
+// callback always ends in a redirect to the frontend result page.
+func (h *Handler) callback(c fiber.Ctx) error {
+	provider := strings.Clone(c.Params("provider"))
+	binder := strings.Clone(c.Cookies(StateCookie))
+	if binder != "" {
+		h.clearCookie(c, StateCookie)
+	}
+	res, err := h.svc.Callback(c.Context(), CallbackInput{
+		Provider: provider, Query: queryMap(c), Binder: binder, Client: h.client(c),
+	})
+	if err != nil {
+		return redirect(c, h.svc.resultURL([2]string{"error", strconv.Itoa(int(h.errorCode(c, provider, err)))}))
+	}
+	switch {
+	case res.Ticket != "":
+		return redirect(c, h.svc.resultURL([2]string{"ticket", res.Ticket}))
+	case res.Bound != "":
+		return redirect(c, h.svc.resultURL([2]string{"bind", res.Bound}))
+	default:
+		p := res.Pending
+		h.setCookie(c, PendingCookie, p.Binder, PendingTTL)
+		params := [][2]string{{"pendingLink", p.Token}, {"provider", p.Provider}}
+		if p.DisplayName != "" {
+			params = append(params, [2]string{"displayName", p.DisplayName})
+		}
+		return redirect(c, h.svc.resultURL(params...))
+	}
+}
+
+// errorCode is the code a failed callback reports; anything that is not a
+// business error is logged and reported as 50000.
+func (h *Handler) errorCode(c fiber.Ctx, provider string, err error) errcode.Code {
+	if be, ok := errcode.As(err); ok {
+		h.log.Info("external login callback refused", "provider", provider, "code", be.Code, "error", err)
+		return be.Code
+	}
+	h.log.Error("external login callback failed", "provider", provider, "trace_id", envelope.TraceID(c), "error", err)
+	return errcode.SystemError
+}
+
+// queryMap copies the first value of each query parameter (bounded).
+func queryMap(c fiber.Ctx) map[string]string {
+	m := map[string]string{}
+	for k, v := range c.Request().URI().QueryArgs().All() {
+		if len(m) >= maxQueryParams {
+			break
+		}
+		key := string(k)
+		if _, dup := m[key]; dup || len(v) > maxQueryValueLen {
+			continue
+		}
+		m[key] = string(v)
+	}
+	return m
+}
+
+func (h *Handler) exchange(c fiber.Ctx) error {
+	var in ExchangeInput
+	if err := request.JSON(c, &in); err != nil {
+		return errcode.New(errcode.OAuthStateInvalid)
+	}
+	out, err := h.svc.Exchange(c.Context(), in.Ticket)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderPragma, "no-cache")
+	return envelope.OK(c, out)
+}
+
+func (h *Handler) claim(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	var in ClaimInput
+	if len(strings.TrimSpace(string(c.Body()))) > 0 {
+		if err := request.JSON(c, &in); err != nil {
+			return errcode.New(errcode.OAuthStateInvalid)
+		}
+	}
+	if in.PendingLink == "" {
+		in.PendingLink = request.Query(c, "pendingLink")
+	}
+	binder := strings.Clone(c.Cookies(PendingCookie))
+	if err := h.svc.Claim(c.Context(), p.UserID, in.PendingLink, binder); err != nil {
+		// The cookie stays: a failed claim of another (or no) link must not
+		// cost the browser its real one, and a consumed link's binder
+		// matches nothing any more.
+		return err
+	}
+	h.clearCookie(c, PendingCookie)
+	return envelope.OK(c, true)
+}
+
+func (h *Handler) bindings(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	list, err := h.svc.Bindings(c.Context(), p.UserID)
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, list)
+}
+
+// bind returns the provider URL for the personal center to navigate to.
+// The state is bound to this browser with the state cookie, like a login:
+// otherwise a bind URL handed to someone else would bind their identity to
+// the requester's account.
+func (h *Handler) bind(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.StartBind(c.Context(), p.UserID, strings.Clone(c.Params("provider")), requestBase(c), strings.Clone(c.Get(fiber.HeaderUserAgent)))
+	if err != nil {
+		return err
+	}
+	h.setCookie(c, StateCookie, res.Binder, StateTTL)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return envelope.OK(c, BindOutput{AuthorizeURL: res.URL})
+}
+
+func (h *Handler) unbind(c fiber.Ctx) error {
+	p, err := principal(c)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.Unbind(c.Context(), p.UserID, strings.Clone(c.Params("provider"))); err != nil {
+		return err
+	}
+	return envelope.OK(c, true)
+}

@@ -1,0 +1,200 @@
+package externalauth_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
+	"github.com/adminkernel/kernel/host/kerneltest"
+)
+
+const (
+	base       = "/api/v1/auth/external"
+	providerUA = "Mozilla/5.0 (kerneltest) wxwork/4.1"
+)
+
+// env is a kernel with one built-in OIDC provider "corp" backed by an
+// in-test issuer.
+type env struct {
+	t  *testing.T
+	k  *kerneltest.Kernel
+	is *oidctest.Issuer
+}
+
+func oidcEnv(is *oidctest.Issuer, i int, code string) []string {
+	p := "Service__ExternalAuth__Oidc__" + string(rune('0'+i)) + "__"
+	return []string{
+		p + "Code=" + code,
+		p + "DisplayName=Corp SSO",
+		p + "Icon=mdi:key",
+		p + "Authority=" + is.URL,
+		p + "ClientId=" + is.ClientID,
+		p + "ClientSecret=" + is.ClientSecret,
+	}
+}
+
+func start(t *testing.T, extra ...string) *env {
+	t.Helper()
+	is := oidctest.New(t)
+	for _, u := range []oidctest.User{
+		{Subject: "sub-bob", PreferredUsername: "bob", Name: "Bob"},
+		{Subject: "sub-carol", PreferredUsername: "carol", Name: "Carol"},
+		{Subject: "sub-dave", PreferredUsername: "dave", Name: "Dave"},
+		{Subject: "sub-admin", PreferredUsername: "superAdmin", Name: "Impostor"},
+	} {
+		is.AddUser(u)
+	}
+	k := kerneltest.Start(t, append(oidcEnv(is, 0, "corp"), extra...))
+	return &env{t: t, k: k, is: is}
+}
+
+// set changes a runtime switch through the config service.
+func (e *env) set(key, value string) {
+	e.t.Helper()
+	if err := e.k.Settings().Set(context.Background(), key, value); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// browser keeps cookies like a browser would (one jar, paths not
+// enforced: every request here is under the cookies' path) and records the
+// attributes of the last Set-Cookie of each name.
+type browser struct {
+	e       *env
+	mu      sync.Mutex
+	jar     map[string]string
+	set     map[string]*http.Cookie
+	ua      string
+	headers map[string]string
+}
+
+func (e *env) browser() *browser {
+	return &browser{e: e, jar: map[string]string{}, set: map[string]*http.Cookie{}, ua: providerUA, headers: map[string]string{}}
+}
+
+// send issues a request carrying the jar; token is a Bearer token or "".
+func (b *browser) send(method, target, token, body string) kerneltest.Reply {
+	b.e.t.Helper()
+	var req *http.Request
+	if body != "" {
+		req = httptest.NewRequest(method, target, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+	} else {
+		req = httptest.NewRequest(method, target, nil)
+	}
+	req.Header.Set("User-Agent", b.ua)
+	for k, v := range b.headers {
+		req.Header.Set(k, v)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	b.mu.Lock()
+	for name, v := range b.jar {
+		req.AddCookie(&http.Cookie{Name: name, Value: v})
+	}
+	b.mu.Unlock()
+	r := b.e.k.Send(req)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, line := range r.Header.Values("Set-Cookie") {
+		c, err := http.ParseSetCookie(line)
+		if err != nil {
+			b.e.t.Fatalf("Set-Cookie %q: %v", line, err)
+		}
+		b.set[c.Name] = c
+		if c.MaxAge < 0 || c.Value == "" {
+			delete(b.jar, c.Name)
+		} else {
+			b.jar[c.Name] = c.Value
+		}
+	}
+	return r
+}
+
+func (b *browser) cookie(name string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.jar[name]
+}
+
+func (b *browser) setCookie(name, value string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if value == "" {
+		delete(b.jar, name)
+		return
+	}
+	b.jar[name] = value
+}
+
+// authorize starts a login and returns the provider URL.
+func (b *browser) authorize(code string) string {
+	b.e.t.Helper()
+	r := b.send("GET", base+"/"+code+"/authorize", "", "")
+	if r.Status != http.StatusFound {
+		b.e.t.Fatalf("authorize %s = HTTP %d %s, want 302", code, r.Status, r.Raw)
+	}
+	return r.Header.Get("Location")
+}
+
+// callback sends the provider's redirect back to the kernel and returns the
+// frontend result URL.
+func (b *browser) callback(cb *url.URL) *url.URL {
+	b.e.t.Helper()
+	r := b.send("GET", oidctest.Callback(cb), "", "")
+	return location(b.e.t, r)
+}
+
+// sso runs authorize → provider login as user → callback.
+func (b *browser) sso(user string) *url.URL {
+	b.e.t.Helper()
+	return b.callback(b.e.is.Login(b.e.t, b.authorize("corp"), user))
+}
+
+func location(t *testing.T, r kerneltest.Reply) *url.URL {
+	t.Helper()
+	if r.Status != http.StatusFound {
+		t.Fatalf("HTTP %d %s, want 302", r.Status, r.Raw)
+	}
+	if got := r.Header.Get("Referrer-Policy"); got != "no-referrer" {
+		t.Errorf("Referrer-Policy = %q, want no-referrer", got)
+	}
+	u, err := url.Parse(r.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// exchange redeems a ticket.
+func (e *env) exchange(ticket string) kerneltest.Reply {
+	e.t.Helper()
+	return e.k.Do("POST", base+"/exchange", "", map[string]string{"ticket": ticket})
+}
+
+// ssoTokens runs a whole login that must end in a ticket and exchanges it.
+func (b *browser) ssoTokens(user string) kerneltest.Tokens {
+	b.e.t.Helper()
+	res := b.sso(user)
+	ticket := res.Query().Get("ticket")
+	if ticket == "" {
+		b.e.t.Fatalf("SSO as %s ended in %s, want a ticket", user, res)
+	}
+	var tk kerneltest.Tokens
+	b.e.exchange(ticket).Expect(b.e.t, "exchange", 200, 0).Decode(b.e.t, &tk)
+	return tk
+}
+
+// claim posts a pending link with the browser's cookies.
+func (b *browser) claim(token, pending string) kerneltest.Reply {
+	b.e.t.Helper()
+	return b.send("POST", base+"/pending-link/claim", token, `{"pendingLink":"`+pending+`"}`)
+}
+
+func errorOf(u *url.URL) string { return u.Query().Get("error") }

@@ -1,0 +1,693 @@
+package externalauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/host/auth"
+	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/pluginsdk"
+)
+
+// CallbackPath is appended to the public base URL (CallbackBaseUrl, or the
+// request's scheme://host in development) followed by /{provider}/callback.
+const CallbackPath = "/api/v1/auth/external"
+
+// Lifetimes of the one-time values.
+const (
+	StateTTL   = 5 * time.Minute
+	TicketTTL  = 120 * time.Second
+	PendingTTL = 15 * time.Minute
+	// providerTimeout bounds each call into a provider.
+	providerTimeout = 10 * time.Second
+)
+
+// Modes of an authorize state.
+const (
+	ModeLogin = pluginsdk.PurposeLogin
+	ModeBind  = pluginsdk.PurposeBind
+)
+
+// Cache keys of the one-time values (distinct prefixes, see cache.Store).
+const (
+	stateKeyPrefix   = "extauth:state:"
+	ticketKeyPrefix  = "extauth:ticket:"
+	pendingKeyPrefix = "extauth:pending:"
+)
+
+// Column bounds of sys_user and sys_user_external.
+const (
+	maxSubjectLen     = 256
+	maxDisplayNameLen = 128
+	maxAccountLen     = 64
+	maxNameLen        = 64
+	maxEmailLen       = 128
+	maxPhoneLen       = 32
+	placeholderPwLen  = 32
+)
+
+// Providers is what the flow needs of the provider registry (*idp.Registry).
+type Providers interface {
+	Get(code string) (idp.Entry, bool)
+	List() []idp.Entry
+}
+
+// TokenIssuer is the one token-issuing step every login method ends in
+// (*auth.Service).
+type TokenIssuer interface {
+	IssueTokens(ctx context.Context, u *ent.SysUser, method string, cl auth.Client) (*auth.LoginOutput, error)
+}
+
+// PasswordHasher hashes the random placeholder password of provisioned
+// accounts (*password.PBKDF2).
+type PasswordHasher interface {
+	Hash(plain string) (string, error)
+}
+
+// Options are the collaborators of the Service.
+type Options struct {
+	Providers Providers
+	Switches  *Switches
+	Store     cache.Store
+	Client    *ent.Client
+	Tokens    TokenIssuer
+	Hasher    PasswordHasher
+	// CallbackBaseURL is Service:ExternalAuth:CallbackBaseUrl (validated,
+	// without trailing slash).
+	CallbackBaseURL string
+	// AllowRequestBase lets a missing CallbackBaseURL fall back to the
+	// request's scheme://host (never in Production).
+	AllowRequestBase bool
+	// FrontendResultPath is where callbacks end (default /oauth/callback).
+	FrontendResultPath string
+	Log                hclog.Logger
+}
+
+// Service is the external-login flow: authorize, callback, ticket
+// exchange, pending links, binding and unbinding.
+type Service struct {
+	Options
+}
+
+// NewService returns the flow.
+func NewService(o Options) *Service {
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
+	if o.FrontendResultPath == "" {
+		o.FrontendResultPath = "/oauth/callback"
+	}
+	o.CallbackBaseURL = strings.TrimRight(o.CallbackBaseURL, "/")
+	return &Service{Options: o}
+}
+
+// stateRecord is stored under the authorize state.
+type stateRecord struct {
+	Provider     string `json:"p"`
+	Mode         string `json:"m"`
+	UserID       int64  `json:"u,omitempty"`
+	Nonce        string `json:"n"`
+	Verifier     string `json:"v"`
+	RedirectURI  string `json:"r"`
+	BinderHash   string `json:"b"`
+	ProviderData []byte `json:"d,omitempty"`
+}
+
+// pendingRecord is stored under a pending-link ticket.
+type pendingRecord struct {
+	Provider    string `json:"p"`
+	Subject     string `json:"s"`
+	DisplayName string `json:"dn,omitempty"`
+	Email       string `json:"e,omitempty"`
+	Phone       string `json:"ph,omitempty"`
+	BinderHash  string `json:"b"`
+}
+
+// provider returns a registered provider that is switched on; unknown and
+// disabled providers are 40013.
+func (s *Service) provider(ctx context.Context, code string) (idp.Entry, error) {
+	e, ok := s.Providers.Get(code)
+	if !ok {
+		return idp.Entry{}, errcode.New(errcode.OAuthProviderDisabled)
+	}
+	on, err := s.Switches.Enabled(ctx, code)
+	if err != nil {
+		return idp.Entry{}, err
+	}
+	if !on {
+		return idp.Entry{}, errcode.New(errcode.OAuthProviderDisabled)
+	}
+	return e, nil
+}
+
+// ProviderItem is one entry of GET providers.
+type ProviderItem struct {
+	Code        string  `json:"code"`
+	DisplayName string  `json:"displayName"`
+	Icon        *string `json:"icon"`
+}
+
+// ProviderAdminItem is one entry of GET providers/all.
+type ProviderAdminItem struct {
+	ProviderItem
+	Enabled       bool   `json:"enabled"`
+	LinkByAccount bool   `json:"linkByAccount"`
+	Status        string `json:"status"`
+}
+
+func (s *Service) describe(ctx context.Context, e idp.Entry) ProviderItem {
+	item := ProviderItem{Code: e.Code, DisplayName: e.Code}
+	dctx, cancel := context.WithTimeout(ctx, providerTimeout)
+	defer cancel()
+	d, err := e.Provider.Describe(dctx)
+	if err != nil {
+		s.Log.Warn("describing an external login provider failed", "provider", e.Code, "error", err)
+		return item
+	}
+	if d.DisplayName != "" {
+		item.DisplayName = d.DisplayName
+	}
+	if d.Icon != "" {
+		icon := d.Icon
+		item.Icon = &icon
+	}
+	return item
+}
+
+// ProviderList lists the switched-on providers in registration order.
+func (s *Service) ProviderList(ctx context.Context) ([]ProviderItem, error) {
+	out := []ProviderItem{}
+	for _, e := range s.Providers.List() {
+		on, err := s.Switches.Enabled(ctx, e.Code)
+		if err != nil {
+			return nil, err
+		}
+		if on {
+			out = append(out, s.describe(ctx, e))
+		}
+	}
+	return out, nil
+}
+
+// AllProviders lists every registered provider with its switches.
+func (s *Service) AllProviders(ctx context.Context) ([]ProviderAdminItem, error) {
+	out := []ProviderAdminItem{}
+	for _, e := range s.Providers.List() {
+		sw, err := s.Switches.All(ctx, e.Code)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ProviderAdminItem{
+			ProviderItem: s.describe(ctx, e), Enabled: sw.Enabled, LinkByAccount: sw.LinkByAccount, Status: string(e.Status),
+		})
+	}
+	return out, nil
+}
+
+// AuthorizeInput starts an authorization.
+type AuthorizeInput struct {
+	Provider string
+	Mode     string
+	// UserID is the signed-in user (bind mode).
+	UserID int64
+	// RequestBase is the request's scheme://host, used only when
+	// CallbackBaseURL is unset outside Production ("" when unusable).
+	RequestBase string
+	UserAgent   string
+}
+
+// AuthorizeResult is where to send the browser, and the binder the
+// browser must carry back in the state cookie.
+type AuthorizeResult struct {
+	URL    string
+	Binder string
+}
+
+// RedirectURI returns the callback URL of a provider.
+func (s *Service) RedirectURI(code, requestBase string) (string, error) {
+	base := s.CallbackBaseURL
+	if base == "" {
+		if !s.AllowRequestBase {
+			return "", errors.New("externalauth: Service:ExternalAuth:CallbackBaseUrl is not configured")
+		}
+		if requestBase == "" {
+			return "", errcode.New(errcode.RequestInvalid).With("field", "host")
+		}
+		base = requestBase
+	}
+	return base + CallbackPath + "/" + code + "/callback", nil
+}
+
+// Authorize issues a one-time state for a switched-on provider and returns
+// the provider's authorization URL. The state, nonce, PKCE verifier,
+// redirect URI and the SHA-256 of a fresh browser binder are stored for
+// StateTTL; the binder itself goes to the browser only.
+func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeResult, error) {
+	e, err := s.provider(ctx, in.Provider)
+	if err != nil {
+		return AuthorizeResult{}, err
+	}
+	redirect, err := s.RedirectURI(e.Code, in.RequestBase)
+	if err != nil {
+		return AuthorizeResult{}, err
+	}
+	state, err := newState()
+	if err != nil {
+		return AuthorizeResult{}, err
+	}
+	nonce, err1 := newToken()
+	verifier, err2 := newToken()
+	binder, err3 := newToken()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return AuthorizeResult{}, err
+	}
+	challenge := sha256.Sum256([]byte(verifier))
+	actx, cancel := context.WithTimeout(ctx, providerTimeout)
+	defer cancel()
+	resp, err := e.Provider.AuthorizeURL(actx, pluginsdk.AuthorizeRequest{
+		State:               state,
+		RedirectURI:         redirect,
+		UserAgent:           in.UserAgent,
+		Nonce:               nonce,
+		CodeChallenge:       base64.RawURLEncoding.EncodeToString(challenge[:]),
+		CodeChallengeMethod: pluginsdk.CodeChallengeS256,
+		Purpose:             in.Mode,
+	})
+	if err != nil {
+		s.Log.Warn("building the authorization URL failed", "provider", e.Code, "error", err)
+		return AuthorizeResult{}, errcode.New(errcode.OAuthExchangeFailed).Wrap(err)
+	}
+	if !isHTTPURL(resp.URL) {
+		s.Log.Error("provider returned an unusable authorization URL", "provider", e.Code)
+		return AuthorizeResult{}, errcode.New(errcode.OAuthExchangeFailed)
+	}
+	rec, err := json.Marshal(stateRecord{
+		Provider: e.Code, Mode: in.Mode, UserID: in.UserID, Nonce: nonce, Verifier: verifier,
+		RedirectURI: redirect, BinderHash: hashBinder(binder), ProviderData: resp.ProviderData,
+	})
+	if err != nil {
+		return AuthorizeResult{}, err
+	}
+	if err := s.Store.PutOnce(ctx, stateKeyPrefix+state, rec, StateTTL); err != nil {
+		return AuthorizeResult{}, fmt.Errorf("storing the authorize state: %w", err)
+	}
+	return AuthorizeResult{URL: resp.URL, Binder: binder}, nil
+}
+
+// CallbackInput is a callback request.
+type CallbackInput struct {
+	Provider string
+	// Query is the callback query, first value of each parameter.
+	Query map[string]string
+	// Binder is the value of the state cookie.
+	Binder string
+	Client auth.Client
+}
+
+// PendingLink is an unbound identity waiting for the user to sign in and
+// claim it.
+type PendingLink struct {
+	Token       string
+	Binder      string
+	Provider    string
+	DisplayName string
+}
+
+// CallbackResult is exactly one of: a login ticket, a completed binding
+// (the provider code), or a pending link.
+type CallbackResult struct {
+	Ticket  string
+	Bound   string
+	Pending *PendingLink
+}
+
+// Callback completes an authorization: it consumes the state atomically,
+// checks the browser binder, exchanges the code and then binds (bind mode)
+// or resolves the identity to a user and issues a one-time login ticket
+// (login mode). Errors carry the code the browser is redirected with.
+func (s *Service) Callback(ctx context.Context, in CallbackInput) (CallbackResult, error) {
+	e, err := s.provider(ctx, in.Provider)
+	if err != nil {
+		return CallbackResult{}, err
+	}
+	q := in.Query
+	state := q["state"]
+	if q["error"] != "" || q["code"] == "" || state == "" {
+		if validState(state) {
+			// Burn the state: this login is over either way.
+			_, _, _ = s.Store.Take(ctx, stateKeyPrefix+state)
+		}
+		return CallbackResult{}, errcode.New(errcode.OAuthExchangeFailed).Wrap(fmt.Errorf("callback without code or state, or with error %q", clip(q["error"], 64)))
+	}
+	st, err := s.takeState(ctx, state)
+	if err != nil {
+		return CallbackResult{}, err
+	}
+	if st.Provider != e.Code {
+		return CallbackResult{}, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("state issued for another provider"))
+	}
+	if !binderMatches(in.Binder, st.BinderHash) {
+		return CallbackResult{}, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("browser binder missing or wrong"))
+	}
+	id, err := s.exchange(ctx, e, st, q)
+	if err != nil {
+		return CallbackResult{}, err
+	}
+	switch st.Mode {
+	case ModeBind:
+		if err := s.bind(ctx, st.UserID, e.Code, id); err != nil {
+			return CallbackResult{}, err
+		}
+		return CallbackResult{Bound: e.Code}, nil
+	case ModeLogin:
+		return s.login(ctx, e.Code, id, in.Client)
+	default:
+		return CallbackResult{}, errcode.New(errcode.OAuthStateInvalid)
+	}
+}
+
+// takeState consumes a state; a cache error fails the callback (it never
+// counts as valid).
+func (s *Service) takeState(ctx context.Context, state string) (stateRecord, error) {
+	var st stateRecord
+	if !validState(state) {
+		return st, errcode.New(errcode.OAuthStateInvalid)
+	}
+	raw, ok, err := s.Store.Take(ctx, stateKeyPrefix+state)
+	if err != nil {
+		return st, fmt.Errorf("consuming the authorize state: %w", err)
+	}
+	if !ok {
+		return st, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("state unknown, expired or already used"))
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return st, errcode.New(errcode.OAuthStateInvalid).Wrap(err)
+	}
+	return st, nil
+}
+
+// exchange asks the provider for the identity; every failure is 40015.
+func (s *Service) exchange(ctx context.Context, e idp.Entry, st stateRecord, q map[string]string) (pluginsdk.Identity, error) {
+	xctx, cancel := context.WithTimeout(ctx, providerTimeout)
+	defer cancel()
+	resp, err := e.Provider.Exchange(xctx, pluginsdk.ExchangeRequest{
+		Query: q, RedirectURI: st.RedirectURI, ProviderData: st.ProviderData, Nonce: st.Nonce, CodeVerifier: st.Verifier,
+	})
+	fail := errcode.New(errcode.OAuthExchangeFailed)
+	switch {
+	case err != nil:
+		s.Log.Warn("external login exchange failed", "provider", e.Code, "error", err)
+		return pluginsdk.Identity{}, fail.Wrap(err)
+	case resp.Error != nil:
+		if resp.Error.Kind == pluginsdk.Misconfigured {
+			s.Log.Error("external login provider is misconfigured", "provider", e.Code, "error", resp.Error)
+		} else {
+			s.Log.Info("external login refused", "provider", e.Code, "kind", resp.Error.Kind, "reason", resp.Error.Message)
+		}
+		return pluginsdk.Identity{}, fail.Wrap(resp.Error)
+	case resp.Identity == nil:
+		return pluginsdk.Identity{}, fail.Wrap(errors.New("provider returned neither identity nor error"))
+	}
+	id := *resp.Identity
+	if id.Subject == "" || utf8.RuneCountInString(id.Subject) > maxSubjectLen {
+		s.Log.Warn("external login provider returned an unusable subject", "provider", e.Code)
+		return pluginsdk.Identity{}, fail.Wrap(errors.New("unusable subject"))
+	}
+	id.DisplayName = truncate(strings.TrimSpace(id.DisplayName), maxDisplayNameLen)
+	return id, nil
+}
+
+// login resolves the identity and issues a ticket, or a pending link when
+// provisioning is denied.
+func (s *Service) login(ctx context.Context, code string, id pluginsdk.Identity, cl auth.Client) (CallbackResult, error) {
+	u, err := s.resolve(ctx, code, id)
+	if be, ok := errcode.As(err); ok && be.Code == errcode.OAuthAccountNotBound {
+		p, err := s.pending(ctx, code, id)
+		if err != nil {
+			return CallbackResult{}, err
+		}
+		return CallbackResult{Pending: p}, nil
+	}
+	if err != nil {
+		if u != nil {
+			s.recordLogin(ctx, u, code, cl, err)
+		}
+		return CallbackResult{}, err
+	}
+	out, err := s.Tokens.IssueTokens(ctx, u, code, cl)
+	s.recordLogin(ctx, u, code, cl, err)
+	if err != nil {
+		return CallbackResult{}, err
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return CallbackResult{}, err
+	}
+	ticket, err := newToken()
+	if err != nil {
+		return CallbackResult{}, err
+	}
+	if err := s.Store.PutOnce(ctx, ticketKeyPrefix+ticket, raw, TicketTTL); err != nil {
+		return CallbackResult{}, fmt.Errorf("storing the login ticket: %w", err)
+	}
+	return CallbackResult{Ticket: ticket}, nil
+}
+
+// pending stores a pending link with a fresh binder.
+func (s *Service) pending(ctx context.Context, code string, id pluginsdk.Identity) (*PendingLink, error) {
+	token, err1 := newToken()
+	binder, err2 := newToken()
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	rec, err := json.Marshal(pendingRecord{
+		Provider: code, Subject: id.Subject, DisplayName: id.DisplayName, Email: id.Email, Phone: id.Phone,
+		BinderHash: hashBinder(binder),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.PutOnce(ctx, pendingKeyPrefix+token, rec, PendingTTL); err != nil {
+		return nil, fmt.Errorf("storing the pending link: %w", err)
+	}
+	return &PendingLink{Token: token, Binder: binder, Provider: code, DisplayName: id.DisplayName}, nil
+}
+
+// Exchange consumes a login ticket and returns the stored token response
+// (JSON). An unknown, expired or used ticket is 40014; so is a cache error
+// (never a valid ticket).
+func (s *Service) Exchange(ctx context.Context, ticket string) (json.RawMessage, error) {
+	if !validToken(ticket) {
+		return nil, errcode.New(errcode.OAuthStateInvalid)
+	}
+	raw, ok, err := s.Store.Take(ctx, ticketKeyPrefix+ticket)
+	if err != nil {
+		return nil, fmt.Errorf("consuming a login ticket: %w", err)
+	}
+	if !ok {
+		return nil, errcode.New(errcode.OAuthStateInvalid)
+	}
+	return json.RawMessage(raw), nil
+}
+
+// Claim binds a pending identity to the signed-in user. The pending-link
+// ticket is consumed first (exactly once), then the browser binder is
+// checked in constant time: 40014 for a blank, unknown, used ticket or a
+// missing or wrong binder; 40013 when the provider was switched off
+// meanwhile; 40017 when the identity belongs to another user or the user
+// already has another identity of that provider. Claiming an identity
+// already bound to the same user succeeds.
+func (s *Service) Claim(ctx context.Context, userID int64, token, binder string) error {
+	if !validToken(token) {
+		return errcode.New(errcode.OAuthStateInvalid)
+	}
+	raw, ok, err := s.Store.Take(ctx, pendingKeyPrefix+token)
+	if err != nil {
+		return fmt.Errorf("consuming a pending link: %w", err)
+	}
+	if !ok {
+		return errcode.New(errcode.OAuthStateInvalid)
+	}
+	var p pendingRecord
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return errcode.New(errcode.OAuthStateInvalid).Wrap(err)
+	}
+	if !binderMatches(binder, p.BinderHash) {
+		return errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("pending binder missing or wrong"))
+	}
+	if _, err := s.provider(ctx, p.Provider); err != nil {
+		return err
+	}
+	return s.bind(ctx, userID, p.Provider, pluginsdk.Identity{Subject: p.Subject, DisplayName: p.DisplayName})
+}
+
+// StartBind starts binding an identity of a switched-on provider to the
+// signed-in user: 40017 when the user already has one for it.
+func (s *Service) StartBind(ctx context.Context, userID int64, code, requestBase, userAgent string) (AuthorizeResult, error) {
+	if _, err := s.provider(ctx, code); err != nil {
+		return AuthorizeResult{}, err
+	}
+	n, err := s.liveBindings(code).Where(bindingUser(userID)).Count(ctx)
+	if err != nil {
+		return AuthorizeResult{}, err
+	}
+	if n > 0 {
+		return AuthorizeResult{}, errcode.New(errcode.OAuthAlreadyBound)
+	}
+	return s.Authorize(ctx, AuthorizeInput{Provider: code, Mode: ModeBind, UserID: userID, RequestBase: requestBase, UserAgent: userAgent})
+}
+
+// Binding is one entry of GET bindings (never the subject).
+type Binding struct {
+	Provider    string  `json:"provider"`
+	DisplayName *string `json:"displayName"`
+	BoundAt     string  `json:"boundAt"`
+}
+
+// Bindings lists the user's live bindings, oldest first.
+func (s *Service) Bindings(ctx context.Context, userID int64) ([]Binding, error) {
+	rows, err := s.userBindings(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Binding, len(rows))
+	for i, r := range rows {
+		out[i] = Binding{Provider: r.Provider, DisplayName: r.DisplayName, BoundAt: r.CreateTime.Local().Format(entityTimeLayout)}
+	}
+	return out, nil
+}
+
+// Unbind soft-deletes the user's binding for a provider (none is no
+// error); the unique keys are freed so the identity can be bound again.
+func (s *Service) Unbind(ctx context.Context, userID int64, code string) error {
+	rows, err := s.liveBindings(code).Where(bindingUser(userID)).All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := s.softDeleteBinding(ctx, r.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resultURL appends parameters to FrontendResultPath, with & when it
+// already has a query.
+func (s *Service) resultURL(params ...[2]string) string {
+	var b strings.Builder
+	base := s.FrontendResultPath
+	b.WriteString(base)
+	sep := "?"
+	switch {
+	case strings.HasSuffix(base, "?") || strings.HasSuffix(base, "&"):
+		sep = ""
+	case strings.Contains(base, "?"):
+		sep = "&"
+	}
+	for i, p := range params {
+		if i == 0 {
+			b.WriteString(sep)
+		} else {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(p[0]))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(p[1]))
+	}
+	return b.String()
+}
+
+// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
+// offset, in server-local time.
+const entityTimeLayout = "2006-01-02T15:04:05"
+
+// newState returns 32 random bytes as 64 upper-case hex characters
+// (letters and digits only: some vendors reject anything else).
+func newState() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return strings.ToUpper(hex.EncodeToString(b)), nil
+}
+
+func validState(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'A' || c > 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// newToken returns 32 random bytes as 43 base64url characters (tickets,
+// pending links, binders, nonces, PKCE verifiers).
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func validToken(s string) bool {
+	if len(s) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil
+}
+
+func hashBinder(binder string) string {
+	sum := sha256.Sum256([]byte(binder))
+	return hex.EncodeToString(sum[:])
+}
+
+// binderMatches compares the hash of a cookie value with the stored hash
+// in constant time; a missing cookie never matches.
+func binderMatches(cookie, storedHash string) bool {
+	if cookie == "" || storedHash == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(hashBinder(cookie)), []byte(storedHash)) == 1
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// truncate cuts s to at most n runes.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
