@@ -30,6 +30,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/exceptionlog"
 	"github.com/adminkernel/kernel/host/health"
+	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
@@ -76,14 +77,15 @@ type Kernel struct {
 	app     *fiber.App
 	version string
 
-	store    cache.Store
-	settings *sysconfig.Service
-	perms    *authz.Resolver
-	sessions *session.Service
-	tokens   *token.Issuer
-	authn    *authn.Authenticator
-	auth     *auth.Service
-	trusted  []*net.IPNet
+	store     cache.Store
+	settings  *sysconfig.Service
+	perms     *authz.Resolver
+	sessions  *session.Service
+	tokens    *token.Issuer
+	authn     *authn.Authenticator
+	auth      *auth.Service
+	trusted   []*net.IPNet
+	providers *idp.Registry
 
 	exceptions *exceptionlog.Recorder
 	oplog      *oplog.Writer

@@ -32,16 +32,18 @@ func builtinModules() []Module {
 // deps hands the kernel's services to modules.
 func (k *Kernel) deps() *module.Deps {
 	return &module.Deps{
-		Config:   k.cfg,
-		Client:   k.db.Client,
-		Store:    k.store,
-		Settings: k.settings,
-		Perms:    k.perms,
-		Sessions: k.sessions,
-		Auth:     k.auth,
-		Hasher:   k.auth.Hasher,
-		Catalog:  k.catalog,
-		Routes:   k.routes.Routes,
-		Logger:   k.logs.For,
+		Config:    k.cfg,
+		Client:    k.db.Client,
+		Store:     k.store,
+		Settings:  k.settings,
+		Perms:     k.perms,
+		Sessions:  k.sessions,
+		Auth:      k.auth,
+		Hasher:    k.auth.Hasher,
+		Catalog:   k.catalog,
+		Providers: k.providers,
+		Trusted:   k.trusted,
+		Routes:    k.routes.Routes,
+		Logger:    k.logs.For,
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/adminkernel/kernel/host/cache/memcache"
 	"github.com/adminkernel/kernel/host/cache/rediscache"
 	"github.com/adminkernel/kernel/host/captcha"
+	"github.com/adminkernel/kernel/host/externalauth"
+	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/ratelimit"
 	"github.com/adminkernel/kernel/host/session"
@@ -64,6 +66,10 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	})
 	k.authn = authn.New(k.tokens, k.sessions, k.perms, authn.Options{Log: k.logs.For("AdminKernel.Authn")})
 	if k.trusted, err = ratelimit.ParseTrusted(cfg.Service.HTTP.TrustedProxies); err != nil {
+		return err
+	}
+	k.providers = idp.NewRegistry()
+	if err := externalauth.RegisterBuiltins(k.providers, cfg); err != nil {
 		return err
 	}
 	sender, err := smsSender(cfg, k.logs.For("AdminKernel.Sms"))

@@ -9,10 +9,11 @@ import (
 	"github.com/adminkernel/kernel/host/request"
 )
 
-// writeLoginLog records one attempt: the raw account (cut to the column),
+// WriteLoginLog records one attempt of any login method (external login
+// uses it with the provider code as method): the raw account (cut to the column),
 // the outcome and the client, never a password or token. A write failure is
 // logged and never changes the login's answer.
-func (s *Service) writeLoginLog(ctx context.Context, account, method string, userID *int64, result error, cl Client) {
+func (s *Service) WriteLoginLog(ctx context.Context, account, method string, userID *int64, result error, cl Client) {
 	code := 0
 	if result != nil {
 		code = int(errcode.SystemError)

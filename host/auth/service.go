@@ -224,7 +224,7 @@ type PasswordInput struct {
 func (s *Service) PasswordLogin(ctx context.Context, in PasswordInput, cl Client) (*LoginOutput, error) {
 	var userID *int64
 	out, err := s.passwordLogin(ctx, in, cl, &userID)
-	s.writeLoginLog(ctx, in.Account, MethodPassword, userID, err, cl)
+	s.WriteLoginLog(ctx, in.Account, MethodPassword, userID, err, cl)
 	return out, err
 }
 
@@ -264,7 +264,7 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 	if s.Hasher.NeedsRehash(u.PasswordHash) {
 		s.rehash(ctx, u, in.Password)
 	}
-	s.touchLogin(ctx, u, cl)
+	s.TouchLogin(ctx, u, cl)
 	return s.IssueTokens(ctx, u, MethodPassword, cl)
 }
 
@@ -282,7 +282,8 @@ func (s *Service) rehash(ctx context.Context, u *ent.SysUser, plain string) {
 	s.Log.Info("password hash upgraded", "user_id", u.ID, "iterations", s.Hasher.Iterations())
 }
 
-func (s *Service) touchLogin(ctx context.Context, u *ent.SysUser, cl Client) {
+// TouchLogin records the time and IP of a successful login.
+func (s *Service) TouchLogin(ctx context.Context, u *ent.SysUser, cl Client) {
 	upd := s.Client.SysUser.UpdateOneID(u.ID).SetLastLoginTime(time.Now())
 	if cl.IP != "" {
 		upd.SetLastLoginIP(truncate(cl.IP, 64))

@@ -114,7 +114,7 @@ func (s *Service) smsUser(ctx context.Context, phone string) (*ent.SysUser, erro
 func (s *Service) SmsLogin(ctx context.Context, in SmsLoginInput, cl Client) (*LoginOutput, error) {
 	var userID *int64
 	out, err := s.smsLogin(ctx, in, cl, &userID)
-	s.writeLoginLog(ctx, in.Phone, MethodSMS, userID, err, cl)
+	s.WriteLoginLog(ctx, in.Phone, MethodSMS, userID, err, cl)
 	return out, err
 }
 
@@ -146,6 +146,6 @@ func (s *Service) smsLogin(ctx context.Context, in SmsLoginInput, cl Client, use
 		return nil, errcode.New(errcode.SmsCodeExpired)
 	}
 	*userID = &u.ID
-	s.touchLogin(ctx, u, cl)
+	s.TouchLogin(ctx, u, cl)
 	return s.IssueTokens(ctx, u, MethodSMS, cl)
 }

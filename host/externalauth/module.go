@@ -7,6 +7,7 @@
 package externalauth
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/idp/oidc"
 	"github.com/adminkernel/kernel/host/module"
-	"github.com/adminkernel/kernel/host/ratelimit"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
 )
@@ -33,13 +33,9 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
-	reg := idp.NewRegistry()
-	if err := RegisterBuiltins(reg, d.Config); err != nil {
-		return err
-	}
-	trusted, err := ratelimit.ParseTrusted(d.Config.Service.HTTP.TrustedProxies)
-	if err != nil {
-		return err
+	reg, trusted := d.Providers, d.Trusted
+	if reg == nil {
+		return errors.New("externalauth: the provider registry is missing from the module deps")
 	}
 	ea := d.Config.Service.ExternalAuth
 	log := d.Logger("AdminKernel.ExternalAuth")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/adminkernel/kernel/ent"
@@ -335,37 +334,13 @@ func (s *Service) bindingSettled(ctx context.Context, userID int64, code, subjec
 	return false, nil
 }
 
-// recordLogin writes the login log and the last-login columns of an
-// external login (best effort: failures are logged, never returned).
+// recordLogin writes the login log and, on success, the last-login columns
+// of an external login (best effort: failures are logged, never returned).
 func (s *Service) recordLogin(ctx context.Context, u *ent.SysUser, code string, cl auth.Client, result error) {
 	ctx = context.WithoutCancel(ctx)
-	rc := 0
-	if result != nil {
-		rc = int(errcode.SystemError)
-		if be, ok := errcode.As(result); ok {
-			rc = int(be.Code)
-		}
-	}
-	row := s.Client.SysLoginLog.Create().
-		SetAccount(truncate(u.Account, 128)).
-		SetSuccess(result == nil).
-		SetResultCode(rc).
-		SetUserID(u.ID).
-		SetLoginMethod(code).
-		SetNillableIP(bounded(cl.IP, 64)).
-		SetNillableUserAgent(nonEmpty(truncate(cl.UserAgent, 512)))
-	if err := row.Exec(ctx); err != nil {
-		s.Log.Warn("writing the login log failed", "error", err)
-	}
-	if result != nil {
-		return
-	}
-	upd := s.Client.SysUser.UpdateOneID(u.ID).SetLastLoginTime(time.Now())
-	if cl.IP != "" {
-		upd.SetLastLoginIP(truncate(cl.IP, 64))
-	}
-	if err := upd.Exec(ctx); err != nil {
-		s.Log.Warn("recording the last login failed", "user_id", u.ID, "error", err)
+	s.Tokens.WriteLoginLog(ctx, u.Account, code, &u.ID, result, cl)
+	if result == nil {
+		s.Tokens.TouchLogin(ctx, u, cl)
 	}
 }
 

@@ -72,6 +72,8 @@ type Providers interface {
 // (*auth.Service).
 type TokenIssuer interface {
 	IssueTokens(ctx context.Context, u *ent.SysUser, method string, cl auth.Client) (*auth.LoginOutput, error)
+	WriteLoginLog(ctx context.Context, account, method string, userID *int64, result error, cl auth.Client)
+	TouchLogin(ctx context.Context, u *ent.SysUser, cl auth.Client)
 }
 
 // PasswordHasher hashes the random placeholder password of provisioned

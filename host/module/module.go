@@ -4,6 +4,8 @@
 package module
 
 import (
+	"net"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/config"
@@ -12,6 +14,7 @@ import (
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -46,6 +49,11 @@ type Deps struct {
 	Auth     *auth.Service
 	Hasher   *password.PBKDF2
 	Catalog  *errcode.Catalog
+	// Providers is the external identity-provider registry (built-in OIDC
+	// providers and plugins), keyed by code.
+	Providers *idp.Registry
+	// Trusted are the proxies whose forwarded headers are believed.
+	Trusted []*net.IPNet
 	// Routes returns every registered route (complete once all modules
 	// have registered; call it from handlers, not from Routes).
 	Routes func() []route.Route
