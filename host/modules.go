@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/adminkernel/kernel/host/cacheadmin"
 	"github.com/adminkernel/kernel/host/configcenter"
 	"github.com/adminkernel/kernel/host/dict"
 	"github.com/adminkernel/kernel/host/externalauth"
@@ -26,6 +27,7 @@ func builtinModules() []Module {
 		externalauth.Module(),
 		oplog.Module(),
 		monitor.Module(),
+		cacheadmin.Module(),
 	}
 }
 
