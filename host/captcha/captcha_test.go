@@ -216,7 +216,7 @@ func TestExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.advance(31 * time.Second)
+	store.Advance(31 * time.Second)
 	wantCode(t, svc.Verify(ctx, ch.ID, answerOf(t, ch)), errcode.CaptchaExpired)
 
 	// Default TTL is two minutes.
@@ -225,7 +225,7 @@ func TestExpired(t *testing.T) {
 		t.Fatalf("default ttl %v", svc.TTL())
 	}
 	ch, _ = svc.Issue(ctx)
-	store.advance(119 * time.Second)
+	store.Advance(119 * time.Second)
 	if err := svc.Verify(ctx, ch.ID, answerOf(t, ch)); err != nil {
 		t.Fatalf("inside ttl: %v", err)
 	}
@@ -262,7 +262,7 @@ func TestStoreFailureFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	ch, _ := svc.Issue(ctx)
 	answer := answerOf(t, ch)
-	store.fail = errors.New("cache down")
+	store.Fail(errors.New("cache down"))
 	err := svc.Verify(ctx, ch.ID, answer)
 	if err == nil {
 		t.Fatal("verify succeeded with a failing cache")
@@ -280,13 +280,11 @@ func TestAnswerStoredHashed(t *testing.T) {
 	svc := New(store, Options{})
 	ch, _ := svc.Issue(context.Background())
 	answer := answerOf(t, ch)
-	store.mu.Lock()
-	defer store.mu.Unlock()
-	it, ok := store.vals[KeyPrefix+ch.ID]
+	val, ok := store.Raw(KeyPrefix + ch.ID)
 	if !ok {
 		t.Fatalf("no value under %q", KeyPrefix+ch.ID)
 	}
-	if strings.Contains(string(it.val), answer) {
+	if strings.Contains(string(val), answer) {
 		t.Fatal("answer stored in plain text")
 	}
 }

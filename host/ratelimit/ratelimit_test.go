@@ -18,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adminkernel/kernel/host/cache/cachetest"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 )
@@ -37,7 +38,7 @@ func (c *clock) advance(d time.Duration) {
 // windowStart is a multiple of 60 s; tests start 15 s into that window.
 var windowStart = time.Unix(1_700_000_040, 0)
 
-func newApp(t *testing.T, opts Options) (*fiber.App, *fakeStore, *clock) {
+func newApp(t *testing.T, opts Options) (*fiber.App, *cachetest.Fake, *clock) {
 	t.Helper()
 	if windowStart.Unix()%60 != 0 {
 		t.Fatal("windowStart not aligned")
@@ -220,9 +221,7 @@ func TestXForwardedForIgnoredFromUntrustedPeer(t *testing.T) {
 		expectOK(t, do(t, app, http.MethodPost, "/api/v1/auth/login", "203.0.113."+strconv.Itoa(i+1)), "spoofed")
 	}
 	expectLimited(t, do(t, app, http.MethodPost, "/api/v1/auth/login", "203.0.113.99"), 60)
-	store.mu.Lock()
-	defer store.mu.Unlock()
-	for k := range store.vals {
+	for _, k := range store.Keys() {
 		if !strings.HasPrefix(k, "rl:auth:0.0.0.0:") {
 			t.Fatalf("unexpected counter %q", k)
 		}
@@ -270,7 +269,7 @@ func TestCacheFailureFailsOpen(t *testing.T) {
 	var buf lockedBuf
 	log := hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Trace})
 	app, store, clk := newApp(t, Options{Log: log, AuthLimit: func(context.Context) int { return 1 }})
-	store.fail = errors.New("cache down")
+	store.Fail(errors.New("cache down"))
 	for range 5 {
 		expectOK(t, do(t, app, http.MethodPost, "/api/v1/auth/login", ""), "cache down")
 	}
@@ -287,9 +286,7 @@ func TestCacheFailureFailsOpen(t *testing.T) {
 		t.Fatalf("%d warnings after 11 s, want 2", n)
 	}
 	// Recovered cache: limits apply again.
-	store.mu.Lock()
-	store.fail = nil
-	store.mu.Unlock()
+	store.Fail(nil)
 	expectOK(t, do(t, app, http.MethodPost, "/api/v1/auth/login", ""), "recovered")
 	expectLimited(t, do(t, app, http.MethodPost, "/api/v1/auth/login", ""), 60)
 }

@@ -243,13 +243,11 @@ func TestCodesIssueAndCheckOnce(t *testing.T) {
 	wantCode(t, codes.Check(ctx, "login", "13812341234", code), errcode.SmsCodeExpired)
 
 	// Phone numbers are not cache keys.
-	store.mu.Lock()
-	for k := range store.vals {
+	for _, k := range store.Keys() {
 		if strings.Contains(k, "13812341234") {
 			t.Errorf("key %q carries the phone", k)
 		}
 	}
-	store.mu.Unlock()
 
 	o := codes.Options()
 	if o.Length != 6 || o.TTL != 5*time.Minute || o.MaxAttempts != 5 || o.ResendInterval != time.Minute {
@@ -301,7 +299,7 @@ func TestCodesExpire(t *testing.T) {
 	codes := New(store, CodeOptions{TTL: time.Minute, ResendInterval: 10 * time.Second})
 	ctx := context.Background()
 	code, _ := codes.Issue(ctx, "login", "p")
-	store.advance(61 * time.Second)
+	store.Advance(61 * time.Second)
 	wantCode(t, codes.Check(ctx, "login", "p", code), errcode.SmsCodeExpired)
 }
 
@@ -313,7 +311,7 @@ func TestCodesResendInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.advance(20 * time.Second)
+	store.Advance(20 * time.Second)
 	_, err = codes.Issue(ctx, "login", "p")
 	e := wantCode(t, err, errcode.TooManyRequests)
 	if e.Args["retryAfterSeconds"] != 40 {
@@ -330,7 +328,7 @@ func TestCodesResendInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first code is still good inside the interval (not consumed here).
-	store.advance(40 * time.Second)
+	store.Advance(40 * time.Second)
 	second, err := codes.Issue(ctx, "login", "p")
 	if err != nil {
 		t.Fatalf("after the interval: %v", err)
@@ -456,7 +454,7 @@ func TestCodesRevokeAndStoreFailure(t *testing.T) {
 		t.Fatalf("issue after revoke: %v", err)
 	}
 
-	store.fail = errors.New("cache down")
+	store.Fail(errors.New("cache down"))
 	if err := codes.Check(ctx, "login", "p", code); err == nil {
 		t.Fatal("check passed with a failing cache")
 	} else if _, biz := errcode.As(err); biz {
