@@ -69,13 +69,7 @@ func tokens(c fiber.Ctx, out *LoginOutput) error {
 	return envelope.OK(c, out)
 }
 
-func principal(c fiber.Ctx) (authn.Principal, error) {
-	p, ok := authn.From(c)
-	if !ok {
-		return p, errcode.New(errcode.TokenInvalid)
-	}
-	return p, nil
-}
+var principal = authn.Require
 
 func (h *Handler) captcha(c fiber.Ctx) error {
 	ch, err := h.svc.Captcha.Issue(c.Context())

@@ -6,15 +6,16 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/request"
 )
 
 type timeValue = time.Time
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = "2006-01-02T15:04:05"
+const entityTimeLayout = request.EntityTimeLayout
 
-func formatLocal(t time.Time) string { return t.Local().Format(entityTimeLayout) }
+var formatLocal = request.EntityTime
 
 // userNames joins user names for a set of ids.
 func userNames(ctx context.Context, client *ent.Client, ids []int64) (map[int64]string, error) {

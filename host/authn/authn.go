@@ -228,3 +228,13 @@ func BearerToken(header string) (string, bool) {
 	}
 	return tok, true
 }
+
+// Require returns the caller authenticated by the route's guard, or 40006
+// when there is none (a handler mounted without a guard by mistake).
+func Require(c fiber.Ctx) (Principal, error) {
+	p, ok := From(c)
+	if !ok {
+		return p, errcode.New(errcode.TokenInvalid)
+	}
+	return p, nil
+}

@@ -101,9 +101,9 @@ type Service struct {
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = "2006-01-02T15:04:05"
+const entityTimeLayout = request.EntityTimeLayout
 
-func formatLocal(t time.Time) string { return t.Local().Format(entityTimeLayout) }
+var formatLocal = request.EntityTime
 
 func toDTO(r *ent.SysConfig) Config {
 	out := Config{

@@ -134,17 +134,11 @@ type Service struct {
 	TTL time.Duration
 }
 
-const entityTimeLayout = "2006-01-02T15:04:05"
+const entityTimeLayout = request.EntityTimeLayout
 
-func formatLocal(t time.Time) string { return t.Local().Format(entityTimeLayout) }
+var formatLocal = request.EntityTime
 
-func formatLocalPtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := formatLocal(*t)
-	return &s
-}
+var formatLocalPtr = request.EntityTimePtr
 
 func typeDTO(r *ent.SysDictType) Type {
 	return Type{

@@ -104,6 +104,24 @@ func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhand
 	}
 }
 
+// CodeOf is the envelope code the central error handler answers err with:
+// a business error's own code, a framework error's request code, otherwise
+// 50000.
+func CodeOf(err error) errcode.Code {
+	var be *errcode.Error
+	var fe *fiber.Error
+	switch {
+	case err == nil:
+		return errcode.Success
+	case errors.As(err, &be):
+		return be.Code
+	case errors.As(err, &fe):
+		return requestCode(fe.Code)
+	default:
+		return errcode.SystemError
+	}
+}
+
 // requestCode maps a framework status to the kernel's request code.
 func requestCode(status int) errcode.Code {
 	switch status {

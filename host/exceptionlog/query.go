@@ -13,7 +13,7 @@ import (
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = "2006-01-02T15:04:05"
+const entityTimeLayout = request.EntityTimeLayout
 
 // Item is the contract's SysExceptionLog.
 type Item struct {

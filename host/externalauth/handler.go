@@ -93,13 +93,7 @@ func (h *Handler) client(c fiber.Ctx) auth.Client {
 	return auth.Client{IP: ratelimit.ClientIP(c, h.trusted), UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent))}
 }
 
-func principal(c fiber.Ctx) (authn.Principal, error) {
-	p, ok := authn.From(c)
-	if !ok {
-		return p, errcode.New(errcode.TokenInvalid)
-	}
-	return p, nil
-}
+var principal = authn.Require
 
 // secure: the request arrived over https (as Fiber sees it, honouring
 // X-Forwarded-Proto only from trusted proxies) or CallbackBaseUrl is https.

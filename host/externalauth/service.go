@@ -22,6 +22,7 @@ import (
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 
@@ -618,7 +619,7 @@ func (s *Service) resultURL(params ...[2]string) string {
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = "2006-01-02T15:04:05"
+const entityTimeLayout = request.EntityTimeLayout
 
 // newState returns 32 random bytes as 64 upper-case hex characters
 // (letters and digits only: some vendors reject anything else).

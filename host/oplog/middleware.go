@@ -1,7 +1,6 @@
 package oplog
 
 import (
-	"errors"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -123,33 +122,5 @@ func (w *Writer) outcome(err error) (int, bool, *string) {
 		return int(be.Code), false, &msg
 	}
 	msg := exceptionlog.TypeName(err)
-	var fe *fiber.Error
-	if errors.As(err, &fe) {
-		return int(frameworkCode(fe.Code)), false, &msg
-	}
-	return int(errcode.SystemError), false, &msg
-}
-
-// frameworkCode mirrors the central error handler's mapping of framework
-// statuses to request codes.
-func frameworkCode(status int) errcode.Code {
-	switch status {
-	case http.StatusNotFound:
-		return errcode.RouteNotFound
-	case http.StatusMethodNotAllowed:
-		return errcode.MethodNotAllowed
-	case http.StatusRequestEntityTooLarge:
-		return errcode.BodyTooLarge
-	case http.StatusUnauthorized:
-		return errcode.TokenInvalid
-	case http.StatusForbidden:
-		return errcode.NoPermission
-	case http.StatusTooManyRequests:
-		return errcode.TooManyRequests
-	default:
-		if status >= 500 {
-			return errcode.SystemError
-		}
-		return errcode.RequestInvalid
-	}
+	return int(envelope.CodeOf(err)), false, &msg
 }

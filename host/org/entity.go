@@ -2,41 +2,25 @@ package org
 
 import (
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	"github.com/gofiber/fiber/v3"
-
 	"github.com/adminkernel/kernel/host/authn"
-	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
 )
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = "2006-01-02T15:04:05"
+const entityTimeLayout = request.EntityTimeLayout
 
-func formatTime(t time.Time) string { return t.Local().Format(entityTimeLayout) }
+var formatTime = request.EntityTime
 
-func formatTimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := formatTime(*t)
-	return &s
-}
+var formatTimePtr = request.EntityTimePtr
 
 // flexInt accepts a JSON number or a quoted number (wire contract §1.2).
 type flexInt = request.Int64
 
 // principal returns the caller authenticated by the route's guard.
-func principal(c fiber.Ctx) (authn.Principal, error) {
-	p, ok := authn.From(c)
-	if !ok {
-		return p, errcode.New(errcode.TokenInvalid)
-	}
-	return p, nil
-}
+var principal = authn.Require
 
 // requiredText trims s and checks it is non-empty and at most max runes.
 func requiredText(field, s string, max int) (string, error) {

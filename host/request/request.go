@@ -189,3 +189,19 @@ func NewPagedList[T any](p Page, total int, items []T) PagedList[T] {
 	}
 	return PagedList[T]{Current: p.Current, Size: p.Size, Total: total, Pages: pages, Items: items}
 }
+
+// EntityTimeLayout is the contract's entity DateTime (createTime, ...):
+// ISO-8601 without an offset, in server-local time.
+const EntityTimeLayout = "2006-01-02T15:04:05"
+
+// EntityTime formats an entity timestamp.
+func EntityTime(t time.Time) string { return t.Local().Format(EntityTimeLayout) }
+
+// EntityTimePtr formats an optional entity timestamp.
+func EntityTimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := EntityTime(*t)
+	return &s
+}

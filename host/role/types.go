@@ -1,8 +1,6 @@
 package role
 
 import (
-	"time"
-
 	"github.com/adminkernel/kernel/ent"
 
 	"github.com/adminkernel/kernel/host/request"
@@ -13,17 +11,11 @@ type Int64 = request.Int64
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = "2006-01-02T15:04:05"
+const entityTimeLayout = request.EntityTimeLayout
 
-func formatLocal(t time.Time) string { return t.Local().Format(entityTimeLayout) }
+var formatLocal = request.EntityTime
 
-func formatLocalPtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := formatLocal(*t)
-	return &s
-}
+var formatLocalPtr = request.EntityTimePtr
 
 // Role is the contract's SysRole.
 type Role struct {

@@ -1,8 +1,6 @@
 package user
 
 import (
-	"time"
-
 	"github.com/adminkernel/kernel/host/request"
 )
 
@@ -20,9 +18,9 @@ func optionalID(n *Int64) *int64 {
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = "2006-01-02T15:04:05"
+const entityTimeLayout = request.EntityTimeLayout
 
-func formatLocal(t time.Time) string { return t.Local().Format(entityTimeLayout) }
+var formatLocal = request.EntityTime
 
 // Item is the contract's UserItem. The password hash is never part of it.
 type Item struct {
