@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/hook"
@@ -454,8 +455,14 @@ func TestChangeEvents(t *testing.T) {
 	k.Do("PUT", base+"/batch", tok, []map[string]any{{"configKey": "ev.one", "configValue": "1"}}).Expect(t, "unchanged batch", 200, 0)
 	k.Do("PUT", base+"/batch", tok, []map[string]any{{"configKey": "ev.one", "configValue": "2"}}).Expect(t, "batch", 200, 0)
 	k.Do("DELETE", fmt.Sprintf("%s/%d", base, id), tok, nil).Expect(t, "delete", 200, 0)
+	// Delivery is asynchronous: wait for the three events, then unsubscribe.
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	for deadline := time.Now().Add(5 * time.Second); count() < 3 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	cancel()
 	k.Do("POST", base, tok, map[string]any{"configKey": "ev.two", "name": "e"}).Expect(t, "add after cancel", 200, 0)
+	time.Sleep(50 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
 	want := "[{config ev.one} {config ev.one} {config ev.one}]" // add, changing batch, delete

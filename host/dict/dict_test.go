@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
@@ -419,6 +420,11 @@ func TestChangeEvents(t *testing.T) {
 	k.Do("DELETE", fmt.Sprintf("%s/%d", typeBase, id), tok, nil).Expect(t, "delete", 200, 0)
 	if _, err := dict.InvalidateAll(context.Background(), k.Cache()); err != nil {
 		t.Fatal(err)
+	}
+	// Delivery is asynchronous: wait for the four events.
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	for deadline := time.Now().Add(5 * time.Second); count() < 4 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Keys that feed the site info besides the sys.site.* keys (wire contract
@@ -84,48 +85,74 @@ type Event struct {
 	Key  string
 }
 
+// subscriberBuffer is how many events a slow subscriber may fall behind
+// before further events to it are dropped (and counted).
+const subscriberBuffer = 1024
+
+type subscriber struct {
+	ch   chan Event
+	done chan struct{}
+}
+
 var (
-	subsMu sync.RWMutex
-	subs   = map[uint64]func(Event){}
-	nextID uint64
+	subsMu  sync.RWMutex
+	subs    = map[uint64]*subscriber{}
+	nextID  uint64
+	dropped atomic.Uint64
 )
 
 // Subscribe registers fn for every event published in this process and
-// returns the function that unregisters it. fn runs synchronously on the
-// publishing request: it must be quick and must not block (hand the event
-// to a goroutine or a buffered channel for anything slow). Events are
-// process-wide: with several kernels in one process (tests) a subscriber
-// sees the events of all of them.
+// returns the function that unregisters it. fn runs on its own goroutine,
+// in publication order: a slow subscriber never blocks a publisher (past
+// its buffer of 1024 events, further events to it are dropped and counted
+// by Dropped). Events are process-wide: with several kernels in one process
+// (tests) a subscriber sees the events of all of them.
 func Subscribe(fn func(Event)) (cancel func()) {
+	sub := &subscriber{ch: make(chan Event, subscriberBuffer), done: make(chan struct{})}
 	subsMu.Lock()
 	nextID++
 	id := nextID
-	subs[id] = fn
+	subs[id] = sub
 	subsMu.Unlock()
+	go func() {
+		for {
+			select {
+			case e := <-sub.ch:
+				deliver(fn, e)
+			case <-sub.done:
+				return
+			}
+		}
+	}()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			subsMu.Lock()
 			delete(subs, id)
 			subsMu.Unlock()
+			close(sub.done)
 		})
 	}
 }
 
-// Publish hands e to every subscriber. The change behind an event is
-// already committed, so a panicking subscriber is recovered and skipped: it
-// never turns a successful change into a failed request.
+// Publish hands e to every subscriber without waiting for any of them. The
+// change behind an event is already committed, so a panicking subscriber is
+// recovered and skipped: it never turns a successful change into a failed
+// request.
 func Publish(e Event) {
 	subsMu.RLock()
-	fns := make([]func(Event), 0, len(subs))
-	for _, fn := range subs {
-		fns = append(fns, fn)
-	}
-	subsMu.RUnlock()
-	for _, fn := range fns {
-		deliver(fn, e)
+	defer subsMu.RUnlock()
+	for _, sub := range subs {
+		select {
+		case sub.ch <- e:
+		default:
+			dropped.Add(1)
+		}
 	}
 }
+
+// Dropped counts events not delivered because a subscriber fell behind.
+func Dropped() uint64 { return dropped.Load() }
 
 func deliver(fn func(Event), e Event) {
 	defer func() { _ = recover() }()
