@@ -1,0 +1,36 @@
+package enterprisechat
+
+import (
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/plugins/internal/vendortest"
+	"github.com/adminkernel/kernel/pluginsdk"
+	"github.com/adminkernel/kernel/pluginsdk/providertest"
+)
+
+// TestConformance runs the SDK's conformance kit against the provider
+// pointed at the fake vendor, directly and through the gRPC plugin wire.
+func TestConformance(t *testing.T) {
+	f := newFakeWeCom(t)
+	newProvider := func(t *testing.T) *Provider {
+		p := New(hclog.NewNullLogger())
+		p.now = f.now
+		return p
+	}
+	opts := providertest.Options{
+		Code:        Code,
+		Settings:    settingsFor(f),
+		Required:    []string{"CorpId", "AgentId", "CorpSecret"},
+		RedirectURI: redirectURI,
+		Login:       vendortest.Login(redirectURI),
+		BadCode:     "forged-code",
+	}
+	providertest.Run(t, func(t *testing.T) pluginsdk.Provider { return newProvider(t) }, opts)
+	t.Run("grpc", func(t *testing.T) {
+		providertest.Run(t, func(t *testing.T) pluginsdk.Provider {
+			return providertest.InProcess(t, newProvider(t))
+		}, opts)
+	})
+}

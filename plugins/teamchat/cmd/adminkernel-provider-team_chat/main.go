@@ -1,0 +1,14 @@
+// Command adminkernel-provider-team_chat is the team_chat identity provider
+// plugin, run by the kernel through pluginsdk.Serve.
+package main
+
+import (
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/plugins/teamchat"
+	"github.com/adminkernel/kernel/pluginsdk"
+)
+
+func main() {
+	pluginsdk.Serve(func(log hclog.Logger) pluginsdk.Provider { return teamchat.New(log) })
+}

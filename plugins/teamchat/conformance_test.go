@@ -1,0 +1,36 @@
+package teamchat
+
+import (
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/plugins/internal/vendortest"
+	"github.com/adminkernel/kernel/pluginsdk"
+	"github.com/adminkernel/kernel/pluginsdk/providertest"
+)
+
+// TestConformance runs the SDK's conformance kit against the provider
+// pointed at the fake vendor, directly and through the gRPC plugin wire.
+func TestConformance(t *testing.T) {
+	f := newFakeDingTalk(t)
+	newProvider := func(t *testing.T) *Provider {
+		p := New(hclog.NewNullLogger())
+
+		return p
+	}
+	opts := providertest.Options{
+		Code:        Code,
+		Settings:    settingsFor(f),
+		Required:    []string{"ClientId", "ClientSecret"},
+		RedirectURI: redirectURI,
+		Login:       vendortest.Login(redirectURI),
+		BadCode:     "forged-code",
+	}
+	providertest.Run(t, func(t *testing.T) pluginsdk.Provider { return newProvider(t) }, opts)
+	t.Run("grpc", func(t *testing.T) {
+		providertest.Run(t, func(t *testing.T) pluginsdk.Provider {
+			return providertest.InProcess(t, newProvider(t))
+		}, opts)
+	})
+}
