@@ -15,8 +15,10 @@ TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-10s %s\n", $$1, $$2}'
 
-build: ## build the host at bin/adminkernel
+build: ## build the host at bin/adminkernel and the provider plugins into bin/plugins/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
+	@mkdir -p $(BIN)/plugins
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/plugins/ ./plugins/...
 
 run: build ## run the service on the embedded SQLite default (Development, http://localhost:5100)
 	$(BIN)/adminkernel serve --environment Development

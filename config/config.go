@@ -203,6 +203,13 @@ type ExternalAuth struct {
 	// prefix). The service appends /api/v1/auth/external/{provider}/callback.
 	CallbackBaseURL    string `koanf:"CallbackBaseUrl"`
 	FrontendResultPath string `koanf:"FrontendResultPath"`
+	// BindTicketToBrowser (default true) binds the one-time login ticket of
+	// an external login to the browser that ran the callback: the callback
+	// sets the tn_oauth_ticket cookie (SameSite=Lax, Path
+	// <prefix>/api/v1/auth/external) and POST exchange requires it. Turn it
+	// off only when the frontend runs on another site than the backend:
+	// its XHR cannot carry a Lax cookie, so the ticket alone is accepted.
+	BindTicketToBrowser bool `koanf:"BindTicketToBrowser"`
 	// PluginDir is where provider plugin binaries are discovered. Default:
 	// "plugins" next to the host binary.
 	PluginDir string `koanf:"PluginDir"`
@@ -341,7 +348,7 @@ func Defaults() Config {
 				Session:  Session{RefreshGraceSeconds: 10},
 				Sms:      Sms{Sender: "Log"},
 			},
-			ExternalAuth: ExternalAuth{FrontendResultPath: "/oauth/callback"},
+			ExternalAuth: ExternalAuth{FrontendResultPath: "/oauth/callback", BindTicketToBrowser: true},
 			Logging: ServiceLog{OpLog: OpLog{
 				QueueCapacity: 10000,
 				ParamMaxChars: 8192,

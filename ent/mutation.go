@@ -19261,6 +19261,7 @@ type SysUserExternalMutation struct {
 	provider          *string
 	subject           *string
 	display_name      *string
+	issuer            *string
 	clearedFields     map[string]struct{}
 	done              bool
 	oldValue          func(context.Context) (*SysUserExternal, error)
@@ -19865,6 +19866,55 @@ func (m *SysUserExternalMutation) ResetDisplayName() {
 	delete(m.clearedFields, sysuserexternal.FieldDisplayName)
 }
 
+// SetIssuer sets the "issuer" field.
+func (m *SysUserExternalMutation) SetIssuer(s string) {
+	m.issuer = &s
+}
+
+// Issuer returns the value of the "issuer" field in the mutation.
+func (m *SysUserExternalMutation) Issuer() (r string, exists bool) {
+	v := m.issuer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIssuer returns the old "issuer" field's value of the SysUserExternal entity.
+// If the SysUserExternal object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserExternalMutation) OldIssuer(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIssuer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIssuer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIssuer: %w", err)
+	}
+	return oldValue.Issuer, nil
+}
+
+// ClearIssuer clears the value of the "issuer" field.
+func (m *SysUserExternalMutation) ClearIssuer() {
+	m.issuer = nil
+	m.clearedFields[sysuserexternal.FieldIssuer] = struct{}{}
+}
+
+// IssuerCleared returns if the "issuer" field was cleared in this mutation.
+func (m *SysUserExternalMutation) IssuerCleared() bool {
+	_, ok := m.clearedFields[sysuserexternal.FieldIssuer]
+	return ok
+}
+
+// ResetIssuer resets all changes to the "issuer" field.
+func (m *SysUserExternalMutation) ResetIssuer() {
+	m.issuer = nil
+	delete(m.clearedFields, sysuserexternal.FieldIssuer)
+}
+
 // Where appends a list predicates to the SysUserExternalMutation builder.
 func (m *SysUserExternalMutation) Where(ps ...predicate.SysUserExternal) {
 	m.predicates = append(m.predicates, ps...)
@@ -19899,7 +19949,7 @@ func (m *SysUserExternalMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysUserExternalMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.create_time != nil {
 		fields = append(fields, sysuserexternal.FieldCreateTime)
 	}
@@ -19930,6 +19980,9 @@ func (m *SysUserExternalMutation) Fields() []string {
 	if m.display_name != nil {
 		fields = append(fields, sysuserexternal.FieldDisplayName)
 	}
+	if m.issuer != nil {
+		fields = append(fields, sysuserexternal.FieldIssuer)
+	}
 	return fields
 }
 
@@ -19958,6 +20011,8 @@ func (m *SysUserExternalMutation) Field(name string) (ent.Value, bool) {
 		return m.Subject()
 	case sysuserexternal.FieldDisplayName:
 		return m.DisplayName()
+	case sysuserexternal.FieldIssuer:
+		return m.Issuer()
 	}
 	return nil, false
 }
@@ -19987,6 +20042,8 @@ func (m *SysUserExternalMutation) OldField(ctx context.Context, name string) (en
 		return m.OldSubject(ctx)
 	case sysuserexternal.FieldDisplayName:
 		return m.OldDisplayName(ctx)
+	case sysuserexternal.FieldIssuer:
+		return m.OldIssuer(ctx)
 	}
 	return nil, fmt.Errorf("unknown SysUserExternal field %s", name)
 }
@@ -20065,6 +20122,13 @@ func (m *SysUserExternalMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDisplayName(v)
+		return nil
+	case sysuserexternal.FieldIssuer:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIssuer(v)
 		return nil
 	}
 	return fmt.Errorf("unknown SysUserExternal field %s", name)
@@ -20159,6 +20223,9 @@ func (m *SysUserExternalMutation) ClearedFields() []string {
 	if m.FieldCleared(sysuserexternal.FieldDisplayName) {
 		fields = append(fields, sysuserexternal.FieldDisplayName)
 	}
+	if m.FieldCleared(sysuserexternal.FieldIssuer) {
+		fields = append(fields, sysuserexternal.FieldIssuer)
+	}
 	return fields
 }
 
@@ -20184,6 +20251,9 @@ func (m *SysUserExternalMutation) ClearField(name string) error {
 		return nil
 	case sysuserexternal.FieldDisplayName:
 		m.ClearDisplayName()
+		return nil
+	case sysuserexternal.FieldIssuer:
+		m.ClearIssuer()
 		return nil
 	}
 	return fmt.Errorf("unknown SysUserExternal nullable field %s", name)
@@ -20222,6 +20292,9 @@ func (m *SysUserExternalMutation) ResetField(name string) error {
 		return nil
 	case sysuserexternal.FieldDisplayName:
 		m.ResetDisplayName()
+		return nil
+	case sysuserexternal.FieldIssuer:
+		m.ResetIssuer()
 		return nil
 	}
 	return fmt.Errorf("unknown SysUserExternal field %s", name)

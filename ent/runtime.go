@@ -1039,6 +1039,10 @@ func init() {
 	sysuserexternalDescDisplayName := sysuserexternalFields[3].Descriptor()
 	// sysuserexternal.DisplayNameValidator is a validator for the "display_name" field. It is called by the builders before save.
 	sysuserexternal.DisplayNameValidator = sysuserexternalDescDisplayName.Validators[0].(func(string) error)
+	// sysuserexternalDescIssuer is the schema descriptor for issuer field.
+	sysuserexternalDescIssuer := sysuserexternalFields[4].Descriptor()
+	// sysuserexternal.IssuerValidator is a validator for the "issuer" field. It is called by the builders before save.
+	sysuserexternal.IssuerValidator = sysuserexternalDescIssuer.Validators[0].(func(string) error)
 	// sysuserexternalDescID is the schema descriptor for id field.
 	sysuserexternalDescID := sysuserexternalMixinFields0[0].Descriptor()
 	// sysuserexternal.DefaultID holds the default value on creation for the id field.

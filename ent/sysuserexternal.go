@@ -37,7 +37,9 @@ type SysUserExternal struct {
 	// identity at the provider; never returned by the API
 	Subject string `json:"subject,omitempty"`
 	// DisplayName holds the value of the "display_name" field.
-	DisplayName  *string `json:"display_name,omitempty"`
+	DisplayName *string `json:"display_name,omitempty"`
+	// issuer of the identity when the provider reports one (built-in OIDC: the Authority); a login whose provider now reports another issuer is refused, never remapped
+	Issuer       *string `json:"issuer,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -50,7 +52,7 @@ func (*SysUserExternal) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case sysuserexternal.FieldID, sysuserexternal.FieldCreateUserID, sysuserexternal.FieldUpdateUserID, sysuserexternal.FieldDeleteKey, sysuserexternal.FieldUserID:
 			values[i] = new(sql.NullInt64)
-		case sysuserexternal.FieldProvider, sysuserexternal.FieldSubject, sysuserexternal.FieldDisplayName:
+		case sysuserexternal.FieldProvider, sysuserexternal.FieldSubject, sysuserexternal.FieldDisplayName, sysuserexternal.FieldIssuer:
 			values[i] = new(sql.NullString)
 		case sysuserexternal.FieldCreateTime, sysuserexternal.FieldUpdateTime:
 			values[i] = new(sql.NullTime)
@@ -139,6 +141,13 @@ func (_m *SysUserExternal) assignValues(columns []string, values []any) error {
 				_m.DisplayName = new(string)
 				*_m.DisplayName = value.String
 			}
+		case sysuserexternal.FieldIssuer:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field issuer", values[i])
+			} else if value.Valid {
+				_m.Issuer = new(string)
+				*_m.Issuer = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -210,6 +219,11 @@ func (_m *SysUserExternal) String() string {
 	builder.WriteString(", ")
 	if v := _m.DisplayName; v != nil {
 		builder.WriteString("display_name=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.Issuer; v != nil {
+		builder.WriteString("issuer=")
 		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')

@@ -138,6 +138,20 @@ func (_c *SysUserExternalCreate) SetNillableDisplayName(v *string) *SysUserExter
 	return _c
 }
 
+// SetIssuer sets the "issuer" field.
+func (_c *SysUserExternalCreate) SetIssuer(v string) *SysUserExternalCreate {
+	_c.mutation.SetIssuer(v)
+	return _c
+}
+
+// SetNillableIssuer sets the "issuer" field if the given value is not nil.
+func (_c *SysUserExternalCreate) SetNillableIssuer(v *string) *SysUserExternalCreate {
+	if v != nil {
+		_c.SetIssuer(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SysUserExternalCreate) SetID(v int64) *SysUserExternalCreate {
 	_c.mutation.SetID(v)
@@ -240,6 +254,11 @@ func (_c *SysUserExternalCreate) check() error {
 			return &ValidationError{Name: "display_name", err: fmt.Errorf(`ent: validator failed for field "SysUserExternal.display_name": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.Issuer(); ok {
+		if err := sysuserexternal.IssuerValidator(v); err != nil {
+			return &ValidationError{Name: "issuer", err: fmt.Errorf(`ent: validator failed for field "SysUserExternal.issuer": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := sysuserexternal.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "SysUserExternal.id": %w`, err)}
@@ -317,6 +336,10 @@ func (_c *SysUserExternalCreate) createSpec() (*SysUserExternal, *sqlgraph.Creat
 	if value, ok := _c.mutation.DisplayName(); ok {
 		_spec.SetField(sysuserexternal.FieldDisplayName, field.TypeString, value)
 		_node.DisplayName = &value
+	}
+	if value, ok := _c.mutation.Issuer(); ok {
+		_spec.SetField(sysuserexternal.FieldIssuer, field.TypeString, value)
+		_node.Issuer = &value
 	}
 	return _node, _spec
 }
@@ -499,6 +522,24 @@ func (u *SysUserExternalUpsert) UpdateDisplayName() *SysUserExternalUpsert {
 // ClearDisplayName clears the value of the "display_name" field.
 func (u *SysUserExternalUpsert) ClearDisplayName() *SysUserExternalUpsert {
 	u.SetNull(sysuserexternal.FieldDisplayName)
+	return u
+}
+
+// SetIssuer sets the "issuer" field.
+func (u *SysUserExternalUpsert) SetIssuer(v string) *SysUserExternalUpsert {
+	u.Set(sysuserexternal.FieldIssuer, v)
+	return u
+}
+
+// UpdateIssuer sets the "issuer" field to the value that was provided on create.
+func (u *SysUserExternalUpsert) UpdateIssuer() *SysUserExternalUpsert {
+	u.SetExcluded(sysuserexternal.FieldIssuer)
+	return u
+}
+
+// ClearIssuer clears the value of the "issuer" field.
+func (u *SysUserExternalUpsert) ClearIssuer() *SysUserExternalUpsert {
+	u.SetNull(sysuserexternal.FieldIssuer)
 	return u
 }
 
@@ -707,6 +748,27 @@ func (u *SysUserExternalUpsertOne) UpdateDisplayName() *SysUserExternalUpsertOne
 func (u *SysUserExternalUpsertOne) ClearDisplayName() *SysUserExternalUpsertOne {
 	return u.Update(func(s *SysUserExternalUpsert) {
 		s.ClearDisplayName()
+	})
+}
+
+// SetIssuer sets the "issuer" field.
+func (u *SysUserExternalUpsertOne) SetIssuer(v string) *SysUserExternalUpsertOne {
+	return u.Update(func(s *SysUserExternalUpsert) {
+		s.SetIssuer(v)
+	})
+}
+
+// UpdateIssuer sets the "issuer" field to the value that was provided on create.
+func (u *SysUserExternalUpsertOne) UpdateIssuer() *SysUserExternalUpsertOne {
+	return u.Update(func(s *SysUserExternalUpsert) {
+		s.UpdateIssuer()
+	})
+}
+
+// ClearIssuer clears the value of the "issuer" field.
+func (u *SysUserExternalUpsertOne) ClearIssuer() *SysUserExternalUpsertOne {
+	return u.Update(func(s *SysUserExternalUpsert) {
+		s.ClearIssuer()
 	})
 }
 
@@ -1081,6 +1143,27 @@ func (u *SysUserExternalUpsertBulk) UpdateDisplayName() *SysUserExternalUpsertBu
 func (u *SysUserExternalUpsertBulk) ClearDisplayName() *SysUserExternalUpsertBulk {
 	return u.Update(func(s *SysUserExternalUpsert) {
 		s.ClearDisplayName()
+	})
+}
+
+// SetIssuer sets the "issuer" field.
+func (u *SysUserExternalUpsertBulk) SetIssuer(v string) *SysUserExternalUpsertBulk {
+	return u.Update(func(s *SysUserExternalUpsert) {
+		s.SetIssuer(v)
+	})
+}
+
+// UpdateIssuer sets the "issuer" field to the value that was provided on create.
+func (u *SysUserExternalUpsertBulk) UpdateIssuer() *SysUserExternalUpsertBulk {
+	return u.Update(func(s *SysUserExternalUpsert) {
+		s.UpdateIssuer()
+	})
+}
+
+// ClearIssuer clears the value of the "issuer" field.
+func (u *SysUserExternalUpsertBulk) ClearIssuer() *SysUserExternalUpsertBulk {
+	return u.Update(func(s *SysUserExternalUpsert) {
+		s.ClearIssuer()
 	})
 }
 

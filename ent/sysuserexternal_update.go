@@ -171,6 +171,26 @@ func (_u *SysUserExternalUpdate) ClearDisplayName() *SysUserExternalUpdate {
 	return _u
 }
 
+// SetIssuer sets the "issuer" field.
+func (_u *SysUserExternalUpdate) SetIssuer(v string) *SysUserExternalUpdate {
+	_u.mutation.SetIssuer(v)
+	return _u
+}
+
+// SetNillableIssuer sets the "issuer" field if the given value is not nil.
+func (_u *SysUserExternalUpdate) SetNillableIssuer(v *string) *SysUserExternalUpdate {
+	if v != nil {
+		_u.SetIssuer(*v)
+	}
+	return _u
+}
+
+// ClearIssuer clears the value of the "issuer" field.
+func (_u *SysUserExternalUpdate) ClearIssuer() *SysUserExternalUpdate {
+	_u.mutation.ClearIssuer()
+	return _u
+}
+
 // Mutation returns the SysUserExternalMutation object of the builder.
 func (_u *SysUserExternalUpdate) Mutation() *SysUserExternalMutation {
 	return _u.mutation
@@ -227,6 +247,11 @@ func (_u *SysUserExternalUpdate) check() error {
 	if v, ok := _u.mutation.DisplayName(); ok {
 		if err := sysuserexternal.DisplayNameValidator(v); err != nil {
 			return &ValidationError{Name: "display_name", err: fmt.Errorf(`ent: validator failed for field "SysUserExternal.display_name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Issuer(); ok {
+		if err := sysuserexternal.IssuerValidator(v); err != nil {
+			return &ValidationError{Name: "issuer", err: fmt.Errorf(`ent: validator failed for field "SysUserExternal.issuer": %w`, err)}
 		}
 	}
 	return nil
@@ -288,6 +313,12 @@ func (_u *SysUserExternalUpdate) sqlSave(ctx context.Context) (_node int, err er
 	}
 	if _u.mutation.DisplayNameCleared() {
 		_spec.ClearField(sysuserexternal.FieldDisplayName, field.TypeString)
+	}
+	if value, ok := _u.mutation.Issuer(); ok {
+		_spec.SetField(sysuserexternal.FieldIssuer, field.TypeString, value)
+	}
+	if _u.mutation.IssuerCleared() {
+		_spec.ClearField(sysuserexternal.FieldIssuer, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -452,6 +483,26 @@ func (_u *SysUserExternalUpdateOne) ClearDisplayName() *SysUserExternalUpdateOne
 	return _u
 }
 
+// SetIssuer sets the "issuer" field.
+func (_u *SysUserExternalUpdateOne) SetIssuer(v string) *SysUserExternalUpdateOne {
+	_u.mutation.SetIssuer(v)
+	return _u
+}
+
+// SetNillableIssuer sets the "issuer" field if the given value is not nil.
+func (_u *SysUserExternalUpdateOne) SetNillableIssuer(v *string) *SysUserExternalUpdateOne {
+	if v != nil {
+		_u.SetIssuer(*v)
+	}
+	return _u
+}
+
+// ClearIssuer clears the value of the "issuer" field.
+func (_u *SysUserExternalUpdateOne) ClearIssuer() *SysUserExternalUpdateOne {
+	_u.mutation.ClearIssuer()
+	return _u
+}
+
 // Mutation returns the SysUserExternalMutation object of the builder.
 func (_u *SysUserExternalUpdateOne) Mutation() *SysUserExternalMutation {
 	return _u.mutation
@@ -521,6 +572,11 @@ func (_u *SysUserExternalUpdateOne) check() error {
 	if v, ok := _u.mutation.DisplayName(); ok {
 		if err := sysuserexternal.DisplayNameValidator(v); err != nil {
 			return &ValidationError{Name: "display_name", err: fmt.Errorf(`ent: validator failed for field "SysUserExternal.display_name": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Issuer(); ok {
+		if err := sysuserexternal.IssuerValidator(v); err != nil {
+			return &ValidationError{Name: "issuer", err: fmt.Errorf(`ent: validator failed for field "SysUserExternal.issuer": %w`, err)}
 		}
 	}
 	return nil
@@ -599,6 +655,12 @@ func (_u *SysUserExternalUpdateOne) sqlSave(ctx context.Context) (_node *SysUser
 	}
 	if _u.mutation.DisplayNameCleared() {
 		_spec.ClearField(sysuserexternal.FieldDisplayName, field.TypeString)
+	}
+	if value, ok := _u.mutation.Issuer(); ok {
+		_spec.SetField(sysuserexternal.FieldIssuer, field.TypeString, value)
+	}
+	if _u.mutation.IssuerCleared() {
+		_spec.ClearField(sysuserexternal.FieldIssuer, field.TypeString)
 	}
 	_node = &SysUserExternal{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -556,6 +556,7 @@ var (
 		{Name: "provider", Type: field.TypeString, Size: 32},
 		{Name: "subject", Type: field.TypeString, Size: 256},
 		{Name: "display_name", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "issuer", Type: field.TypeString, Nullable: true, Size: 512},
 	}
 	// SysUserExternalTable holds the schema information for the "sys_user_external" table.
 	SysUserExternalTable = &schema.Table{

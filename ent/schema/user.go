@@ -82,6 +82,9 @@ func (SysUserExternal) Fields() []ent.Field {
 		field.String("provider").MaxRuneLen(32).NotEmpty().Comment("provider code"),
 		field.String("subject").MaxRuneLen(256).NotEmpty().Comment("identity at the provider; never returned by the API"),
 		field.String("display_name").MaxRuneLen(128).Optional().Nillable(),
+		field.String("issuer").MaxRuneLen(512).Optional().Nillable().
+			Comment("issuer of the identity when the provider reports one (built-in OIDC: the Authority); " +
+				"a login whose provider now reports another issuer is refused, never remapped"),
 	}
 }
 

@@ -33,6 +33,8 @@ const (
 	FieldSubject = "subject"
 	// FieldDisplayName holds the string denoting the display_name field in the database.
 	FieldDisplayName = "display_name"
+	// FieldIssuer holds the string denoting the issuer field in the database.
+	FieldIssuer = "issuer"
 	// Table holds the table name of the sysuserexternal in the database.
 	Table = "sys_user_external"
 )
@@ -50,6 +52,7 @@ var Columns = []string{
 	FieldProvider,
 	FieldSubject,
 	FieldDisplayName,
+	FieldIssuer,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -77,6 +80,8 @@ var (
 	SubjectValidator func(string) error
 	// DisplayNameValidator is a validator for the "display_name" field. It is called by the builders before save.
 	DisplayNameValidator func(string) error
+	// IssuerValidator is a validator for the "issuer" field. It is called by the builders before save.
+	IssuerValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() int64
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -139,4 +144,9 @@ func BySubject(opts ...sql.OrderTermOption) OrderOption {
 // ByDisplayName orders the results by the display_name field.
 func ByDisplayName(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDisplayName, opts...).ToFunc()
+}
+
+// ByIssuer orders the results by the issuer field.
+func ByIssuer(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldIssuer, opts...).ToFunc()
 }

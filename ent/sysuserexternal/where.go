@@ -104,6 +104,11 @@ func DisplayName(v string) predicate.SysUserExternal {
 	return predicate.SysUserExternal(sql.FieldEQ(FieldDisplayName, v))
 }
 
+// Issuer applies equality check predicate on the "issuer" field. It's identical to IssuerEQ.
+func Issuer(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldEQ(FieldIssuer, v))
+}
+
 // CreateTimeEQ applies the EQ predicate on the "create_time" field.
 func CreateTimeEQ(v time.Time) predicate.SysUserExternal {
 	return predicate.SysUserExternal(sql.FieldEQ(FieldCreateTime, v))
@@ -587,6 +592,81 @@ func DisplayNameEqualFold(v string) predicate.SysUserExternal {
 // DisplayNameContainsFold applies the ContainsFold predicate on the "display_name" field.
 func DisplayNameContainsFold(v string) predicate.SysUserExternal {
 	return predicate.SysUserExternal(sql.FieldContainsFold(FieldDisplayName, v))
+}
+
+// IssuerEQ applies the EQ predicate on the "issuer" field.
+func IssuerEQ(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldEQ(FieldIssuer, v))
+}
+
+// IssuerNEQ applies the NEQ predicate on the "issuer" field.
+func IssuerNEQ(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldNEQ(FieldIssuer, v))
+}
+
+// IssuerIn applies the In predicate on the "issuer" field.
+func IssuerIn(vs ...string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldIn(FieldIssuer, vs...))
+}
+
+// IssuerNotIn applies the NotIn predicate on the "issuer" field.
+func IssuerNotIn(vs ...string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldNotIn(FieldIssuer, vs...))
+}
+
+// IssuerGT applies the GT predicate on the "issuer" field.
+func IssuerGT(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldGT(FieldIssuer, v))
+}
+
+// IssuerGTE applies the GTE predicate on the "issuer" field.
+func IssuerGTE(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldGTE(FieldIssuer, v))
+}
+
+// IssuerLT applies the LT predicate on the "issuer" field.
+func IssuerLT(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldLT(FieldIssuer, v))
+}
+
+// IssuerLTE applies the LTE predicate on the "issuer" field.
+func IssuerLTE(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldLTE(FieldIssuer, v))
+}
+
+// IssuerContains applies the Contains predicate on the "issuer" field.
+func IssuerContains(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldContains(FieldIssuer, v))
+}
+
+// IssuerHasPrefix applies the HasPrefix predicate on the "issuer" field.
+func IssuerHasPrefix(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldHasPrefix(FieldIssuer, v))
+}
+
+// IssuerHasSuffix applies the HasSuffix predicate on the "issuer" field.
+func IssuerHasSuffix(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldHasSuffix(FieldIssuer, v))
+}
+
+// IssuerIsNil applies the IsNil predicate on the "issuer" field.
+func IssuerIsNil() predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldIsNull(FieldIssuer))
+}
+
+// IssuerNotNil applies the NotNil predicate on the "issuer" field.
+func IssuerNotNil() predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldNotNull(FieldIssuer))
+}
+
+// IssuerEqualFold applies the EqualFold predicate on the "issuer" field.
+func IssuerEqualFold(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldEqualFold(FieldIssuer, v))
+}
+
+// IssuerContainsFold applies the ContainsFold predicate on the "issuer" field.
+func IssuerContainsFold(v string) predicate.SysUserExternal {
+	return predicate.SysUserExternal(sql.FieldContainsFold(FieldIssuer, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -30,6 +30,8 @@ type rawReply struct {
 	status   int
 	location string
 	code     int
+	// cookies are the values of the Set-Cookie headers, by name.
+	cookies map[string]string
 }
 
 // rawSend is safe to call from any goroutine: it reports errors instead of
@@ -53,7 +55,10 @@ func (e *env) rawSend(method, target, token, body string, cookies map[string]str
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	r := rawReply{status: resp.StatusCode, location: resp.Header.Get("Location")}
+	r := rawReply{status: resp.StatusCode, location: resp.Header.Get("Location"), cookies: map[string]string{}}
+	for _, c := range resp.Cookies() {
+		r.cookies[c.Name] = c.Value
+	}
 	if resp.StatusCode == http.StatusFound {
 		return r, nil
 	}
@@ -95,13 +100,15 @@ func race(t *testing.T, f func(i int) (rawReply, error)) []rawReply {
 func TestParallelExchangeOfOneTicket(t *testing.T) {
 	e := start(t)
 	e.set("sys.externalauth.corp.provisioning", "provision")
-	res := e.browser().sso("bob")
+	b := e.browser()
+	res := b.sso("bob")
 	ticket := res.Query().Get("ticket")
 	if ticket == "" {
 		t.Fatalf("ended in %s, want a ticket", res)
 	}
+	cookies := map[string]string{"tn_oauth_ticket": b.cookie("tn_oauth_ticket")}
 	replies := race(t, func(int) (rawReply, error) {
-		return e.rawSend("POST", base+"/exchange", "", `{"ticket":"`+ticket+`"}`, nil)
+		return e.rawSend("POST", base+"/exchange", "", `{"ticket":"`+ticket+`"}`, cookies)
 	})
 	ok, refused := 0, 0
 	for _, r := range replies {
@@ -223,7 +230,9 @@ func TestParallelFirstLoginsProvisionOnce(t *testing.T) {
 		var out struct {
 			UserID int64 `json:"userId"`
 		}
-		e.exchange(ticket).Expect(t, "exchange", 200, 0).Decode(t, &out)
+		b := e.browser()
+		b.setCookie("tn_oauth_ticket", r.cookies["tn_oauth_ticket"])
+		b.exchange(ticket).Expect(t, "exchange", 200, 0).Decode(t, &out)
 		users[out.UserID] = true
 	}
 	ctx := context.Background()

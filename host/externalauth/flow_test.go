@@ -2,6 +2,7 @@ package externalauth_test
 
 import (
 	"context"
+	"crypto/rsa"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -240,9 +241,22 @@ func TestExchange(t *testing.T) {
 	if len(ticket) != 43 {
 		t.Fatalf("ticket %q: want 43 characters", ticket)
 	}
-	r := e.exchange(ticket).Expect(t, "exchange", 200, 0)
+	c := b.set["tn_oauth_ticket"]
+	if c == nil || c.Value == "" {
+		t.Fatal("the callback set no tn_oauth_ticket cookie")
+	}
+	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/api/v1/auth/external" || c.MaxAge != 120 || c.Secure {
+		t.Errorf("tn_oauth_ticket = %+v, want HttpOnly, SameSite=Lax, Path=/api/v1/auth/external, Max-Age=120, not Secure over http", c)
+	}
+	if c.Value == ticket || strings.Contains(res.RawQuery, c.Value) {
+		t.Error("the ticket binder travels in the URL")
+	}
+	r := b.exchange(ticket).Expect(t, "exchange", 200, 0)
 	if cc := r.Header.Get("Cache-Control"); cc != "no-store" {
 		t.Errorf("Cache-Control = %q, want no-store", cc)
+	}
+	if b.cookie("tn_oauth_ticket") != "" || b.set["tn_oauth_ticket"].MaxAge >= 0 {
+		t.Errorf("a successful exchange left the ticket cookie: %+v", b.set["tn_oauth_ticket"])
 	}
 	var out map[string]any
 	r.Decode(t, &out)
@@ -260,7 +274,8 @@ func TestExchange(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e.k.Do("POST", base+"/exchange", "", tc.body).Expect(t, "exchange", 200, 40014)
+			b.setCookie("tn_oauth_ticket", c.Value)
+			b.send("POST", base+"/exchange", "", tc.body).Expect(t, "exchange", 200, 40014)
 		})
 	}
 }
@@ -362,7 +377,8 @@ func TestLinkByAccount(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e.set("sys.externalauth.corp.linkByAccount", tc.link)
-			res := e.browser().sso(tc.idpUser)
+			b := e.browser()
+			res := b.sso(tc.idpUser)
 			if tc.want == "pending" {
 				if res.Query().Get("pendingLink") == "" {
 					t.Fatalf("ended in %s, want a pending link", res)
@@ -374,7 +390,7 @@ func TestLinkByAccount(t *testing.T) {
 				t.Fatalf("ended in %s, want a ticket", res)
 			}
 			var tk kerneltest.Tokens
-			e.exchange(ticket).Expect(t, "exchange", 200, 0).Decode(t, &tk)
+			b.exchange(ticket).Expect(t, "exchange", 200, 0).Decode(t, &tk)
 			account := k.Ent().SysUser.GetX(ctx, tk.UserID).Account
 			if "ticket:"+account != tc.want {
 				t.Errorf("signed in as %s, want %s", account, tc.want)
@@ -543,47 +559,144 @@ func TestStateBoundToProvider(t *testing.T) {
 	e2 := &env{t: t, k: k, is: is}
 	b := e2.browser()
 	cb := is.Login(t, b.authorize("corp"), "bob")
+	binder := b.cookie("tn_oauth_state")
 	cb.Path = strings.Replace(cb.Path, "/corp/", "/corp2/", 1)
+	calls := is.TokenCalls()
+	res := b.callback(cb)
+	if got := errorOf(res); got != "40014" || res.Query().Get("ticket") != "" || res.Query().Get("pendingLink") != "" {
+		t.Errorf("state of corp at corp2's callback ended in %s, want only error=40014", res)
+	}
+	if is.TokenCalls() != calls {
+		t.Error("the code was redeemed at another provider's callback")
+	}
+	// The state is spent: the right callback fails too.
+	cb.Path = strings.Replace(cb.Path, "/corp2/", "/corp/", 1)
+	b.setCookie("tn_oauth_state", binder)
 	if got := errorOf(b.callback(cb)); got != "40014" {
-		t.Errorf("state of corp at corp2's callback: error = %q, want 40014", got)
+		t.Errorf("the state survived a refused callback at another provider: error = %q", got)
 	}
 }
 
+// The negative ID-token list (OIDF RP conformance, security requirements
+// §1.2–§1.3): every case ends in ?error=40015 with no ticket and no pending
+// link, binds nothing, and never calls the userinfo endpoint with the access
+// token of a refused ID token.
 func TestBadIDTokens(t *testing.T) {
 	e := start(t)
 	other, err := rsaKey()
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The key set is cached before the cases run, so an unknown kid really
+	// is unknown to the relying party first.
+	if res := e.browser().sso("bob"); res.Query().Get("pendingLink") == "" {
+		t.Fatalf("warm-up login ended in %s", res)
+	}
+	noProfile := func(c map[string]any) { delete(c, "name"); delete(c, "email") }
 	tests := []struct {
-		name   string
-		mutate func(map[string]any)
-		signer bool
+		name     string
+		mutate   func(map[string]any)
+		userinfo func(map[string]any)
+		signer   *rsa.PrivateKey
+		kid      string
+		reason   string // in the logged refusal
 	}{
-		{"wrong nonce", func(c map[string]any) { c["nonce"] = "forged" }, false},
-		{"wrong audience", func(c map[string]any) { c["aud"] = "another-client" }, false},
-		{"wrong issuer", func(c map[string]any) { c["iss"] = "https://evil.example" }, false},
-		{"expired", func(c map[string]any) { c["exp"] = int64(1) }, false},
-		{"bad signature", nil, true},
-		{"missing sub", func(c map[string]any) { delete(c, "sub") }, false},
-		{"missing iat", func(c map[string]any) { delete(c, "iat") }, false},
-		{"azp of another client", func(c map[string]any) { c["azp"] = "someone" }, false},
+		{name: "bad signature", signer: other, reason: "signature"},
+		{name: "unknown key id (not published even after a refetch)", signer: other, kid: "k-unknown", reason: "signature"},
+		{name: "wrong issuer", mutate: func(c map[string]any) { c["iss"] = "https://evil.example" }, reason: "issued by a different provider"},
+		{name: "wrong audience", mutate: func(c map[string]any) { c["aud"] = "another-client" }, reason: "audience"},
+		{name: "missing audience", mutate: func(c map[string]any) { delete(c, "aud") }, reason: "audience"},
+		{name: "missing sub", mutate: func(c map[string]any) { delete(c, "sub") }, reason: "sub is missing"},
+		{name: "missing iat", mutate: func(c map[string]any) { delete(c, "iat") }, reason: "iat is missing"},
+		{name: "wrong nonce", mutate: func(c map[string]any) { c["nonce"] = "forged" }, reason: "nonce does not match"},
+		{name: "expired", mutate: func(c map[string]any) { c["exp"] = int64(1) }, reason: "expired"},
+		{name: "azp of another client", mutate: func(c map[string]any) { c["azp"] = "someone" }, reason: "azp"},
+		{name: "userinfo sub differs", mutate: noProfile, userinfo: func(c map[string]any) { c["sub"] = "sub-carol" },
+			reason: "userinfo rejected: sub does not match"},
+		{name: "userinfo without sub", mutate: noProfile, userinfo: func(c map[string]any) { delete(c, "sub") },
+			reason: "userinfo rejected: sub does not match"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e.is.Mutate(tc.mutate)
-			if tc.signer {
-				e.is.SignWith(other)
-			}
-			t.Cleanup(func() { e.is.Mutate(nil); e.is.SignWith(nil) })
+			e.is.MutateUserInfo(tc.userinfo)
+			e.is.SignWithKeyID(tc.signer, tc.kid)
+			t.Cleanup(func() { e.is.Mutate(nil); e.is.MutateUserInfo(nil); e.is.SignWithKeyID(nil, "") })
+			userinfo := e.is.UserInfoCalls()
+			logged := len(e.k.Log())
 			res := e.browser().sso("bob")
-			if got := errorOf(res); got != "40015" {
-				t.Errorf("ended in %s, want error 40015", res)
+			if l := e.k.Log()[logged:]; !strings.Contains(l, "external login refused") || !strings.Contains(l, tc.reason) {
+				t.Errorf("refusal logged as %q, want the reason %q", l, tc.reason)
+			}
+			q := res.Query()
+			if got := errorOf(res); got != "40015" || q.Get("ticket") != "" || q.Get("pendingLink") != "" || res.Path != "/oauth/callback" {
+				t.Errorf("ended in %s, want only /oauth/callback?error=40015", res)
+			}
+			if tc.userinfo == nil && e.is.UserInfoCalls() != userinfo {
+				t.Error("the userinfo endpoint was called for a refused ID token")
 			}
 		})
 	}
 	if n := e.k.Ent().SysUserExternal.Query().CountX(context.Background()); n != 0 {
 		t.Errorf("%d bindings after refused tokens", n)
+	}
+}
+
+// The provider rotates its signing key: a token signed with the new key
+// under a kid the kernel has not seen verifies, because go-oidc's remote
+// key set fetches the key set again on an unknown kid (OIDC Core §10.1.1).
+func TestSigningKeyRotation(t *testing.T) {
+	e := start(t)
+	e.set("sys.externalauth.corp.provisioning", "provision")
+	first := e.browser().ssoTokens("bob")
+	fetches := e.is.KeysCalls()
+	if fetches == 0 {
+		t.Fatal("the key set was never fetched")
+	}
+	// Cached: a second login does not fetch again.
+	e.browser().ssoTokens("bob")
+	if e.is.KeysCalls() != fetches {
+		t.Errorf("the key set was fetched again without a rotation (%d → %d)", fetches, e.is.KeysCalls())
+	}
+	kid := e.is.Rotate(t)
+	e.is.RetireOldKeys()
+	again := e.browser().ssoTokens("bob")
+	if again.UserID != first.UserID {
+		t.Errorf("after the rotation signed in as %d, want %d", again.UserID, first.UserID)
+	}
+	if e.is.KeysCalls() != fetches+1 {
+		t.Errorf("key set fetched %d times after the rotation to %s, want exactly once more", e.is.KeysCalls()-fetches, kid)
+	}
+	// The retired key no longer verifies anything.
+	e.is.SignWithKeyID(e.is.Key, e.is.KeyID)
+	t.Cleanup(func() { e.is.SignWithKeyID(nil, "") })
+	if res := e.browser().sso("bob"); errorOf(res) != "40015" || res.Query().Get("ticket") != "" {
+		t.Errorf("token signed with the retired key ended in %s, want error=40015", res)
+	}
+}
+
+// An ID token without name and email is completed from the userinfo
+// endpoint once its sub matches.
+func TestUserInfoCompletesProfile(t *testing.T) {
+	e := start(t)
+	e.set("sys.externalauth.corp.provisioning", "provision")
+	e.is.AddUser(oidctest.User{Subject: "sub-gina", PreferredUsername: "gina", Name: "Gina", Email: "gina@example.test"})
+	e.is.Mutate(func(c map[string]any) { delete(c, "name"); delete(c, "email"); delete(c, "preferred_username") })
+	calls := e.is.UserInfoCalls()
+	tk := e.browser().ssoTokens("gina")
+	if e.is.UserInfoCalls() != calls+1 {
+		t.Errorf("userinfo called %d times, want 1", e.is.UserInfoCalls()-calls)
+	}
+	u := e.k.Ent().SysUser.GetX(context.Background(), tk.UserID)
+	if u.Account != "gina" || u.Name != "Gina" || u.Email == nil || *u.Email != "gina@example.test" {
+		t.Errorf("provisioned %s / %s / %v, want the userinfo profile", u.Account, u.Name, u.Email)
+	}
+	// With the profile in the ID token, userinfo is not needed.
+	e.is.Mutate(nil)
+	calls = e.is.UserInfoCalls()
+	e.browser().ssoTokens("gina")
+	if e.is.UserInfoCalls() != calls {
+		t.Error("userinfo was called although the ID token carried name and email")
 	}
 }
 

@@ -28,6 +28,12 @@ const (
 	// PendingCookie ties a pending-link claim to the browser that was sent
 	// to the login page.
 	PendingCookie = "tn_oauth_pending"
+	// TicketCookie ties a login ticket to the browser that ran the
+	// callback: the exchange requires it (unless
+	// Service:ExternalAuth:BindTicketToBrowser is off), so a ticket read
+	// from a URL (Referer, history, logs, a shoulder) is worthless in
+	// another browser.
+	TicketCookie = "tn_oauth_ticket"
 )
 
 // Limits on what is read from a callback query.
@@ -186,6 +192,9 @@ func (h *Handler) callback(c fiber.Ctx) error {
 	}
 	switch {
 	case res.Ticket != "":
+		if !h.svc.AllowUnboundTickets {
+			h.setCookie(c, TicketCookie, res.TicketBinder, TicketTTL)
+		}
 		return redirect(c, h.svc.resultURL([2]string{"ticket", res.Ticket}))
 	case res.Bound != "":
 		return redirect(c, h.svc.resultURL([2]string{"bind", res.Bound}))
@@ -227,14 +236,22 @@ func queryMap(c fiber.Ctx) map[string]string {
 	return m
 }
 
+// exchange redeems a ticket with the ticket cookie. A failure leaves the
+// cookie alone (a failed exchange of another ticket must not cost the
+// browser its real one; a spent ticket's binder matches nothing any more);
+// success clears it.
 func (h *Handler) exchange(c fiber.Ctx) error {
 	var in ExchangeInput
 	if err := request.JSON(c, &in); err != nil {
 		return errcode.New(errcode.OAuthStateInvalid)
 	}
-	out, err := h.svc.Exchange(c.Context(), in.Ticket)
+	binder := strings.Clone(c.Cookies(TicketCookie))
+	out, err := h.svc.Exchange(c.Context(), in.Ticket, binder)
 	if err != nil {
 		return err
+	}
+	if binder != "" {
+		h.clearCookie(c, TicketCookie)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderPragma, "no-cache")

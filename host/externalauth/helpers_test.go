@@ -165,6 +165,9 @@ func location(t *testing.T, r kerneltest.Reply) *url.URL {
 	if got := r.Header.Get("Referrer-Policy"); got != "no-referrer" {
 		t.Errorf("Referrer-Policy = %q, want no-referrer", got)
 	}
+	if got := r.Header.Get("Cache-Control"); got != "no-store" {
+		t.Errorf("Cache-Control = %q, want no-store", got)
+	}
 	u, err := url.Parse(r.Header.Get("Location"))
 	if err != nil {
 		t.Fatal(err)
@@ -172,10 +175,18 @@ func location(t *testing.T, r kerneltest.Reply) *url.URL {
 	return u
 }
 
-// exchange redeems a ticket.
+// exchange redeems a ticket without any cookie (another browser, or a
+// frontend on another site).
 func (e *env) exchange(ticket string) kerneltest.Reply {
 	e.t.Helper()
 	return e.k.Do("POST", base+"/exchange", "", map[string]string{"ticket": ticket})
+}
+
+// exchange redeems a ticket with the browser's cookies (the ticket cookie
+// of its callback).
+func (b *browser) exchange(ticket string) kerneltest.Reply {
+	b.e.t.Helper()
+	return b.send("POST", base+"/exchange", "", `{"ticket":"`+ticket+`"}`)
 }
 
 // ssoTokens runs a whole login that must end in a ticket and exchanges it.
@@ -187,7 +198,7 @@ func (b *browser) ssoTokens(user string) kerneltest.Tokens {
 		b.e.t.Fatalf("SSO as %s ended in %s, want a ticket", user, res)
 	}
 	var tk kerneltest.Tokens
-	b.e.exchange(ticket).Expect(b.e.t, "exchange", 200, 0).Decode(b.e.t, &tk)
+	b.exchange(ticket).Expect(b.e.t, "exchange", 200, 0).Decode(b.e.t, &tk)
 	return tk
 }
 

@@ -49,9 +49,15 @@ func routes(d *module.Deps, api *route.Group) error {
 		CallbackBaseURL:    ea.CallbackBaseURL,
 		AllowRequestBase:   !d.Config.IsProduction(),
 		FrontendResultPath: ea.FrontendResultPath,
-		Log:                log,
+		// See config.ExternalAuth.BindTicketToBrowser and
+		// docs/compatibility.md.
+		AllowUnboundTickets: !ea.BindTicketToBrowser,
+		Log:                 log,
 	})
 	NewHandler(svc, d.Config.CallbackPrefix(), trusted).Routes(api)
+	if !ea.BindTicketToBrowser {
+		log.Warn("external login tickets are not bound to the browser (Service:ExternalAuth:BindTicketToBrowser=false): a leaked ticket URL can be redeemed anywhere within its lifetime")
+	}
 	for _, e := range reg.List() {
 		log.Info("external login provider registered", "provider", e.Code, "source", e.Source.String())
 	}

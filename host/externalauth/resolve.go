@@ -15,35 +15,36 @@ import (
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/password"
-	"github.com/adminkernel/kernel/pluginsdk"
 )
 
 // resolve finds the local user of an identity, in the specification's
 // order: an existing binding; else, with linkByAccount on, the live
 // same-name account (never a super-admin, a disabled account or one
 // already bound for this provider), which is then bound; else, with
-// provisioning on, a new account; else 40016. A bound but disabled user is
-// returned together with 40005.
-func (s *Service) resolve(ctx context.Context, code string, id pluginsdk.Identity) (*ent.SysUser, error) {
-	u, err := s.boundUser(ctx, code, id.Subject)
+// provisioning on, a new account; else 40016. It also names the rule that
+// fired (ruleBinding, ruleLinkByAccount, ruleProvision). A bound but
+// disabled user is returned together with 40005; a binding made under
+// another issuer is returned with 40015 (never remapped).
+func (s *Service) resolve(ctx context.Context, code string, id identity) (*ent.SysUser, string, error) {
+	u, err := s.boundUser(ctx, code, id)
 	if err != nil || u != nil {
-		return u, accountUsable(u, err)
+		return u, ruleBinding, accountUsable(u, err)
 	}
 	sw, err := s.Switches.All(ctx, code)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if sw.LinkByAccount && id.AccountHint != "" {
 		u, err := s.linkByAccount(ctx, code, id)
 		if err != nil || u != nil {
-			return u, accountUsable(u, err)
+			return u, ruleLinkByAccount, accountUsable(u, err)
 		}
 	}
 	if sw.Provisioning == Provision {
 		u, err := s.provision(ctx, code, id, sw)
-		return u, accountUsable(u, err)
+		return u, ruleProvision, accountUsable(u, err)
 	}
-	return nil, errcode.New(errcode.OAuthAccountNotBound)
+	return nil, rulePending, errcode.New(errcode.OAuthAccountNotBound)
 }
 
 func accountUsable(u *ent.SysUser, err error) error {
@@ -91,9 +92,10 @@ func (s *Service) liveUser(ctx context.Context, id int64) (*ent.SysUser, error) 
 }
 
 // boundUser returns the user bound to (provider, subject), or nil. A
-// binding left behind by a deleted user is retired.
-func (s *Service) boundUser(ctx context.Context, code, subject string) (*ent.SysUser, error) {
-	b, err := s.liveBindings(code).Where(sysuserexternal.Subject(subject)).Only(ctx)
+// binding left behind by a deleted user is retired. A binding made under
+// another issuer than the identity's returns its user with 40015.
+func (s *Service) boundUser(ctx context.Context, code string, id identity) (*ent.SysUser, error) {
+	b, err := s.liveBindings(code).Where(sysuserexternal.Subject(id.Subject)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
@@ -101,17 +103,20 @@ func (s *Service) boundUser(ctx context.Context, code, subject string) (*ent.Sys
 		return nil, err
 	}
 	u, err := s.liveUser(ctx, b.UserID)
-	if err != nil || u != nil {
-		return u, err
+	if err != nil {
+		return nil, err
 	}
-	s.Log.Info("retiring the binding of a deleted user", "provider", code, "user_id", b.UserID)
-	return nil, s.softDeleteBinding(ctx, b.ID)
+	if u == nil {
+		s.Log.Info("retiring the binding of a deleted user", "provider", code, "user_id", b.UserID)
+		return nil, s.softDeleteBinding(ctx, b.ID)
+	}
+	return u, s.checkIssuer(ctx, b, id.Issuer)
 }
 
 // linkByAccount binds the identity to the live account named like its
 // account hint (the same lookup as password login) when that account may
 // be linked; it returns nil when nothing was linked.
-func (s *Service) linkByAccount(ctx context.Context, code string, id pluginsdk.Identity) (*ent.SysUser, error) {
+func (s *Service) linkByAccount(ctx context.Context, code string, id identity) (*ent.SysUser, error) {
 	u, err := s.Client.SysUser.Query().Where(sysuser.Account(id.AccountHint), sysuser.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) || ent.IsNotSingular(err) {
 		return nil, nil
@@ -126,13 +131,11 @@ func (s *Service) linkByAccount(ctx context.Context, code string, id pluginsdk.I
 	if err != nil || n > 0 {
 		return nil, err
 	}
-	err = s.Client.SysUserExternal.Create().
-		SetUserID(u.ID).SetProvider(code).SetSubject(id.Subject).SetNillableDisplayName(nonEmpty(id.DisplayName)).
-		Exec(ctx)
+	err = s.newBinding(s.Client, u.ID, code, id).Exec(ctx)
 	if ent.IsConstraintError(err) {
 		// A parallel login bound the identity, or the user got another
 		// identity of this provider: only the binding counts now.
-		return s.boundUser(ctx, code, id.Subject)
+		return s.boundUser(ctx, code, id)
 	}
 	if err != nil {
 		return nil, err
@@ -145,7 +148,7 @@ func (s *Service) linkByAccount(ctx context.Context, code string, id pluginsdk.I
 // password without forced change, the default roles and organisation, and
 // the binding, in one transaction. A parallel first login of the same
 // identity loses on the binding's unique key and signs in as the winner.
-func (s *Service) provision(ctx context.Context, code string, id pluginsdk.Identity, sw ProviderSwitches) (*ent.SysUser, error) {
+func (s *Service) provision(ctx context.Context, code string, id identity, sw ProviderSwitches) (*ent.SysUser, error) {
 	roles, org, err := s.provisionTargets(ctx, code, sw)
 	if err != nil {
 		return nil, err
@@ -172,7 +175,7 @@ func (s *Service) provision(ctx context.Context, code string, id pluginsdk.Ident
 		if !ent.IsConstraintError(err) {
 			return nil, err
 		}
-		if u, err := s.boundUser(ctx, code, id.Subject); err != nil || u != nil {
+		if u, err := s.boundUser(ctx, code, id); err != nil || u != nil {
 			return u, err
 		}
 		useHint = false // the account name was taken meanwhile
@@ -210,7 +213,7 @@ func (s *Service) provisionTargets(ctx context.Context, code string, sw Provider
 
 // accountFor picks the new account's name: the account hint when it is
 // usable and free, else {code}_{random}.
-func (s *Service) accountFor(ctx context.Context, code string, id pluginsdk.Identity, useHint bool) (string, error) {
+func (s *Service) accountFor(ctx context.Context, code string, id identity, useHint bool) (string, error) {
 	hint := strings.TrimSpace(id.AccountHint)
 	if useHint && hint != "" && utf8.RuneCountInString(hint) <= maxAccountLen && !strings.ContainsFunc(hint, isSpaceOrControl) {
 		taken, err := s.Client.SysUser.Query().Where(sysuser.Account(hint), sysuser.IsDelete(false)).Exist(ctx)
@@ -230,7 +233,7 @@ func (s *Service) accountFor(ctx context.Context, code string, id pluginsdk.Iden
 
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
 
-func (s *Service) createAccount(ctx context.Context, code string, id pluginsdk.Identity, account, hash string, roles []int64, org *int64) (*ent.SysUser, error) {
+func (s *Service) createAccount(ctx context.Context, code string, id identity, account, hash string, roles []int64, org *int64) (*ent.SysUser, error) {
 	tx, err := s.Client.Tx(ctx)
 	if err != nil {
 		return nil, err
@@ -256,9 +259,7 @@ func (s *Service) createAccount(ctx context.Context, code string, id pluginsdk.I
 		}
 	}
 	if err == nil {
-		err = tx.SysUserExternal.Create().
-			SetUserID(u.ID).SetProvider(code).SetSubject(id.Subject).SetNillableDisplayName(nonEmpty(id.DisplayName)).
-			Exec(ctx)
+		err = s.newBinding(tx.Client(), u.ID, code, id).Exec(ctx)
 	}
 	if err != nil {
 		return nil, errors.Join(err, tx.Rollback())
@@ -271,8 +272,9 @@ func (s *Service) createAccount(ctx context.Context, code string, id pluginsdk.I
 
 // bind binds an identity to a user: nothing to do when it is already bound
 // to that user; 40017 when it is bound to another user or the user already
-// has another identity of the provider.
-func (s *Service) bind(ctx context.Context, userID int64, code string, id pluginsdk.Identity) error {
+// has another identity of the provider; 40015 when it is bound to that
+// user under another issuer.
+func (s *Service) bind(ctx context.Context, userID int64, code string, id identity) error {
 	u, err := s.liveUser(ctx, userID)
 	if err != nil {
 		return err
@@ -281,13 +283,11 @@ func (s *Service) bind(ctx context.Context, userID int64, code string, id plugin
 		return errcode.New(errcode.UserNotFound)
 	}
 	for range 2 {
-		done, err := s.bindingSettled(ctx, userID, code, id.Subject)
+		done, err := s.bindingSettled(ctx, userID, code, id)
 		if err != nil || done {
 			return err
 		}
-		err = s.Client.SysUserExternal.Create().
-			SetUserID(userID).SetProvider(code).SetSubject(id.Subject).SetNillableDisplayName(nonEmpty(id.DisplayName)).
-			Exec(ctx)
+		err = s.newBinding(s.Client, userID, code, id).Exec(ctx)
 		if err == nil {
 			s.Log.Info("external identity bound", "provider", code, "user_id", userID)
 			return nil
@@ -301,8 +301,10 @@ func (s *Service) bind(ctx context.Context, userID int64, code string, id plugin
 }
 
 // bindingSettled reports whether binding (userID, code, subject) needs no
-// insert: true when it exists already, 40017 when it cannot be made.
-func (s *Service) bindingSettled(ctx context.Context, userID int64, code, subject string) (bool, error) {
+// insert: true when it exists already, 40017 when it cannot be made, 40015
+// when it exists under another issuer.
+func (s *Service) bindingSettled(ctx context.Context, userID int64, code string, id identity) (bool, error) {
+	subject := id.Subject
 	rows, err := s.liveBindings(code).
 		Where(sysuserexternal.Or(sysuserexternal.Subject(subject), sysuserexternal.UserID(userID))).
 		All(ctx)
@@ -311,7 +313,7 @@ func (s *Service) bindingSettled(ctx context.Context, userID int64, code, subjec
 	}
 	for _, r := range rows {
 		if r.Subject == subject && r.UserID == userID {
-			return true, nil
+			return true, s.checkIssuer(ctx, r, id.Issuer)
 		}
 	}
 	for _, r := range rows {
@@ -342,6 +344,14 @@ func (s *Service) recordLogin(ctx context.Context, u *ent.SysUser, code string, 
 	if result == nil {
 		s.Tokens.TouchLogin(ctx, u, cl)
 	}
+}
+
+// newBinding prepares the binding row of an identity, with its issuer.
+func (s *Service) newBinding(c *ent.Client, userID int64, code string, id identity) *ent.SysUserExternalCreate {
+	return c.SysUserExternal.Create().
+		SetUserID(userID).SetProvider(code).SetSubject(id.Subject).
+		SetNillableDisplayName(nonEmpty(id.DisplayName)).
+		SetNillableIssuer(nonEmpty(id.Issuer))
 }
 
 func nonEmpty(s string) *string {

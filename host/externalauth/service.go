@@ -99,7 +99,13 @@ type Options struct {
 	AllowRequestBase bool
 	// FrontendResultPath is where callbacks end (default /oauth/callback).
 	FrontendResultPath string
-	Log                hclog.Logger
+	// AllowUnboundTickets accepts a login ticket at the exchange without the
+	// browser binder of the ticket cookie (Service:ExternalAuth:
+	// BindTicketToBrowser=false, for frontends on another site whose XHR
+	// cannot carry a SameSite=Lax cookie). Off (the zero value): the
+	// exchange requires the binder.
+	AllowUnboundTickets bool
+	Log                 hclog.Logger
 }
 
 // Service is the external-login flow: authorize, callback, ticket
@@ -136,6 +142,7 @@ type stateRecord struct {
 type pendingRecord struct {
 	Provider    string `json:"p"`
 	Subject     string `json:"s"`
+	Issuer      string `json:"i,omitempty"`
 	DisplayName string `json:"dn,omitempty"`
 	Email       string `json:"e,omitempty"`
 	Phone       string `json:"ph,omitempty"`
@@ -332,12 +339,21 @@ type PendingLink struct {
 	DisplayName string
 }
 
-// CallbackResult is exactly one of: a login ticket, a completed binding
-// (the provider code), or a pending link.
+// ticketRecord is stored under a login ticket: the token response and the
+// SHA-256 of the browser binder the callback handed out with it.
+type ticketRecord struct {
+	Output     json.RawMessage `json:"o"`
+	BinderHash string          `json:"b"`
+}
+
+// CallbackResult is exactly one of: a login ticket (with the binder the
+// browser must present at the exchange), a completed binding (the provider
+// code), or a pending link.
 type CallbackResult struct {
-	Ticket  string
-	Bound   string
-	Pending *PendingLink
+	Ticket       string
+	TicketBinder string
+	Bound        string
+	Pending      *PendingLink
 }
 
 // Callback completes an authorization: it consumes the state atomically,
@@ -405,8 +421,10 @@ func (s *Service) takeState(ctx context.Context, state string) (stateRecord, err
 	return st, nil
 }
 
-// exchange asks the provider for the identity; every failure is 40015.
-func (s *Service) exchange(ctx context.Context, e idp.Entry, st stateRecord, q map[string]string) (pluginsdk.Identity, error) {
+// exchange asks the provider for the identity, with the issuer the
+// provider reports (IssuerReporter); every failure is 40015.
+func (s *Service) exchange(ctx context.Context, e idp.Entry, st stateRecord, q map[string]string) (identity, error) {
+	issuer := issuerOf(e.Provider)
 	xctx, cancel := context.WithTimeout(ctx, providerTimeout)
 	defer cancel()
 	resp, err := e.Provider.Exchange(xctx, pluginsdk.ExchangeRequest{
@@ -416,36 +434,51 @@ func (s *Service) exchange(ctx context.Context, e idp.Entry, st stateRecord, q m
 	switch {
 	case err != nil:
 		s.Log.Warn("external login exchange failed", "provider", e.Code, "error", err)
-		return pluginsdk.Identity{}, fail.Wrap(err)
+		return identity{}, fail.Wrap(err)
 	case resp.Error != nil:
 		if resp.Error.Kind == pluginsdk.Misconfigured {
 			s.Log.Error("external login provider is misconfigured", "provider", e.Code, "error", resp.Error)
 		} else {
 			s.Log.Info("external login refused", "provider", e.Code, "kind", resp.Error.Kind, "reason", resp.Error.Message)
 		}
-		return pluginsdk.Identity{}, fail.Wrap(resp.Error)
+		return identity{}, fail.Wrap(resp.Error)
 	case resp.Identity == nil:
-		return pluginsdk.Identity{}, fail.Wrap(errors.New("provider returned neither identity nor error"))
+		return identity{}, fail.Wrap(errors.New("provider returned neither identity nor error"))
 	}
-	id := *resp.Identity
+	id := identity{Identity: *resp.Identity, Issuer: issuer}
 	if id.Subject == "" || utf8.RuneCountInString(id.Subject) > maxSubjectLen {
 		s.Log.Warn("external login provider returned an unusable subject", "provider", e.Code)
-		return pluginsdk.Identity{}, fail.Wrap(errors.New("unusable subject"))
+		return identity{}, fail.Wrap(errors.New("unusable subject"))
+	}
+	// The provider was reconfigured while the code was redeemed: which
+	// issuer vouched for the identity is unclear.
+	if after := issuerOf(e.Provider); after != issuer {
+		s.Log.Warn("external login refused: the provider's issuer changed during the exchange", "provider", e.Code, "issuer", issuer, "now", after)
+		return identity{}, fail.Wrap(errors.New("issuer changed during the exchange"))
+	}
+	if !validIssuer(issuer) {
+		s.Log.Error("external login provider reports an unusable issuer", "provider", e.Code)
+		return identity{}, fail.Wrap(errors.New("unusable issuer"))
 	}
 	id.DisplayName = truncate(strings.TrimSpace(id.DisplayName), maxDisplayNameLen)
 	return id, nil
 }
 
-// login resolves the identity and issues a ticket, or a pending link when
-// provisioning is denied.
-func (s *Service) login(ctx context.Context, code string, id pluginsdk.Identity, cl auth.Client) (CallbackResult, error) {
-	u, err := s.resolve(ctx, code, id)
+// login resolves the identity and issues a ticket bound to a fresh browser
+// binder, or a pending link when provisioning is denied. Each resolution is
+// logged with the rule that fired.
+func (s *Service) login(ctx context.Context, code string, id identity, cl auth.Client) (CallbackResult, error) {
+	u, rule, err := s.resolve(ctx, code, id)
 	if be, ok := errcode.As(err); ok && be.Code == errcode.OAuthAccountNotBound {
 		p, err := s.pending(ctx, code, id)
 		if err != nil {
 			return CallbackResult{}, err
 		}
+		s.logResolution(code, rulePending, 0, id, nil)
 		return CallbackResult{Pending: p}, nil
+	}
+	if u != nil {
+		s.logResolution(code, rule, u.ID, id, err)
 	}
 	if err != nil {
 		if u != nil {
@@ -458,29 +491,34 @@ func (s *Service) login(ctx context.Context, code string, id pluginsdk.Identity,
 	if err != nil {
 		return CallbackResult{}, err
 	}
-	raw, err := json.Marshal(out)
+	outRaw, err := json.Marshal(out)
 	if err != nil {
 		return CallbackResult{}, err
 	}
-	ticket, err := newToken()
+	ticket, err1 := newToken()
+	binder, err2 := newToken()
+	if err := errors.Join(err1, err2); err != nil {
+		return CallbackResult{}, err
+	}
+	raw, err := json.Marshal(ticketRecord{Output: outRaw, BinderHash: hashBinder(binder)})
 	if err != nil {
 		return CallbackResult{}, err
 	}
 	if err := s.Store.PutOnce(ctx, ticketKeyPrefix+ticket, raw, TicketTTL); err != nil {
 		return CallbackResult{}, fmt.Errorf("storing the login ticket: %w", err)
 	}
-	return CallbackResult{Ticket: ticket}, nil
+	return CallbackResult{Ticket: ticket, TicketBinder: binder}, nil
 }
 
 // pending stores a pending link with a fresh binder.
-func (s *Service) pending(ctx context.Context, code string, id pluginsdk.Identity) (*PendingLink, error) {
+func (s *Service) pending(ctx context.Context, code string, id identity) (*PendingLink, error) {
 	token, err1 := newToken()
 	binder, err2 := newToken()
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
 	rec, err := json.Marshal(pendingRecord{
-		Provider: code, Subject: id.Subject, DisplayName: id.DisplayName, Email: id.Email, Phone: id.Phone,
+		Provider: code, Subject: id.Subject, Issuer: id.Issuer, DisplayName: id.DisplayName, Email: id.Email, Phone: id.Phone,
 		BinderHash: hashBinder(binder),
 	})
 	if err != nil {
@@ -493,9 +531,12 @@ func (s *Service) pending(ctx context.Context, code string, id pluginsdk.Identit
 }
 
 // Exchange consumes a login ticket and returns the stored token response
-// (JSON). An unknown, expired or used ticket is 40014; so is a cache error
-// (never a valid ticket).
-func (s *Service) Exchange(ctx context.Context, ticket string) (json.RawMessage, error) {
+// (JSON). The ticket is consumed first (exactly once), then the browser
+// binder (the ticket cookie) is checked in constant time unless
+// AllowUnboundTickets: an unknown, expired or used ticket, or a missing or
+// wrong binder, is 40014, and the ticket is spent either way. A cache error
+// is a system error (never a valid ticket).
+func (s *Service) Exchange(ctx context.Context, ticket, binder string) (json.RawMessage, error) {
 	if !validToken(ticket) {
 		return nil, errcode.New(errcode.OAuthStateInvalid)
 	}
@@ -506,7 +547,15 @@ func (s *Service) Exchange(ctx context.Context, ticket string) (json.RawMessage,
 	if !ok {
 		return nil, errcode.New(errcode.OAuthStateInvalid)
 	}
-	return json.RawMessage(raw), nil
+	var rec ticketRecord
+	if err := json.Unmarshal(raw, &rec); err != nil || len(rec.Output) == 0 || rec.BinderHash == "" {
+		return nil, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("unreadable login ticket"))
+	}
+	if !s.AllowUnboundTickets && !binderMatches(binder, rec.BinderHash) {
+		s.Log.Info("login ticket refused: the ticket cookie is missing or belongs to another ticket; the ticket is spent")
+		return nil, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("ticket binder missing or wrong"))
+	}
+	return rec.Output, nil
 }
 
 // Claim binds a pending identity to the signed-in user. The pending-link
@@ -514,8 +563,10 @@ func (s *Service) Exchange(ctx context.Context, ticket string) (json.RawMessage,
 // checked in constant time: 40014 for a blank, unknown, used ticket or a
 // missing or wrong binder; 40013 when the provider was switched off
 // meanwhile; 40017 when the identity belongs to another user or the user
-// already has another identity of that provider. Claiming an identity
-// already bound to the same user succeeds.
+// already has another identity of that provider; 40015 when the
+// provider's issuer changed since the link was made, or the identity is
+// bound to the user under another issuer. Claiming an identity already
+// bound to the same user succeeds.
 func (s *Service) Claim(ctx context.Context, userID int64, token, binder string) error {
 	if !validToken(token) {
 		return errcode.New(errcode.OAuthStateInvalid)
@@ -534,10 +585,19 @@ func (s *Service) Claim(ctx context.Context, userID int64, token, binder string)
 	if !binderMatches(binder, p.BinderHash) {
 		return errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("pending binder missing or wrong"))
 	}
-	if _, err := s.provider(ctx, p.Provider); err != nil {
+	e, err := s.provider(ctx, p.Provider)
+	if err != nil {
 		return err
 	}
-	return s.bind(ctx, userID, p.Provider, pluginsdk.Identity{Subject: p.Subject, DisplayName: p.DisplayName})
+	// The provider was pointed at another issuer since the pending link was
+	// made: the identity is not one of the current issuer's.
+	if now := issuerOf(e.Provider); now != p.Issuer {
+		s.Log.Warn("pending link refused: the provider's issuer changed since it was made", "provider", p.Provider, "issuer", p.Issuer, "now", now)
+		return errcode.New(errcode.OAuthExchangeFailed).Wrap(errIssuerChanged)
+	}
+	return s.bind(ctx, userID, p.Provider, identity{
+		Identity: pluginsdk.Identity{Subject: p.Subject, DisplayName: p.DisplayName}, Issuer: p.Issuer,
+	})
 }
 
 // StartBind starts binding an identity of a switched-on provider to the

@@ -214,7 +214,7 @@ func TestCacheErrorsFailClosed(t *testing.T) {
 	if err == nil || code(err) != -1 {
 		t.Errorf("Callback with the cache down = %v, want a system error", err)
 	}
-	if _, err := svc.Exchange(ctx, strings.Repeat("A", 43)); err == nil || code(err) != -1 {
+	if _, err := svc.Exchange(ctx, strings.Repeat("A", 43), "b"); err == nil || code(err) != -1 {
 		t.Errorf("Exchange with the cache down = %v, want a system error", err)
 	}
 	if err := svc.Claim(ctx, 1, strings.Repeat("A", 43), "b"); err == nil || code(err) != -1 {

@@ -13,6 +13,21 @@
 // future beyond the clock skew, sub is present, azp equals the client id
 // when present and is present when there are several audiences, extra
 // audiences are explicitly trusted, and at_hash matches when present.
+//
+// UserInfo: when the discovery document names a userinfo endpoint and the
+// verified ID token lacks name or email, the endpoint is called with the
+// access token (only after every ID-token check passed; same client: per-call
+// timeout, no redirects, body capped at MaxResponseBytes). Its sub must equal
+// the ID token's sub (OIDC Core §5.3.2), otherwise the login is refused; a
+// failed call refuses the login too (fail closed: a half-read identity is
+// never used). Its claims only fill what the ID token left empty (name,
+// preferred_username, email with email_verified, phone_number with
+// phone_number_verified); the subject always comes from the ID token.
+//
+// Issuer: a Provider reports the issuer its ID tokens are verified against
+// (Issuer, the configured Authority). pluginsdk.Identity has no issuer, so
+// the host reads it through this optional method, stores it with a new
+// binding and refuses a login whose provider now reports another issuer.
 package oidc
 
 import (
@@ -102,6 +117,10 @@ type discovered struct {
 	issuer   string
 	endpoint oauth2.Endpoint
 	verifier *gooidc.IDTokenVerifier
+	// op is the discovered provider, used for the userinfo call; userInfo
+	// tells whether it names a usable userinfo endpoint.
+	op       *gooidc.Provider
+	userInfo bool
 }
 
 // New returns a provider for cfg. It does not contact the provider.
@@ -147,6 +166,14 @@ func newInstance(cfg Config) (*instance, error) {
 		client = NewHTTPClient(cfg.Timeout)
 	}
 	return &instance{cfg: cfg, client: client}, nil
+}
+
+// Issuer reports the issuer the provider's ID tokens must carry (the
+// configured Authority; discovery refuses a document naming another). The
+// host stores it with each new binding and refuses a login through a
+// binding made under another issuer.
+func (p *Provider) Issuer() string {
+	return p.cur.Load().cfg.Authority
 }
 
 // Describe reports the instance's code, display name and icon.
@@ -253,7 +280,7 @@ func (in *instance) fetch(ctx context.Context) (*discovered, error) {
 	// The key set is fetched with in.client (NewProvider keeps the client
 	// of its context), bounded by the client's timeout.
 	v := op.Verifier(&gooidc.Config{ClientID: in.cfg.ClientID, Now: in.cfg.Now})
-	return &discovered{issuer: in.cfg.Authority, endpoint: ep, verifier: v}, nil
+	return &discovered{issuer: in.cfg.Authority, endpoint: ep, verifier: v, op: op, userInfo: isHTTPURL(op.UserInfoEndpoint())}, nil
 }
 
 // authStyle picks client authentication at the token endpoint:
@@ -376,6 +403,13 @@ func (p *Provider) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) 
 	if msg := in.check(idt, c, req.Nonce, tok.AccessToken); msg != "" {
 		return pluginsdk.Fail(pluginsdk.ExchangeFailed, "id_token rejected: %s", msg), nil
 	}
+	// Only now, with the ID token fully checked, may the access token be
+	// used.
+	if d.userInfo && (c.Name == "" || c.Email == "") {
+		if msg := fillFromUserInfo(xctx, d, tok, idt.Subject, &c); msg != "" {
+			return pluginsdk.Fail(pluginsdk.ExchangeFailed, "userinfo rejected: %s", msg), nil
+		}
+	}
 	id := pluginsdk.Identity{
 		Subject:     idt.Subject,
 		AccountHint: c.PreferredUsername,
@@ -388,6 +422,40 @@ func (p *Provider) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) 
 		id.Phone = c.PhoneNumber
 	}
 	return pluginsdk.Succeed(id), nil
+}
+
+// fillFromUserInfo calls the userinfo endpoint with the access token,
+// requires its sub to equal the ID token's and fills the claims the ID
+// token left empty. It returns why the answer is refused, or "".
+func fillFromUserInfo(ctx context.Context, d *discovered, tok *oauth2.Token, sub string, c *claims) string {
+	if tok.AccessToken == "" {
+		return "the token response carries no access token"
+	}
+	ui, err := d.op.UserInfo(ctx, oauth2.StaticTokenSource(tok))
+	if err != nil {
+		// go-oidc quotes the answer's body in the error: keep it short.
+		return "request failed: " + clip(err.Error(), 200)
+	}
+	if ui.Subject != sub {
+		return "sub does not match the id_token sub"
+	}
+	var u claims
+	if err := ui.Claims(&u); err != nil {
+		return "claims unreadable: " + clip(err.Error(), 200)
+	}
+	if c.Name == "" {
+		c.Name = u.Name
+	}
+	if c.PreferredUsername == "" {
+		c.PreferredUsername = u.PreferredUsername
+	}
+	if c.Email == "" {
+		c.Email, c.EmailVerified = u.Email, u.EmailVerified
+	}
+	if c.PhoneNumber == "" {
+		c.PhoneNumber, c.PhoneNumberVerified = u.PhoneNumber, u.PhoneNumberVerified
+	}
+	return ""
 }
 
 // check applies what go-oidc leaves to its caller; it returns why the

@@ -375,3 +375,135 @@ func TestNewValidates(t *testing.T) {
 		}
 	}
 }
+
+func TestIssuer(t *testing.T) {
+	is := oidctest.New(t)
+	p := newProvider(t, is, nil)
+	var r interface{ Issuer() string } = p
+	if r.Issuer() != is.URL {
+		t.Errorf("Issuer = %q, want %q", r.Issuer(), is.URL)
+	}
+	if err := p.Configure(context.Background(), pluginsdk.Settings{"Authority": "https://other.example"}); err != nil {
+		t.Fatal(err)
+	}
+	if r.Issuer() != "https://other.example" {
+		t.Errorf("Issuer after Configure = %q", r.Issuer())
+	}
+}
+
+// UserInfo is called only when the ID token lacks name or email, only
+// after the ID token passed, and its sub must equal the ID token's.
+func TestUserInfo(t *testing.T) {
+	is := oidctest.New(t)
+	p := newProvider(t, is, nil)
+	noProfile := func(c map[string]any) { delete(c, "name"); delete(c, "email"); delete(c, "preferred_username") }
+	var elsewhereHits atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		elsewhereHits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"sub":"sub-alice","name":"Elsewhere"}`))
+	}))
+	t.Cleanup(elsewhere.Close)
+	tests := []struct {
+		name     string
+		mutate   func(map[string]any)
+		userinfo func(map[string]any)
+		handler  http.Handler
+		calls    int64
+		want     *pluginsdk.Identity
+		message  string
+	}{
+		{name: "profile in the ID token: no call", calls: 0,
+			want: &pluginsdk.Identity{Subject: "sub-alice", AccountHint: "alice", DisplayName: "Alice", Email: "alice@example.test"}},
+		{name: "missing email only", mutate: func(c map[string]any) { delete(c, "email") }, calls: 1,
+			want: &pluginsdk.Identity{Subject: "sub-alice", AccountHint: "alice", DisplayName: "Alice", Email: "alice@example.test"}},
+		{name: "profile completed", mutate: noProfile, calls: 1,
+			want: &pluginsdk.Identity{Subject: "sub-alice", AccountHint: "alice", DisplayName: "Alice", Email: "alice@example.test"}},
+		{name: "ID token claims win", mutate: func(c map[string]any) { delete(c, "email") },
+			userinfo: func(c map[string]any) { c["name"] = "Mallory"; c["preferred_username"] = "mallory" }, calls: 1,
+			want: &pluginsdk.Identity{Subject: "sub-alice", AccountHint: "alice", DisplayName: "Alice", Email: "alice@example.test"}},
+		{name: "unverified userinfo email dropped", mutate: noProfile, userinfo: func(c map[string]any) { c["email_verified"] = false }, calls: 1,
+			want: &pluginsdk.Identity{Subject: "sub-alice", AccountHint: "alice", DisplayName: "Alice"}},
+		{name: "sub differs", mutate: noProfile, userinfo: func(c map[string]any) { c["sub"] = "sub-bob" }, calls: 1, message: "sub does not match"},
+		{name: "sub missing", mutate: noProfile, userinfo: func(c map[string]any) { delete(c, "sub") }, calls: 1, message: "sub does not match"},
+		{name: "error status", mutate: noProfile, handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, strings.Repeat("x", 5000), http.StatusUnauthorized)
+		}), calls: 1, message: "request failed"},
+		{name: "redirect not followed", mutate: noProfile, handler: http.RedirectHandler(elsewhere.URL, http.StatusFound), calls: 1, message: "request failed"},
+		{name: "oversized", mutate: noProfile, handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"sub":"sub-alice","name":"` + strings.Repeat("x", oidc.MaxResponseBytes) + `"}`))
+		}), calls: 1, message: "size limit"},
+		{name: "bad ID token: never called", mutate: func(c map[string]any) { noProfile(c); c["nonce"] = "forged" }, calls: 0, message: "nonce"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			is.Mutate(tc.mutate)
+			is.MutateUserInfo(tc.userinfo)
+			is.SetUserInfoHandler(tc.handler)
+			t.Cleanup(func() { is.Mutate(nil); is.MutateUserInfo(nil); is.SetUserInfoHandler(nil) })
+			before := is.UserInfoCalls()
+			resp, err := login(t, p, is, newFlow(), "")
+			if err != nil {
+				t.Fatalf("Exchange error = %v, want data", err)
+			}
+			if got := is.UserInfoCalls() - before; got != tc.calls {
+				t.Errorf("userinfo called %d times, want %d", got, tc.calls)
+			}
+			if tc.want != nil {
+				if resp.Identity == nil || *resp.Identity != *tc.want {
+					t.Errorf("Exchange = %+v / %v, want %+v", resp.Identity, resp.Error, *tc.want)
+				}
+				return
+			}
+			if resp.Error == nil || resp.Error.Kind != pluginsdk.ExchangeFailed || !strings.Contains(resp.Error.Message, tc.message) {
+				t.Errorf("Exchange = %+v / %v, want ExchangeFailed mentioning %q", resp.Identity, resp.Error, tc.message)
+			}
+			if len(resp.Error.Message) > 600 {
+				t.Errorf("error message is %d bytes long", len(resp.Error.Message))
+			}
+		})
+	}
+	if elsewhereHits.Load() != 0 {
+		t.Errorf("the userinfo redirect was followed %d times", elsewhereHits.Load())
+	}
+}
+
+// Key rotation: a token signed with a new key under an unknown kid is
+// verified after exactly one more key-set fetch; a kid that is still
+// unknown after the fetch is refused.
+func TestKeyRotation(t *testing.T) {
+	is := oidctest.New(t)
+	p := newProvider(t, is, nil)
+	if resp, err := login(t, p, is, newFlow(), ""); err != nil || resp.Identity == nil {
+		t.Fatalf("first login = %+v, %v", resp.Error, err)
+	}
+	fetches := is.KeysCalls()
+	is.Rotate(t)
+	is.RetireOldKeys()
+	if resp, err := login(t, p, is, newFlow(), ""); err != nil || resp.Identity == nil {
+		t.Fatalf("login after rotation = %+v, %v", resp.Error, err)
+	}
+	if got := is.KeysCalls() - fetches; got != 1 {
+		t.Errorf("%d key-set fetches after the rotation, want 1", got)
+	}
+	if resp, err := login(t, p, is, newFlow(), ""); err != nil || resp.Identity == nil || is.KeysCalls()-fetches != 1 {
+		t.Fatalf("second login after rotation = %+v, %v (fetches %d)", resp.Error, err, is.KeysCalls()-fetches)
+	}
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is.SignWithKeyID(other, "never-published")
+	t.Cleanup(func() { is.SignWithKeyID(nil, "") })
+	resp, err := login(t, p, is, newFlow(), "")
+	if err != nil || resp.Error == nil || resp.Error.Kind != pluginsdk.ExchangeFailed || !strings.Contains(resp.Error.Message, "signature") {
+		t.Errorf("unknown kid = %+v / %+v, %v; want ExchangeFailed (signature)", resp.Identity, resp.Error, err)
+	}
+	// The retired key no longer verifies.
+	is.SignWithKeyID(is.Key, is.KeyID)
+	resp, _ = login(t, p, is, newFlow(), "")
+	if resp.Error == nil {
+		t.Error("a token signed with the retired key was accepted")
+	}
+}

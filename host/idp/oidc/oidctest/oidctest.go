@@ -1,10 +1,12 @@
 // Package oidctest is an OpenID provider for tests: an httptest server with
 // discovery, a key set (an RSA key generated per issuer), an authorization
 // endpoint that signs a user in without a page and redirects back with a
-// code, and a token endpoint that checks the client, the redirect URI and
+// code, a token endpoint that checks the client, the redirect URI and
 // PKCE and issues an RS256 ID token carrying the nonce received at
-// authorization. Tests can alter the claims or the signing key of the next
-// tokens to exercise ID-token validation, and count token calls.
+// authorization, and a userinfo endpoint answering for the access tokens it
+// issued. Tests can alter the claims or the signing key of the next tokens
+// to exercise ID-token validation, rotate the signing key, alter or replace
+// the userinfo answer, and count token, key-set and userinfo calls.
 package oidctest
 
 import (
@@ -17,6 +19,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,11 +46,15 @@ type Issuer struct {
 	ClientID     string
 	ClientSecret string
 	// Key signs ID tokens; its public half is served at /keys under KeyID.
+	// Both are fixed at New: Rotate changes the signing key without
+	// touching them (see CurrentKey).
 	Key   *rsa.PrivateKey
 	KeyID string
 
-	server     *httptest.Server
-	tokenCalls atomic.Int64
+	server        *httptest.Server
+	tokenCalls    atomic.Int64
+	keysCalls     atomic.Int64
+	userInfoCalls atomic.Int64
 
 	mu          sync.Mutex
 	users       map[string]User
@@ -54,8 +62,18 @@ type Issuer struct {
 	grants      map[string]grant
 	mutate      func(claims map[string]any)
 	signKey     *rsa.PrivateKey
+	signKID     string
 	lastAuth    url.Values
 	tokenDelay  time.Duration
+	// published are the keys served at /keys (the current one last);
+	// curKey/curKID sign the next tokens.
+	published  []jose.JSONWebKey
+	curKey     *rsa.PrivateKey
+	curKID     string
+	rotations  int
+	accessToks map[string]User
+	uiMutate   func(claims map[string]any)
+	uiHandler  http.Handler
 }
 
 type grant struct {
@@ -83,7 +101,10 @@ func New(t testing.TB) *Issuer {
 		KeyID:        "k1",
 		users:        map[string]User{},
 		grants:       map[string]grant{},
+		accessToks:   map[string]User{},
 	}
+	is.curKey, is.curKID = key, is.KeyID
+	is.published = []jose.JSONWebKey{publicJWK(key, is.KeyID)}
 	is.AddUser(User{Subject: "sub-alice", PreferredUsername: "alice", Name: "Alice", Email: "alice@example.test"})
 	is.defaultUser = "alice"
 	mux := http.NewServeMux()
@@ -91,6 +112,7 @@ func New(t testing.TB) *Issuer {
 	mux.HandleFunc("GET /keys", is.keys)
 	mux.HandleFunc("GET /authorize", is.authorize)
 	mux.HandleFunc("POST /token", is.token)
+	mux.HandleFunc("GET /userinfo", is.userinfo)
 	is.server = httptest.NewServer(mux)
 	is.URL = is.server.URL
 	t.Cleanup(is.server.Close)
@@ -114,12 +136,72 @@ func (is *Issuer) Mutate(f func(claims map[string]any)) {
 	is.mutate = f
 }
 
-// SignWith signs the next ID tokens with another key under the same key id
-// (nil restores Key): their signature no longer verifies.
+// SignWith signs the next ID tokens with another key under the current key
+// id (nil restores the current key): their signature no longer verifies.
 func (is *Issuer) SignWith(k *rsa.PrivateKey) {
+	is.SignWithKeyID(k, "")
+}
+
+// SignWithKeyID signs the next ID tokens with k under key id kid ("" = the
+// current key id); nil restores the current key. A kid the key set does not
+// publish makes a relying party fetch the key set again and still fail.
+func (is *Issuer) SignWithKeyID(k *rsa.PrivateKey, kid string) {
 	is.mu.Lock()
 	defer is.mu.Unlock()
-	is.signKey = k
+	is.signKey, is.signKID = k, kid
+	if k == nil {
+		is.signKID = ""
+	}
+}
+
+// Rotate generates a new signing key under a new key id, publishes it next
+// to the earlier keys (the current one last) and signs every later ID token
+// with it. It returns the new key id. A relying party that cached the key
+// set before the rotation sees an unknown kid and must fetch it again.
+func (is *Issuer) Rotate(t testing.TB) string {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.rotations++
+	kid := is.KeyID + "-r" + strconv.Itoa(is.rotations)
+	is.curKey, is.curKID = key, kid
+	is.published = append(is.published, publicJWK(key, kid))
+	return kid
+}
+
+// RetireOldKeys stops publishing every key but the current one.
+func (is *Issuer) RetireOldKeys() {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.published = is.published[len(is.published)-1:]
+}
+
+// CurrentKey returns the key and key id that sign the next ID tokens
+// (ignoring SignWith).
+func (is *Issuer) CurrentKey() (*rsa.PrivateKey, string) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return is.curKey, is.curKID
+}
+
+// MutateUserInfo changes the claims of every userinfo answer from now on
+// (nil restores them). The function sees sub and the profile claims.
+func (is *Issuer) MutateUserInfo(f func(claims map[string]any)) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.uiMutate = f
+}
+
+// SetUserInfoHandler replaces the userinfo endpoint (nil restores it), for
+// answers such as a redirect or an oversized body. Calls are still counted.
+func (is *Issuer) SetUserInfoHandler(h http.Handler) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.uiHandler = h
 }
 
 // SetTokenDelay makes the token endpoint wait before answering.
@@ -131,6 +213,12 @@ func (is *Issuer) SetTokenDelay(d time.Duration) {
 
 // TokenCalls returns how many requests reached the token endpoint.
 func (is *Issuer) TokenCalls() int64 { return is.tokenCalls.Load() }
+
+// KeysCalls returns how many requests reached the key set.
+func (is *Issuer) KeysCalls() int64 { return is.keysCalls.Load() }
+
+// UserInfoCalls returns how many requests reached the userinfo endpoint.
+func (is *Issuer) UserInfoCalls() int64 { return is.userInfoCalls.Load() }
 
 // LastAuthorize returns the query of the last authorization request.
 func (is *Issuer) LastAuthorize() url.Values {
@@ -174,6 +262,7 @@ func (is *Issuer) discovery(w http.ResponseWriter, _ *http.Request) {
 		"issuer":                                is.URL,
 		"authorization_endpoint":                is.URL + "/authorize",
 		"token_endpoint":                        is.URL + "/token",
+		"userinfo_endpoint":                     is.URL + "/userinfo",
 		"jwks_uri":                              is.URL + "/keys",
 		"response_types_supported":              []string{"code"},
 		"subject_types_supported":               []string{"public"},
@@ -183,10 +272,50 @@ func (is *Issuer) discovery(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
+func publicJWK(k *rsa.PrivateKey, kid string) jose.JSONWebKey {
+	return jose.JSONWebKey{Key: &k.PublicKey, KeyID: kid, Algorithm: string(jose.RS256), Use: "sig"}
+}
+
 func (is *Issuer) keys(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{
-		Key: &is.Key.PublicKey, KeyID: is.KeyID, Algorithm: string(jose.RS256), Use: "sig",
-	}}})
+	is.keysCalls.Add(1)
+	is.mu.Lock()
+	keys := append([]jose.JSONWebKey(nil), is.published...)
+	is.mu.Unlock()
+	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: keys})
+}
+
+// userinfo answers for an access token issued by the token endpoint.
+func (is *Issuer) userinfo(w http.ResponseWriter, r *http.Request) {
+	is.userInfoCalls.Add(1)
+	is.mu.Lock()
+	h, mutate := is.uiHandler, is.uiMutate
+	is.mu.Unlock()
+	if h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
+	at, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	is.mu.Lock()
+	u, known := is.accessToks[at]
+	is.mu.Unlock()
+	if !ok || !known {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token"})
+		return
+	}
+	claims := map[string]any{
+		"sub":                u.Subject,
+		"preferred_username": u.PreferredUsername,
+		"name":               u.Name,
+		"email":              u.Email,
+	}
+	if u.EmailVerified != nil {
+		claims["email_verified"] = *u.EmailVerified
+	}
+	if mutate != nil {
+		mutate(claims)
+	}
+	writeJSON(w, http.StatusOK, claims)
 }
 
 func (is *Issuer) authorize(w http.ResponseWriter, r *http.Request) {
@@ -251,7 +380,13 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 	is.mu.Lock()
 	g, ok := is.grants[code]
 	delete(is.grants, code)
-	mutate, signKey := is.mutate, is.signKey
+	mutate, signKey, signKID := is.mutate, is.signKey, is.signKID
+	if signKey == nil {
+		signKey, signKID = is.curKey, is.curKID
+	}
+	if signKID == "" {
+		signKID = is.curKID
+	}
 	is.mu.Unlock()
 	switch {
 	case r.PostForm.Get("grant_type") != "authorization_code" || !ok:
@@ -284,17 +419,18 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 	if mutate != nil {
 		mutate(claims)
 	}
-	if signKey == nil {
-		signKey = is.Key
-	}
-	idToken, err := Sign(signKey, is.KeyID, claims)
+	idToken, err := Sign(signKey, signKID, claims)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	accessToken := "at-" + rand.Text()
+	is.mu.Lock()
+	is.accessToks[accessToken] = g.user
+	is.mu.Unlock()
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": "at-" + rand.Text(),
+		"access_token": accessToken,
 		"token_type":   "Bearer",
 		"expires_in":   300,
 		"id_token":     idToken,
