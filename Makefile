@@ -12,8 +12,10 @@ TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 
 .PHONY: help build run test lint generate verify fmt vet clean
 
+include proto.mk
+
 help: ## list the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build the host at bin/adminkernel and the provider plugins into bin/plugins/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
@@ -32,15 +34,15 @@ lint: $(GOLANGCI) ## run golangci-lint with .golangci.yml
 $(GOLANGCI):
 	GOBIN=$(dir $(GOLANGCI)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VER)
 
-generate: ## regenerate the ent client from ent/schema
+generate: proto ## regenerate the ent client from ent/schema and the plugin protocol code
 	$(GO) generate ./ent/...
 
-verify: ## regenerate code and tidy modules; fail if anything drifted
+verify: proto ## regenerate code and tidy modules; fail if anything drifted
 	$(GO) generate ./ent/...
 	$(GO) mod tidy
-	@if [ -n "$$(git status --porcelain -- ent go.mod go.sum)" ]; then \
+	@if [ -n "$$(git status --porcelain -- ent pluginsdk/proto go.mod go.sum)" ]; then \
 		echo "generated code or go.mod/go.sum drifted from the committed state:"; \
-		git status --porcelain -- ent go.mod go.sum; git --no-pager diff --stat -- ent go.mod go.sum; exit 1; fi
+		git status --porcelain -- ent pluginsdk/proto go.mod go.sum; git --no-pager diff --stat -- ent pluginsdk/proto go.mod go.sum; exit 1; fi
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 

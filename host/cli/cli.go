@@ -54,6 +54,7 @@ func New(opts host.Options) *cobra.Command {
 		migrateCmd(&opts, load),
 		errorsCmd(&opts),
 		configCmd(load),
+		ProvidersCmd(load),
 		versionCmd(&opts),
 	)
 	return root

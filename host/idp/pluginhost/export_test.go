@@ -1,0 +1,4 @@
+package pluginhost
+
+// Backoff exposes backoff to tests.
+var Backoff = backoff

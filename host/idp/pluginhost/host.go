@@ -1,0 +1,315 @@
+// Package pluginhost runs the kernel's provider plugins: vendor binaries
+// named adminkernel-provider-<code> in the plugin folder, spoken to with
+// hashicorp/go-plugin over gRPC (kernel.provider.v1).
+//
+// Load discovers the binaries (regular executable files with that name;
+// anything else is skipped with a warning), checks each against its
+// optional SHA-256 pin, launches it (mutual TLS, no inherited environment,
+// start timeout at most 10 s, killed by the kernel when the host dies),
+// asks it for its code (which must match the file name), hands it its
+// settings section over the Configure call (never through the environment
+// or argv), and registers it in the idp registry with source plugin.
+// A plugin that fails any of this is not launched; the host still starts.
+//
+// Each registered plugin is supervised: every call carries a deadline; a
+// plugin that exits is restarted by a single supervisor goroutine (so
+// concurrent callers never start two): at once after a stable run, with
+// capped exponential back-off after failed starts and early exits. Only its
+// own provider is marked degraded meanwhile. Describe, Configure and
+// AuthorizeURL are retried once after a restart; Exchange never is (vendor
+// authorization codes are single-use): its transport failure is an error,
+// which the external-login flow reports as 40015.
+//
+// Plugin output (hclog JSON on standard error) is re-logged at its level
+// under provider.<code>.
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/pluginsdk"
+)
+
+// Defaults and limits of Options.
+const (
+	// MaxStartTimeout caps how long a plugin may take to answer the
+	// handshake (also the default).
+	MaxStartTimeout = 10 * time.Second
+	// DefaultCallTimeout bounds every call to a plugin.
+	DefaultCallTimeout = 10 * time.Second
+	// DefaultMinBackoff and DefaultMaxBackoff bound the wait before
+	// restarting a plugin whose start failed or that exited soon after its
+	// start (doubling from min to max).
+	DefaultMinBackoff = 500 * time.Millisecond
+	DefaultMaxBackoff = 30 * time.Second
+	// pollInterval is how often a supervisor checks its plugin is alive.
+	pollInterval = 250 * time.Millisecond
+	// stableUptime: a plugin that exits sooner after its start counts as
+	// crash-looping and is restarted after the back-off; one that ran
+	// longer is restarted at once.
+	stableUptime = 10 * time.Second
+	// maxRestartWait is the longest a call waits for a restart that is
+	// due; beyond it (a longer back-off) the call fails at once.
+	maxRestartWait = 2 * time.Second
+)
+
+// Options configure Load.
+type Options struct {
+	// Dir is the plugin folder (see ResolveDir). A missing folder holds no
+	// plugins.
+	Dir string
+	// SHA256 pins plugin binaries: provider code → hex SHA-256 of the
+	// binary (Service:ExternalAuth:PluginSha256). A pinned plugin whose
+	// binary does not match is not launched. The check is repeated at
+	// every restart.
+	SHA256 map[string]string
+	// Settings returns the settings section of a provider code
+	// (config.ExternalAuth.ProviderSection); nil means none.
+	Settings func(code string) map[string]string
+	// Logger receives the plugin host's messages; each plugin's output is
+	// re-logged at its level through Logger.ResetNamed("provider.<code>").
+	// Default: no logging.
+	Logger hclog.Logger
+	// StartTimeout bounds a plugin's start-up handshake (default and
+	// maximum 10 s).
+	StartTimeout time.Duration
+	// CallTimeout bounds every call to a plugin (default 10 s); the
+	// caller's own deadline applies too.
+	CallTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the back-off between restarts of a
+	// plugin whose starts fail or that exits within 10 s of its start
+	// (defaults 500 ms and 30 s).
+	MinBackoff, MaxBackoff time.Duration
+	// Registry receives every launched plugin, with source plugin. Load
+	// fails when a plugin's code is already registered.
+	Registry *idp.Registry
+}
+
+// State is the condition of a file in the plugin folder.
+type State string
+
+// States of Info.
+const (
+	// Ready: launched, configured and registered.
+	Ready State = "ready"
+	// Degraded: registered, but down (being restarted) or refusing its
+	// settings.
+	Degraded State = "degraded"
+	// NotLaunched: a plugin binary that failed its checks or its start;
+	// not registered.
+	NotLaunched State = "not launched"
+	// Skipped: not a plugin binary.
+	Skipped State = "skipped"
+)
+
+// Info describes one file of the plugin folder.
+type Info struct {
+	Code  string
+	Path  string
+	State State
+	// Reason says why the plugin is degraded, not launched or skipped.
+	Reason string
+	// PID is the plugin's process id while it runs.
+	PID int
+	// Pinned is true when the binary is checked against a SHA-256 pin.
+	Pinned bool
+}
+
+// Host owns the launched plugins. Close ends them.
+type Host struct {
+	log  hclog.Logger
+	opts Options
+
+	mu          sync.Mutex
+	supervisors []*supervisor
+	others      []Info // skipped and not launched files
+	closed      bool
+}
+
+// Load discovers, verifies, launches, configures and registers the plugins
+// of opts.Dir. Plugins that fail are logged and left out; Load fails only
+// when the folder cannot be read or a plugin's code is already registered
+// (a duplicate stops startup, naming both registrations). ctx bounds the
+// launch.
+func Load(ctx context.Context, opts Options) (*Host, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("pluginhost: Options.Registry is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.StartTimeout <= 0 || opts.StartTimeout > MaxStartTimeout {
+		opts.StartTimeout = MaxStartTimeout
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = DefaultMinBackoff
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = max(DefaultMaxBackoff, opts.MinBackoff)
+	}
+	h := &Host{log: opts.Logger, opts: opts}
+
+	found, skipped, err := Discover(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 && len(skipped) == 0 {
+		h.log.Info("no provider plugins", "dir", opts.Dir)
+	}
+	if !orphanSafe && len(found) > 0 {
+		h.log.Warn("on this system plugins may outlive a host that is killed (no parent-death signal)")
+	}
+	for _, s := range skipped {
+		h.log.Warn("skipping a file in the plugin folder", "path", s.Path, "reason", s.Reason)
+		h.others = append(h.others, Info{Path: s.Path, State: Skipped, Reason: s.Reason})
+	}
+	pins, badPins := normalizePins(opts.SHA256)
+	for code := range pins {
+		if !hasCode(found, code) {
+			h.log.Warn("a SHA-256 pin names a provider with no plugin binary", "provider", code)
+		}
+	}
+
+	// Launch every plugin at once: a slow one does not delay the others.
+	type result struct {
+		s   *supervisor
+		err error
+	}
+	results := make([]result, len(found))
+	var wg sync.WaitGroup
+	for i, c := range found {
+		var pin []byte
+		pinned := false
+		if bad, ok := badPins[c.Code]; ok {
+			results[i] = result{err: fmt.Errorf("the SHA-256 pin %q is not 64 hexadecimal digits", bad)}
+			h.others = append(h.others, Info{Code: c.Code, Path: c.Path, State: NotLaunched, Reason: results[i].err.Error(), Pinned: true})
+			h.log.Error("provider plugin not launched", "provider", c.Code, "path", c.Path, "error", results[i].err)
+			continue
+		}
+		if p, ok := pins[c.Code]; ok {
+			pin, pinned = p, true
+		}
+		s := newSupervisor(h, c, pin, pinned)
+		results[i].s = s
+		wg.Go(func() { results[i].err = s.start(ctx) })
+	}
+	wg.Wait()
+
+	for i, r := range results {
+		c := found[i]
+		switch {
+		case r.s == nil:
+			continue
+		case r.err != nil:
+			h.log.Error("provider plugin not launched", "provider", c.Code, "path", c.Path, "error", r.err)
+			h.others = append(h.others, Info{Code: c.Code, Path: c.Path, State: NotLaunched, Reason: r.err.Error(), Pinned: r.s.pinned})
+			continue
+		}
+		if err := r.s.register(opts.Registry); err != nil {
+			// Stop the rest too: startup fails.
+			r.s.close()
+			for _, later := range results[i+1:] {
+				if later.s != nil && later.err == nil {
+					later.s.close()
+				}
+			}
+			_ = h.Close()
+			return nil, err
+		}
+		h.supervisors = append(h.supervisors, r.s)
+		h.log.Info("provider plugin ready", "provider", c.Code, "path", c.Path, "pid", r.s.pid(), "pinned", r.s.pinned)
+	}
+	return h, nil
+}
+
+func hasCode(cs []Candidate, code string) bool {
+	for _, c := range cs {
+		if c.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizePins decodes the pins; codes are compared case-sensitively as
+// registered, but settings keys may arrive lower-cased, so each pin is
+// also filed under its lower-case code.
+func normalizePins(in map[string]string) (pins map[string][]byte, bad map[string]string) {
+	pins, bad = map[string][]byte{}, map[string]string{}
+	for code, hexSum := range in {
+		sum, ok := decodePin(hexSum)
+		for _, k := range []string{code, strings.ToLower(code)} {
+			if ok {
+				pins[k] = sum
+			} else {
+				bad[k] = hexSum
+			}
+		}
+	}
+	return pins, bad
+}
+
+// Providers returns the registered providers, keyed by code: the
+// supervised clients the registry holds.
+func (h *Host) Providers() map[string]pluginsdk.Provider {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]pluginsdk.Provider, len(h.supervisors))
+	for _, s := range h.supervisors {
+		out[s.code] = s
+	}
+	return out
+}
+
+// Plugins describes every file of the plugin folder: the registered
+// plugins with their state and process id, then the files that were not
+// launched or skipped, and why.
+func (h *Host) Plugins() []Info {
+	h.mu.Lock()
+	sups := append([]*supervisor(nil), h.supervisors...)
+	others := append([]Info(nil), h.others...)
+	h.mu.Unlock()
+	out := make([]Info, 0, len(sups)+len(others))
+	for _, s := range sups {
+		out = append(out, s.info())
+	}
+	return append(out, others...)
+}
+
+// Close ends every plugin (gracefully, then by force after 2 s) and stops
+// supervising. It is idempotent.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	sups := h.supervisors
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sups {
+		wg.Go(s.close)
+	}
+	wg.Wait()
+	return nil
+}
+
+func cloneSettings(m map[string]string) pluginsdk.Settings {
+	if m == nil {
+		return pluginsdk.Settings{}
+	}
+	return maps.Clone(m)
+}

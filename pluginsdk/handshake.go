@@ -1,0 +1,27 @@
+package pluginsdk
+
+import plugin "github.com/hashicorp/go-plugin"
+
+// PluginName is the name under which a plugin binary offers its provider in
+// the go-plugin plugin set (one per protocol version).
+const PluginName = "provider"
+
+// The magic cookie tells a plugin binary that it was started by an Admin
+// Kernel host. It is a usability check (a binary run by hand explains
+// itself and exits), not a security measure: the host verifies binaries by
+// SHA-256 pin and talks to them over mutual TLS.
+const (
+	MagicCookieKey   = "ADMINKERNEL_PROVIDER_PLUGIN"
+	MagicCookieValue = "5d0b6f2e4c1a49f7b3e8a2d6c9f04e71"
+)
+
+// Handshake is the go-plugin handshake shared by the host and every provider
+// plugin. Its ProtocolVersion is the default application protocol; both
+// sides also list their versions in a VersionedPlugins map keyed by
+// protocol version (1: kernel.provider.v1), so a v2 can be served beside v1
+// and the two sides agree on the highest version both speak.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   MagicCookieKey,
+	MagicCookieValue: MagicCookieValue,
+}

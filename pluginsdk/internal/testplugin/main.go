@@ -1,0 +1,46 @@
+// Command testplugin is a provider plugin for the kernel's own tests: a
+// providertest.Fake served with pluginsdk.Serve. Built as
+// adminkernel-provider-<code>, it reports <code> (so one build serves under
+// several names). Two names behave differently: adminkernel-provider-liar
+// reports a code that does not match its file name, and
+// adminkernel-provider-crashy exits 300 ms after it is configured. Every
+// Exchange is logged ("exchange received") so tests can count calls from
+// the host's log.
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/pluginsdk"
+	"github.com/adminkernel/kernel/pluginsdk/providertest"
+)
+
+func main() {
+	code := strings.TrimPrefix(filepath.Base(os.Args[0]), "adminkernel-provider-")
+	if code == "liar" {
+		code = "someone_else"
+	}
+	pluginsdk.Serve(func(log hclog.Logger) pluginsdk.Provider {
+		f := providertest.NewFake(code)
+		f.OnExchange = func(c string) { log.Info("exchange received", "code", c) }
+		log.Debug("test plugin started", "code", code)
+		if code == "crashy" {
+			return crashy{f}
+		}
+		return f
+	})
+}
+
+// crashy exits soon after every Configure.
+type crashy struct{ *providertest.Fake }
+
+func (c crashy) Configure(ctx context.Context, s pluginsdk.Settings) error {
+	time.AfterFunc(300*time.Millisecond, func() { os.Exit(3) })
+	return c.Fake.Configure(ctx, s)
+}
