@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/status"
 
 	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
 )
@@ -46,6 +47,16 @@ func (s *grpcServer) guard(method string, err *error) {
 	}
 }
 
+// contextStatus turns a provider error caused by the call's own context
+// ending into the matching gRPC status, so the host sees its deadline (or
+// cancellation) rather than a provider answer; nil otherwise.
+func contextStatus(ctx context.Context, err error) error {
+	if ctx.Err() == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		return nil
+	}
+	return status.FromContextError(ctx.Err()).Err()
+}
+
 func failure(err error) *providerv1.Failure {
 	return &providerv1.Failure{Message: validUTF8(err.Error())}
 }
@@ -56,6 +67,9 @@ func (s *grpcServer) Describe(ctx context.Context, _ *providerv1.DescribeRequest
 		return s.p.Describe(ctx)
 	}()
 	if err != nil {
+		if st := contextStatus(ctx, err); st != nil {
+			return nil, st
+		}
 		return &providerv1.DescribeResponse{Result: &providerv1.DescribeResponse_Failure{Failure: failure(err)}}, nil
 	}
 	return &providerv1.DescribeResponse{Result: &providerv1.DescribeResponse_Info{Info: &providerv1.Descriptor{
@@ -76,6 +90,9 @@ func (s *grpcServer) Configure(ctx context.Context, req *providerv1.ConfigureReq
 		return s.p.Configure(ctx, settings)
 	}()
 	if err != nil {
+		if st := contextStatus(ctx, err); st != nil {
+			return nil, st
+		}
 		return &providerv1.ConfigureResponse{Failure: failure(err)}, nil
 	}
 	return &providerv1.ConfigureResponse{}, nil
@@ -96,6 +113,9 @@ func (s *grpcServer) AuthorizeURL(ctx context.Context, req *providerv1.Authorize
 		return s.p.AuthorizeURL(ctx, in)
 	}()
 	if err != nil {
+		if st := contextStatus(ctx, err); st != nil {
+			return nil, st
+		}
 		return &providerv1.AuthorizeURLResponse{Failure: failure(err)}, nil
 	}
 	return &providerv1.AuthorizeURLResponse{Url: validUTF8(out.URL), ProviderData: out.ProviderData}, nil
@@ -119,6 +139,9 @@ func (s *grpcServer) Exchange(ctx context.Context, req *providerv1.ExchangeReque
 	}()
 	switch {
 	case err != nil:
+		if st := contextStatus(ctx, err); st != nil {
+			return nil, st
+		}
 		return &providerv1.ExchangeResponse{Result: &providerv1.ExchangeResponse_Failure{Failure: failure(err)}}, nil
 	case out.Error != nil:
 		pe := &providerv1.ProviderError{Kind: kindToProto(out.Error.Kind), Message: validUTF8(out.Error.Message)}
