@@ -31,6 +31,7 @@ import (
 	"github.com/adminkernel/kernel/host/exceptionlog"
 	"github.com/adminkernel/kernel/host/health"
 	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/host/idp/pluginhost"
 	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
@@ -78,6 +79,7 @@ type Kernel struct {
 	version string
 
 	store     cache.Store
+	scale     *scaleOut
 	settings  *sysconfig.Service
 	perms     *authz.Resolver
 	sessions  *session.Service
@@ -86,6 +88,7 @@ type Kernel struct {
 	auth      *auth.Service
 	trusted   []*net.IPNet
 	providers *idp.Registry
+	plugins   *pluginhost.Host
 
 	exceptions *exceptionlog.Recorder
 	oplog      *oplog.Writer
@@ -131,6 +134,11 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	k.log.Info("starting", "version", opts.Version, "environment", cfg.Environment, "content_root", cfg.ContentRoot, "db_type", cfg.Service.Database.DbType)
+	// The cache first: with Redis it leases the snowflake worker id that
+	// seeding already uses (scaleout.go).
+	if err := k.openShared(ctx); err != nil {
+		return nil, err
+	}
 	sqlLog := sqllog.FromConfig(cfg, logs.For(sqllog.Category), os.Stdout)
 	db, err := database.Open(ctx, cfg, logs.For("AdminKernel.Database"),
 		database.WithDriver(func(d dialect.Driver) dialect.Driver { return sqllog.Wrap(d, sqlLog) }))
@@ -305,6 +313,14 @@ func (k *Kernel) Close() error {
 		}
 		cancel()
 		k.oplog = nil
+	}
+	if k.plugins != nil {
+		errs = append(errs, k.plugins.Close())
+		k.plugins = nil
+	}
+	if k.scale != nil {
+		errs = append(errs, k.scale.close())
+		k.scale = nil
 	}
 	if k.store != nil {
 		errs = append(errs, k.store.Close())

@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/externalauth"
 	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/host/idp/pluginhost"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/ratelimit"
 	"github.com/adminkernel/kernel/host/session"
@@ -47,11 +48,8 @@ func openCache(ctx context.Context, cfg *config.Config) (cache.Store, error) {
 // permissions, tokens, sessions, captcha, SMS and the login service.
 func (k *Kernel) buildServices(ctx context.Context) error {
 	cfg := k.cfg
-	store, err := openCache(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	k.store = store
+	store := k.store // opened by New (openShared)
+	var err error
 	client := k.db.Client
 	ttl := time.Duration(cfg.Service.Cache.PermissionMinutes) * time.Minute
 	k.settings = sysconfig.New(client, store, ttl)
@@ -70,6 +68,20 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	}
 	k.providers = idp.NewRegistry()
 	if err := externalauth.RegisterBuiltins(k.providers, cfg); err != nil {
+		return err
+	}
+	ea := cfg.Service.ExternalAuth
+	dir, err := pluginhost.ResolveDir(ea.PluginDir, cfg.ContentRoot)
+	if err != nil {
+		return err
+	}
+	if k.plugins, err = pluginhost.Load(ctx, pluginhost.Options{
+		Dir:      dir,
+		SHA256:   ea.PluginSHA256,
+		Settings: func(code string) map[string]string { return ea.ProviderSection(code) },
+		Logger:   k.logs.For("AdminKernel.PluginHost"),
+		Registry: k.providers,
+	}); err != nil {
 		return err
 	}
 	sender, err := smsSender(cfg, k.logs.For("AdminKernel.Sms"))

@@ -147,6 +147,11 @@ func requestCode(status int) errcode.Code {
 
 func write(c fiber.Ctx, catalog *errcode.Catalog, status int, code errcode.Code, args map[string]any) error {
 	key := catalog.MsgKey(code)
+	if status == http.StatusUnauthorized && len(c.GetRespHeader(fiber.HeaderWWWAuthenticate)) == 0 {
+		// RFC 7235 §3.1: a 401 carries a challenge, also when a module
+		// refuses a caller itself rather than through the access guards.
+		c.Set(fiber.HeaderWWWAuthenticate, "Bearer")
+	}
 	if code == errcode.TooManyRequests {
 		if s, ok := args["retryAfterSeconds"]; ok {
 			c.Set(fiber.HeaderRetryAfter, fmt.Sprint(s))

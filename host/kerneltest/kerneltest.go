@@ -1,6 +1,13 @@
 // Package kerneltest starts a real kernel for tests (Development, embedded
-// SQLite in a temporary directory unless the settings say otherwise) and
-// drives it over its real HTTP stack.
+// SQLite in a temporary directory and the in-process cache unless the
+// environment or the settings say otherwise) and drives it over its real
+// HTTP stack.
+//
+// Two variables run every kerneltest-based suite on another backend (see
+// backend.go): ADMINKERNEL_TEST_DB (Sqlite, PostgreSQL or MySql: a fresh
+// database per kernel through dbtest) and ADMINKERNEL_TEST_CACHE (memory or
+// redis: Redis at ADMINKERNEL_TEST_REDIS with a unique key prefix per
+// kernel, its keys removed when the test ends).
 package kerneltest
 
 import (
@@ -50,16 +57,19 @@ func (k *Kernel) Log() string {
 	return k.logs.b.String()
 }
 
-// Start starts a Development kernel on SQLite in t.TempDir() with the
-// super-admin password AdminPassword, 100000 PBKDF2 iterations (fast tests)
-// and rate limiting off. environ adds settings ("Service__X__Y=v"), and
-// modules are added after the kernel's own.
+// Start starts a Development kernel with the super-admin password
+// AdminPassword, 100000 PBKDF2 iterations (fast tests) and rate limiting
+// off, on the database and cache the environment selects (see Backend:
+// SQLite in t.TempDir() and the in-process cache by default). environ adds
+// settings ("Service__X__Y=v") and wins over the selection, and modules are
+// added after the kernel's own.
 func Start(t testing.TB, environ []string, modules ...host.Module) *Kernel {
 	t.Helper()
 	env := append([]string{
 		"Service__Seed__AdminPassword=" + AdminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
-	}, environ...)
+	}, BackendEnviron(t, environ)...)
+	env = append(env, environ...)
 	cfg, err := config.Load(config.LoadOptions{ContentRoot: t.TempDir(), Environment: config.Development, Environ: env})
 	if err != nil {
 		t.Fatalf("config.Load: %v", err)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,8 @@ func Invalid(field string) *errcode.Error {
 
 // JSON decodes the request body into v. Property names match
 // case-insensitively (encoding/json's rule); an empty body, malformed JSON,
-// a wrong type or trailing data is a 48002 error naming the field when known.
+// a wrong type, trailing data or a string holding a NUL character (\u0000)
+// is a 48002 error naming the field when known.
 func JSON(c fiber.Ctx, v any) error {
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -42,7 +44,26 @@ func JSON(c fiber.Ctx, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Invalid("body")
 	}
+	if bytes.Contains(body, []byte(`\u0000`)) && hasNUL(body) {
+		return Invalid("body")
+	}
 	return nil
+}
+
+// hasNUL reports whether a valid JSON document holds a string (key or value)
+// with a NUL character: no text column stores it (PostgreSQL refuses it), so
+// it is a request error rather than a failed statement.
+func hasNUL(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if s, ok := tok.(string); ok && strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
 }
 
 // Query returns a query parameter matched case-insensitively (the UI sends
@@ -100,7 +121,10 @@ func QueryBool(c fiber.Ctx, name string) (*bool, error) {
 var dateLayouts = []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02", time.RFC3339}
 
 // QueryTime parses an optional date filter (YYYY-MM-DD, YYYY-MM-DD HH:MM:SS,
-// YYYY-MM-DDTHH:MM:SS or RFC 3339) in server-local time.
+// YYYY-MM-DDTHH:MM:SS or RFC 3339) in server-local time. The result is in
+// server-local time (an RFC 3339 offset such as -23:59, which PostgreSQL
+// refuses, is converted away); an instant outside the years 1 to 9999 (in
+// local time or UTC, which is what the MySQL driver accepts) is 48002.
 func QueryTime(c fiber.Ctx, name string) (*time.Time, error) {
 	s := strings.TrimSpace(Query(c, name))
 	if s == "" {
@@ -108,6 +132,10 @@ func QueryTime(c fiber.Ctx, name string) (*time.Time, error) {
 	}
 	for _, layout := range dateLayouts {
 		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			t = t.In(time.Local)
+			if y, u := t.Year(), t.UTC().Year(); y < 1 || y > 9999 || u < 1 || u > 9999 {
+				return nil, Invalid(name)
+			}
 			return &t, nil
 		}
 	}
@@ -136,13 +164,29 @@ type Page struct {
 	Desc      bool
 }
 
-// Offset is the number of rows to skip.
-func (p Page) Offset() int { return (p.Current - 1) * p.Size }
+// Offset is the number of rows to skip. It saturates instead of
+// overflowing: a page far past the end is empty, never a negative offset.
+func (p Page) Offset() int {
+	if p.Current <= 1 || p.Size <= 0 {
+		return 0
+	}
+	if p.Current-1 > math.MaxInt/p.Size {
+		return math.MaxInt
+	}
+	return (p.Current - 1) * p.Size
+}
 
 // Paging reads Current, Size, SortField and SortOrder. Current <= 0 is 1,
-// Size <= 0 is 20, Size above maxSize is 48001 with args size and max.
+// Size <= 0 is 20, Size above maxSize is 48001 with args size and max. A
+// NUL character in any query parameter (the filters of a paged list go to
+// the database, which cannot store it) is 48002 naming the parameter.
 func Paging(c fiber.Ctx, maxSize int) (Page, error) {
 	p := Page{Current: 1, Size: 20}
+	for k, v := range c.Request().URI().QueryArgs().All() {
+		if bytes.IndexByte(v, 0) >= 0 {
+			return p, Invalid(string(k))
+		}
+	}
 	if s := strings.TrimSpace(Query(c, "Current")); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {

@@ -66,6 +66,11 @@ func New(ctx context.Context, cfg config.Redis) (*Cache, error) {
 		ReadTimeout:           ioTimeout,
 		WriteTimeout:          ioTimeout,
 		ContextTimeoutEnabled: true,
+		// Fail fast while Redis is down: one dial per attempt (the
+		// default, 5 dials 100 ms apart per attempt and 4 attempts per
+		// command, held a request for seconds per cache operation). The
+		// command retries (MaxRetries, default 3) still cover a blip.
+		DialerRetries: 1,
 		// Maintenance push notifications are a Redis Enterprise/Cloud
 		// feature; probing for them only adds log noise elsewhere.
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},

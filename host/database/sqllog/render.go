@@ -595,15 +595,21 @@ func (p *parser) expressionColumns(cols map[int]string) {
 				top.setCol = c
 			}
 		case t.kind == tkPlaceholder:
-			if _, done := cols[i]; done {
+			c, ok := p.placeholderColumn(i, between)
+			if !ok && top.col != "" {
+				c, ok = top.col, true
+			}
+			if prev, done := cols[i]; done {
+				// An INSERT value compared with a column inside the VALUES
+				// list ("VALUES (?, (SELECT 1 ... WHERE token = ?))") binds
+				// to both columns: keep the sensitive one.
+				if ok && config.SensitiveName(c) && !config.SensitiveName(prev) {
+					cols[i] = c
+				}
 				continue
 			}
-			if c, ok := p.placeholderColumn(i, between); ok {
+			if ok {
 				cols[i] = c
-				continue
-			}
-			if top.col != "" {
-				cols[i] = top.col
 				continue
 			}
 			for k := len(stack) - 1; k >= 0; k-- {

@@ -1,0 +1,39 @@
+# Benchmarks (docs/benchmarks.md). Included by the Makefile:
+#
+#     include bench.mk
+#
+# `make bench` runs the Go benchmarks of the hot paths (-benchmem, several
+# counts) into bench/out/go-bench.txt, summarises them with benchstat when it
+# can be fetched, then runs the HTTP comparison (bench/cmd/compare: bare Fiber
+# vs the kernel on loopback, login vs PBKDF2, authorize redirects, start time,
+# idle RSS), which writes bench/out/report.md and bench/out/results.json.
+# Needs Redis on 127.0.0.1:6379 (or ADMINKERNEL_TEST_REDIS); bash (the
+# Makefile's SHELL) for pipefail.
+
+GO            ?= go
+BENCH_OUT     ?= bench/out
+BENCH_COUNT   ?= 5
+BENCH_TIME    ?= 1s
+# The plugin round trip benchmark lives in host/idp/pluginhost once it exists.
+BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host $(patsubst %,./%,$(wildcard host/idp/pluginhost))
+BENCHSTAT_VER ?= v0.0.0-20260908200009-22c9c6c9d4da
+BENCHSTAT     ?= $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
+# Extra flags for the comparison, e.g. COMPARE_FLAGS='-d 8s -rounds 3'.
+COMPARE_FLAGS ?=
+
+.PHONY: bench bench-go bench-http
+
+bench: bench-go bench-http ## Go benchmarks and the HTTP comparison; report in bench/out/report.md
+
+bench-go: ## Go benchmarks only (bench/out/go-bench.txt, benchstat.txt)
+	@mkdir -p $(BENCH_OUT)
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_TIME) \
+		-timeout 30m $(BENCH_PKGS) | tee $(BENCH_OUT)/go-bench.txt
+	@if $(BENCHSTAT) $(BENCH_OUT)/go-bench.txt > $(BENCH_OUT)/benchstat.txt 2>&1; then \
+		cat $(BENCH_OUT)/benchstat.txt; \
+	else \
+		echo "benchstat unavailable (see $(BENCH_OUT)/benchstat.txt); raw figures in $(BENCH_OUT)/go-bench.txt"; \
+	fi
+
+bench-http: ## HTTP comparison only (bench/out/report.md)
+	$(GO) run ./bench/cmd/compare -out $(BENCH_OUT) $(COMPARE_FLAGS)

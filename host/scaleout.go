@@ -1,0 +1,107 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/adminkernel/kernel/host/bus"
+	"github.com/adminkernel/kernel/host/cache/rediscache"
+	"github.com/adminkernel/kernel/host/snowflake"
+)
+
+// scaleOut is what a kernel runs only with the shared (Redis) cache, for
+// running several replicas: the snowflake worker lease and the relay of
+// change events between replicas.
+type scaleOut struct {
+	lease *snowflake.Lease
+	relay *bus.Relay
+}
+
+// openShared opens the configured cache and, with Redis, leases the
+// snowflake worker id and starts the event relay. It runs before the
+// database is seeded, so every id the kernel generates carries the leased
+// worker id.
+//
+// Worker ids with Redis: Service:Snowflake:WorkerId 0 (the default) means
+// "lease one": the lowest id no other replica holds (SET NX
+// <KeyPrefix>snowflake:worker:<n> with a one-minute TTL, renewed every 20
+// s, deleted at shutdown); startup fails when all 64 are held. An id of 1
+// to 63 is used as configured and reserved in Redis so that leasing
+// replicas skip it; a conflict is logged, not fatal. Without Redis the
+// configured id is used as is (one replica).
+func (k *Kernel) openShared(ctx context.Context) error {
+	store, err := openCache(ctx, k.cfg)
+	if err != nil {
+		return err
+	}
+	k.store = withChangeEvents(store)
+	rc, ok := store.(*rediscache.Cache)
+	if !ok {
+		return nil
+	}
+	k.scale = &scaleOut{}
+	log := k.logs.For("AdminKernel.Snowflake")
+	configured := k.cfg.Service.Snowflake.WorkerID
+	lease, err := snowflake.AcquireLease(ctx, rc, snowflake.LeaseOptions{
+		Fixed: configured != 0, Worker: configured,
+		Warn: log.Warn, Info: log.Info,
+	})
+	switch {
+	case err == nil:
+		k.scale.lease = lease
+		if err := snowflake.SetWorker(lease.Worker()); err != nil {
+			return err
+		}
+		log.Info("snowflake worker id leased", "worker", lease.Worker(), "configured", configured != 0)
+	case errors.Is(err, snowflake.ErrWorkerTaken):
+		log.Warn("Service:Snowflake:WorkerId is leased by another replica: give every replica its own id, or leave it 0 to lease one "+
+			"(a replica restarted within a minute of a crash may still hold it)", "worker", configured)
+	default:
+		return fmt.Errorf("snowflake worker id: %w", err)
+	}
+	relay, err := bus.Start(ctx, rc.Client(), bus.Options{
+		Channel: rc.Prefix() + bus.DefaultChannel,
+		Log:     k.logs.For("AdminKernel.Bus"),
+	})
+	if err != nil {
+		return err
+	}
+	k.scale.relay = relay
+	return nil
+}
+
+// close stops the relay and releases the lease (before the cache closes).
+func (s *scaleOut) close() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	if s.relay != nil {
+		errs = append(errs, s.relay.Close())
+	}
+	if s.lease != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		errs = append(errs, s.lease.Release(ctx))
+		cancel()
+	}
+	return errors.Join(errs...)
+}
+
+// Relay returns the cross-replica event relay (nil without Redis).
+func (k *Kernel) Relay() *bus.Relay {
+	if k.scale == nil {
+		return nil
+	}
+	return k.scale.relay
+}
+
+// WorkerLease returns the snowflake worker lease (nil without Redis, or
+// when a configured id could not be reserved).
+func (k *Kernel) WorkerLease() *snowflake.Lease {
+	if k.scale == nil {
+		return nil
+	}
+	return k.scale.lease
+}
