@@ -10,9 +10,10 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
 TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 
-.PHONY: help build run test lint generate verify fmt vet clean
+.PHONY: help build run test test-matrix lint generate verify fmt vet clean
 
 include proto.mk
+include bench.mk
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
@@ -27,6 +28,17 @@ run: build ## run the service on the embedded SQLite default (Development, http:
 
 test: ## run every test with -race (SQLite, PostgreSQL, MariaDB and Redis must answer; see README)
 	$(GO) test $(TEST_FLAGS) ./...
+
+# The API and SSO suites (every package driving a real kernel through
+# kerneltest), run again on each database x cache backend. `make test` runs
+# them on SQLite with the in-process cache (and with -race).
+API_PKGS := ./host ./host/user ./host/role ./host/menu ./host/org ./host/configcenter ./host/dict \
+	./host/externalauth ./host/cacheadmin ./host/oplog ./host/monitor ./host/kerneltest ./host/datascope
+
+test-matrix: ## API+SSO suites on SQLite/PostgreSQL/MariaDB x in-process/Redis cache (no -race)
+	@set -e; for combo in Sqlite:redis PostgreSQL:memory PostgreSQL:redis MySql:memory MySql:redis; do \
+	  db=$${combo%%:*}; cache=$${combo##*:}; echo "== $$db / $$cache"; \
+	  ADMINKERNEL_TEST_DB=$$db ADMINKERNEL_TEST_CACHE=$$cache $(GO) test -count=1 -timeout 20m $(API_PKGS); done
 
 lint: $(GOLANGCI) ## run golangci-lint with .golangci.yml
 	$(GOLANGCI) run ./...
