@@ -10,7 +10,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
 TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 
-.PHONY: help build run test test-matrix lint generate verify fmt vet clean
+.PHONY: help build run test test-matrix fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -39,6 +39,9 @@ test-matrix: ## API+SSO suites on SQLite/PostgreSQL/MariaDB x in-process/Redis c
 	@set -e; for combo in Sqlite:redis PostgreSQL:memory PostgreSQL:redis MySql:memory MySql:redis; do \
 	  db=$${combo%%:*}; cache=$${combo##*:}; echo "== $$db / $$cache"; \
 	  ADMINKERNEL_TEST_DB=$$db ADMINKERNEL_TEST_CACHE=$$cache $(GO) test -count=1 -timeout 20m $(API_PKGS); done
+
+fuzz: ## run every fuzz target briefly (FUZZTIME, default 5s each); seeds also run in make test
+	bash scripts/fuzz.sh
 
 lint: $(GOLANGCI) ## run golangci-lint with .golangci.yml
 	$(GOLANGCI) run ./...

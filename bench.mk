@@ -12,7 +12,7 @@
 
 GO            ?= go
 BENCH_OUT     ?= bench/out
-BENCH_COUNT   ?= 5
+BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 1s
 # The plugin round trip benchmark lives in host/idp/pluginhost once it exists.
 BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host $(patsubst %,./%,$(wildcard host/idp/pluginhost))

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v3"
 
@@ -178,12 +179,13 @@ func (p Page) Offset() int {
 
 // Paging reads Current, Size, SortField and SortOrder. Current <= 0 is 1,
 // Size <= 0 is 20, Size above maxSize is 48001 with args size and max. A
-// NUL character in any query parameter (the filters of a paged list go to
-// the database, which cannot store it) is 48002 naming the parameter.
+// query parameter holding a NUL character or invalid UTF-8 is 48002 naming
+// it: the filters of a paged list go to the database, and PostgreSQL
+// refuses both.
 func Paging(c fiber.Ctx, maxSize int) (Page, error) {
 	p := Page{Current: 1, Size: 20}
 	for k, v := range c.Request().URI().QueryArgs().All() {
-		if bytes.IndexByte(v, 0) >= 0 {
+		if bytes.IndexByte(v, 0) >= 0 || !utf8.Valid(v) {
 			return p, Invalid(string(k))
 		}
 	}

@@ -77,7 +77,7 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "warm-up before each measured run")
 	flag.IntVar(&o.conns, "c", 16, "connections for the ping and authorize runs")
 	flag.IntVar(&o.loginConns, "login-c", runtime.NumCPU(), "connections (and PBKDF2 goroutines) for the throughput runs of login")
-	flag.IntVar(&o.rounds, "rounds", 2, "rounds of the bare/kernel ping runs (interleaved; the median is reported)")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the bare/kernel ping runs (interleaved; the median is reported)")
 	flag.IntVar(&o.restarts, "restarts", 3, "restarts on the existing database for the start-time figure")
 	flag.StringVar(&o.client, "client", "raw", "load client: raw or nethttp")
 	flag.StringVar(&o.redisAddr, "redis", envOr("ADMINKERNEL_TEST_REDIS", "127.0.0.1:6379"), "Redis address for the Redis runs")

@@ -595,29 +595,31 @@ func (p *parser) expressionColumns(cols map[int]string) {
 				top.setCol = c
 			}
 		case t.kind == tkPlaceholder:
-			c, ok := p.placeholderColumn(i, between)
-			if !ok && top.col != "" {
-				c, ok = top.col, true
+			// Each rule that applies names a column: a direct comparison,
+			// the enclosing IN list or compared call, the enclosing SET
+			// target, and (from insertColumns) the INSERT column. The first
+			// one found is kept unless a later one is sensitive, so a value
+			// is masked when any reading binds it to a sensitive column
+			// ("VALUES (?, (SELECT 1 ... WHERE token = ?))").
+			var buf [3]string
+			names := buf[:0]
+			if c, ok := p.placeholderColumn(i, between); ok {
+				names = append(names, c)
 			}
-			if prev, done := cols[i]; done {
-				// An INSERT value compared with a column inside the VALUES
-				// list ("VALUES (?, (SELECT 1 ... WHERE token = ?))") binds
-				// to both columns: keep the sensitive one.
-				if ok && config.SensitiveName(c) && !config.SensitiveName(prev) {
-					cols[i] = c
-				}
-				continue
-			}
-			if ok {
-				cols[i] = c
-				continue
+			if top.col != "" {
+				names = append(names, top.col)
 			}
 			for k := len(stack) - 1; k >= 0; k-- {
 				if stack[k].setActive {
 					if stack[k].setCol != "" {
-						cols[i] = stack[k].setCol
+						names = append(names, stack[k].setCol)
 					}
 					break
+				}
+			}
+			for _, c := range names {
+				if prev, done := cols[i]; !done || config.SensitiveName(c) && !config.SensitiveName(prev) {
+					cols[i] = c
 				}
 			}
 		}

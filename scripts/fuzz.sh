@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the repository for a short time each, one after
+# the other, and fails when any of them fails.
+#
+#   scripts/fuzz.sh                   every target, FUZZTIME (default 5s) each
+#   FUZZTIME=1m scripts/fuzz.sh       longer
+#   scripts/fuzz.sh FuzzRender ...    only the named targets
+#
+# FUZZMINIMIZETIME (default 2s) bounds the minimisation of each new corpus
+# entry and of a failing input: the kernel targets run one HTTP request per
+# input, and Go's default (60s) would spend a short run minimising.
+# Seeds and regression inputs live in <package>/testdata/fuzz/<Target>/ and
+# also run as ordinary tests (go test ./...); a failing input found here is
+# written there — keep it as a regression seed once the bug is fixed.
+# Corpus entries found while fuzzing go to $(go env GOCACHE)/fuzz.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZTIME=${FUZZTIME:-5s}
+FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-2s}
+GO=${GO:-go}
+
+# package target
+TARGETS=(
+	"./host/fuzz FuzzJSONEndpoints"
+	"./host/fuzz FuzzQueryEndpoints"
+	"./host/fuzz FuzzAnonymous"
+	"./config FuzzLoad"
+	"./host/database/sqllog FuzzRender"
+	"./host/cache/memcache FuzzTake"
+)
+
+selected() {
+	[ $# -eq 0 ] && return 0
+	local name=$1
+	shift
+	for want in "${SELECT[@]}"; do
+		[ "$want" = "$name" ] && return 0
+	done
+	return 1
+}
+SELECT=("$@")
+
+logdir=$(mktemp -d)
+trap 'rm -rf "$logdir"' EXIT
+failed=()
+summary=()
+start_all=$SECONDS
+for entry in "${TARGETS[@]}"; do
+	read -r pkg name <<<"$entry"
+	if [ ${#SELECT[@]} -gt 0 ] && ! selected "$name" "${SELECT[@]}"; then
+		continue
+	fi
+	log="$logdir/$name.log"
+	echo "=== $name ($pkg, $FUZZTIME)"
+	start=$SECONDS
+	"$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "$pkg" >"$log" 2>&1
+	rc=$?
+	took=$((SECONDS - start))
+	execs=$(grep -ao 'execs: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+	[ -n "$execs" ] || execs=0
+	# Seeds and the cached corpus ($(go env GOCACHE)/fuzz) are run once
+	# before fuzzing starts, within FUZZTIME: say so when that took it all.
+	note=""
+	if ! grep -aq 'now fuzzing' "$log"; then
+		note="  (baseline coverage $(grep -ao 'gathering baseline coverage: [0-9]*/[0-9]*' "$log" | tail -1 | awk '{print $4}') only)"
+	fi
+	if [ $rc -ne 0 ]; then
+		failed+=("$name")
+		summary+=("$(printf '%-20s FAIL  %8s execs  %4ss' "$name" "$execs" "$took")$note")
+		# The failure, without the progress lines.
+		grep -av '^fuzz: elapsed' "$log" | tail -n 60
+		grep -a 'Failing input written to' "$log" | sed "s|^ *Failing input written to |failing input: $pkg/|"
+	else
+		summary+=("$(printf '%-20s ok    %8s execs  %4ss' "$name" "$execs" "$took")$note")
+	fi
+done
+
+echo
+echo "--- fuzz summary (FUZZTIME=$FUZZTIME each, $((SECONDS - start_all))s in all)"
+printf '%s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "FAIL: ${failed[*]}"
+	exit 1
+fi
