@@ -13,7 +13,6 @@ type timeValue = time.Time
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = request.EntityTimeLayout
 
 var formatLocal = request.EntityTime
 

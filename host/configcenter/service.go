@@ -101,7 +101,6 @@ type Service struct {
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = request.EntityTimeLayout
 
 var formatLocal = request.EntityTime
 

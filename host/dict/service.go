@@ -134,8 +134,6 @@ type Service struct {
 	TTL time.Duration
 }
 
-const entityTimeLayout = request.EntityTimeLayout
-
 var formatLocal = request.EntityTime
 
 var formatLocalPtr = request.EntityTimePtr

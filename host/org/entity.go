@@ -10,7 +10,6 @@ import (
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = request.EntityTimeLayout
 
 var formatTime = request.EntityTime
 

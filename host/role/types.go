@@ -11,7 +11,6 @@ type Int64 = request.Int64
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = request.EntityTimeLayout
 
 var formatLocal = request.EntityTime
 

@@ -155,5 +155,3 @@ func (e *env) scoped(account string, org int64, scopeType int, custom []int64, c
 	}
 	return id, e.k.Login(account, userPw).AccessToken
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -18,7 +18,6 @@ func optionalID(n *Int64) *int64 {
 
 // entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
 // offset, in server-local time.
-const entityTimeLayout = request.EntityTimeLayout
 
 var formatLocal = request.EntityTime
 
