@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
 	"github.com/adminkernel/kernel/plugins/internal/vendortest"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
@@ -26,27 +27,24 @@ func challenge(v string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-func settingsFor(f *fakeGitHub) pluginsdk.Settings {
+func settingsFor(f *vendorfake.GitHub) pluginsdk.Settings {
 	return pluginsdk.Settings{
-		"ClientId":     f.clientID,
-		"ClientSecret": f.secret,
-		"WebBase":      f.srv.URL,
-		"ApiBase":      f.srv.URL,
+		"ClientId":     f.ClientID,
+		"ClientSecret": f.Secret,
+		"WebBase":      f.URL(),
+		"ApiBase":      f.URL(),
 	}
 }
 
-func newProvider(t *testing.T, f *fakeGitHub, tweak func(p *Provider, s pluginsdk.Settings)) *Provider {
+func newProvider(t *testing.T, f *vendorfake.GitHub, tweak func(p *Provider, s pluginsdk.Settings)) *Provider {
 	t.Helper()
 	s := settingsFor(f)
 	secret := s["ClientSecret"]
 	p := New(vendortest.Logger(t, func() []string {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		out := []string{secret, f.secret, "gho_"}
-		for c := range f.codes {
-			out = append(out, c)
-		}
-		return out
+		f.Lock()
+		out := []string{secret, f.Secret, "gho_"}
+		f.Unlock()
+		return append(out, f.Issued()...)
 	}))
 	if tweak != nil {
 		tweak(p, s)
@@ -169,9 +167,9 @@ func TestUnconfigured(t *testing.T) {
 }
 
 func TestAuthorizeURL(t *testing.T) {
-	f := newFakeGitHub(t)
+	f := vendorfake.NewGitHub(t)
 	enc := url.QueryEscape(redirectURI)
-	base := f.srv.URL + "/login/oauth/authorize?client_id=" + f.clientID + "&redirect_uri=" + enc + "&scope=read%3Auser&state=" + state
+	base := f.URL() + "/login/oauth/authorize?client_id=" + f.ClientID + "&redirect_uri=" + enc + "&scope=read%3Auser&state=" + state
 	for _, tt := range []struct {
 		name string
 		pkce string
@@ -193,7 +191,7 @@ func TestAuthorizeURL(t *testing.T) {
 			if got := u.Query().Get("scope"); got != "read:user" {
 				t.Errorf("scope = %q, want read:user only", got)
 			}
-			vendortest.NoSecrets(t, "URL", r.URL, f.secret)
+			vendortest.NoSecrets(t, "URL", r.URL, f.Secret)
 		})
 	}
 	p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) { s["UsePkce"] = "true" })
@@ -212,15 +210,15 @@ func TestAuthorizeURL(t *testing.T) {
 func TestExchangeHappyPath(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		tweak func(f *fakeGitHub, s pluginsdk.Settings)
+		tweak func(f *vendorfake.GitHub, s pluginsdk.Settings)
 	}{
 		{"json answer", nil},
-		{"form-encoded answer", func(f *fakeGitHub, _ pluginsdk.Settings) { f.formAnswer = true }},
-		{"pkce", func(_ *fakeGitHub, s pluginsdk.Settings) { s["UsePkce"] = "true" }},
-		{"enterprise layout", func(_ *fakeGitHub, s pluginsdk.Settings) { delete(s, "ApiBase") }},
+		{"form-encoded answer", func(f *vendorfake.GitHub, _ pluginsdk.Settings) { f.FormAnswer = true }},
+		{"pkce", func(_ *vendorfake.GitHub, s pluginsdk.Settings) { s["UsePkce"] = "true" }},
+		{"enterprise layout", func(_ *vendorfake.GitHub, s pluginsdk.Settings) { delete(s, "ApiBase") }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeGitHub(t)
+			f := vendorfake.NewGitHub(t)
 			p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) {
 				if tt.tweak != nil {
 					tt.tweak(f, s)
@@ -231,10 +229,10 @@ func TestExchangeHappyPath(t *testing.T) {
 			if r.Identity == nil || *r.Identity != want {
 				t.Fatalf("Exchange = %+v %+v, want %+v", r.Identity, r.Error, want)
 			}
-			if f.lastUA == "" || !strings.HasPrefix(f.lastAuth, "Bearer gho_") {
-				t.Errorf("/user called with User-Agent %q, Authorization %q", f.lastUA, f.lastAuth)
+			if f.LastUA == "" || !strings.HasPrefix(f.LastAuth, "Bearer gho_") {
+				t.Errorf("/user called with User-Agent %q, Authorization %q", f.LastUA, f.LastAuth)
 			}
-			if n := f.count("/user/emails") + f.count("/api/v3/user/emails"); n != 0 {
+			if n := f.Count("/user/emails") + f.Count("/api/v3/user/emails"); n != 0 {
 				t.Errorf("/user/emails called %d times; read:user does not grant it", n)
 			}
 		})
@@ -242,12 +240,12 @@ func TestExchangeHappyPath(t *testing.T) {
 }
 
 func TestRenamedLoginKeepsSubject(t *testing.T) {
-	f := newFakeGitHub(t)
+	f := vendorfake.NewGitHub(t)
 	p := newProvider(t, f, nil)
 	first := exchange(t, p, login(t, p))
-	f.mu.Lock()
-	f.users["octocat"].Login = "octo-renamed"
-	f.mu.Unlock()
+	f.Lock()
+	f.Users["octocat"].Login = "octo-renamed"
+	f.Unlock()
 	second := exchange(t, p, login(t, p))
 	if first.Identity == nil || second.Identity == nil {
 		t.Fatal(first.Error, second.Error)
@@ -258,8 +256,8 @@ func TestRenamedLoginKeepsSubject(t *testing.T) {
 }
 
 func TestNullNameAndLargeID(t *testing.T) {
-	f := newFakeGitHub(t)
-	f.nextUser = "nameless"
+	f := vendorfake.NewGitHub(t)
+	f.NextUser = "nameless"
 	p := newProvider(t, f, nil)
 	r := exchange(t, p, login(t, p))
 	want := pluginsdk.Identity{Subject: "9007199254740993", AccountHint: "nameless", DisplayName: "nameless"}
@@ -271,7 +269,7 @@ func TestNullNameAndLargeID(t *testing.T) {
 func TestExchangeErrors(t *testing.T) {
 	type tc struct {
 		name  string
-		setup func(f *fakeGitHub, p *Provider) pluginsdk.ExchangeRequest
+		setup func(f *vendorfake.GitHub, p *Provider) pluginsdk.ExchangeRequest
 		kind  pluginsdk.ErrorKind
 		want  string
 	}
@@ -279,61 +277,61 @@ func TestExchangeErrors(t *testing.T) {
 		return pluginsdk.ExchangeRequest{Query: q, RedirectURI: redirectURI, CodeVerifier: verifier}
 	}
 	tests := []tc{
-		{"used code", func(f *fakeGitHub, p *Provider) pluginsdk.ExchangeRequest {
+		{"used code", func(f *vendorfake.GitHub, p *Provider) pluginsdk.ExchangeRequest {
 			q := login(t, p)
 			if r := exchange(t, p, q); r.Identity == nil {
 				t.Fatalf("first exchange: %+v", r.Error)
 			}
 			return req(q)
 		}, pluginsdk.ExchangeFailed, "bad_verification_code"},
-		{"unknown code", func(*fakeGitHub, *Provider) pluginsdk.ExchangeRequest {
+		{"unknown code", func(*vendorfake.GitHub, *Provider) pluginsdk.ExchangeRequest {
 			return req(map[string]string{"code": "0000forged0000", "state": state})
 		}, pluginsdk.ExchangeFailed, "bad_verification_code"},
-		{"expired code", func(f *fakeGitHub, p *Provider) pluginsdk.ExchangeRequest {
+		{"expired code", func(f *vendorfake.GitHub, p *Provider) pluginsdk.ExchangeRequest {
 			q := login(t, p)
-			f.mu.Lock()
-			f.clock = f.clock.Add(11 * time.Minute)
-			f.mu.Unlock()
+			f.Lock()
+			f.Clock = f.Clock.Add(11 * time.Minute)
+			f.Unlock()
 			return req(q)
 		}, pluginsdk.ExchangeFailed, "bad_verification_code"},
-		{"wrong secret", func(f *fakeGitHub, p *Provider) pluginsdk.ExchangeRequest {
+		{"wrong secret", func(f *vendorfake.GitHub, p *Provider) pluginsdk.ExchangeRequest {
 			q := login(t, p)
-			f.secret = "rotated-secret"
+			f.Secret = "rotated-secret"
 			return req(q)
 		}, pluginsdk.Misconfigured, "incorrect_client_credentials"},
-		{"redirect URI differs from authorization", func(f *fakeGitHub, p *Provider) pluginsdk.ExchangeRequest {
+		{"redirect URI differs from authorization", func(f *vendorfake.GitHub, p *Provider) pluginsdk.ExchangeRequest {
 			r := req(login(t, p))
 			r.RedirectURI = redirectURI + "/other"
 			return r
 		}, pluginsdk.Misconfigured, "redirect_uri_mismatch"},
-		{"redirect URI not registered (callback error)", func(f *fakeGitHub, p *Provider) pluginsdk.ExchangeRequest {
+		{"redirect URI not registered (callback error)", func(f *vendorfake.GitHub, p *Provider) pluginsdk.ExchangeRequest {
 			// The vendor sends the error to the registered callback.
 			loc := authorize(t, p, "https://kernel.example.com:8443/api/v1/auth/external/code_host/callback")
 			return req(vendortest.Callback(t, loc, redirectURI, state))
 		}, pluginsdk.Misconfigured, "redirect_uri_mismatch"},
-		{"user denied", func(f *fakeGitHub, p *Provider) pluginsdk.ExchangeRequest {
-			f.nextUser = "deny"
+		{"user denied", func(f *vendorfake.GitHub, p *Provider) pluginsdk.ExchangeRequest {
+			f.NextUser = "deny"
 			return req(login(t, p))
 		}, pluginsdk.Denied, "access_denied"},
-		{"no code", func(*fakeGitHub, *Provider) pluginsdk.ExchangeRequest {
+		{"no code", func(*vendorfake.GitHub, *Provider) pluginsdk.ExchangeRequest {
 			return req(map[string]string{"state": state})
 		}, pluginsdk.InvalidCallback, "no code"},
-		{"malformed code", func(*fakeGitHub, *Provider) pluginsdk.ExchangeRequest {
+		{"malformed code", func(*vendorfake.GitHub, *Provider) pluginsdk.ExchangeRequest {
 			return req(map[string]string{"code": "a\x00b", "state": state})
 		}, pluginsdk.InvalidCallback, "malformed"},
 	}
-	for _, m := range append(vendortest.Misbehaviours, vendortest.Misbehaviour{Name: "huge-declared", Want: "exceeds"}) {
-		tests = append(tests, tc{"vendor " + m.Name, func(f *fakeGitHub, p *Provider) pluginsdk.ExchangeRequest {
+	for _, m := range append(vendorfake.Misbehaviours, vendorfake.Misbehaviour{Name: "huge-declared", Want: "exceeds"}) {
+		tests = append(tests, tc{"vendor " + m.Name, func(f *vendorfake.GitHub, p *Provider) pluginsdk.ExchangeRequest {
 			q := login(t, p)
-			f.misbehave = m.Name
+			f.Misbehave = m.Name
 			return req(q)
 		}, pluginsdk.ExchangeFailed, m.Want})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeGitHub(t)
+			f := vendorfake.NewGitHub(t)
 			p := newProvider(t, f, nil)
-			secret := f.secret
+			secret := f.Secret
 			r := tt.setup(f, p)
 			resp := exchangeWith(t, p, r)
 			if resp.Error == nil {
@@ -343,7 +341,7 @@ func TestExchangeErrors(t *testing.T) {
 				t.Errorf("Exchange error = %v, want kind %s mentioning %q", resp.Error, tt.kind, tt.want)
 			}
 			vendortest.NoSecrets(t, "error message", resp.Error.Message, secret, r.Query["code"], "gho_")
-			if f.count(vendortest.StolenPath) != 0 {
+			if f.Count(vendorfake.StolenPath) != 0 {
 				t.Error("a vendor redirect was followed")
 			}
 		})
@@ -351,7 +349,7 @@ func TestExchangeErrors(t *testing.T) {
 }
 
 func TestPKCEVerifierChecked(t *testing.T) {
-	f := newFakeGitHub(t)
+	f := vendorfake.NewGitHub(t)
 	p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) { s["UsePkce"] = "true" })
 	q := login(t, p)
 	r := exchangeWith(t, p, pluginsdk.ExchangeRequest{Query: q, RedirectURI: redirectURI, CodeVerifier: "wrong-verifier-wrong-verifier-wrong-verifier"})
@@ -365,12 +363,12 @@ func TestPKCEVerifierChecked(t *testing.T) {
 }
 
 func TestBadCredentialsAtUser(t *testing.T) {
-	f := newFakeGitHub(t)
+	f := vendorfake.NewGitHub(t)
 	p := newProvider(t, f, nil)
 	// A fake API host that knows no token: /user answers 401 Bad credentials.
-	other := newFakeGitHub(t)
+	other := vendorfake.NewGitHub(t)
 	s := settingsFor(f)
-	s["ApiBase"] = other.srv.URL
+	s["ApiBase"] = other.URL()
 	if err := p.Configure(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -382,10 +380,10 @@ func TestBadCredentialsAtUser(t *testing.T) {
 }
 
 func TestSlowVendorTimesOut(t *testing.T) {
-	f := newFakeGitHub(t)
+	f := vendorfake.NewGitHub(t)
 	p := newProvider(t, f, func(p *Provider, _ pluginsdk.Settings) { p.timeout = 150 * time.Millisecond })
 	q := login(t, p)
-	f.misbehave = "slow"
+	f.Misbehave = "slow"
 	start := time.Now()
 	r, err := p.Exchange(context.Background(), pluginsdk.ExchangeRequest{Query: q, RedirectURI: redirectURI})
 	var ne net.Error
@@ -395,5 +393,5 @@ func TestSlowVendorTimesOut(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
 	}
-	vendortest.NoSecrets(t, "transport error", err.Error(), f.secret, q["code"])
+	vendortest.NoSecrets(t, "transport error", err.Error(), f.Secret, q["code"])
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
 	"github.com/adminkernel/kernel/plugins/internal/vendortest"
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/providertest"
@@ -13,10 +14,10 @@ import (
 // TestConformance runs the SDK's conformance kit against the provider
 // pointed at the fake vendor, directly and through the gRPC plugin wire.
 func TestConformance(t *testing.T) {
-	f := newFakeWeCom(t)
+	f := vendorfake.NewWeCom(t)
 	newProvider := func(t *testing.T) *Provider {
 		p := New(hclog.NewNullLogger())
-		p.now = f.now
+		p.now = f.Now
 		return p
 	}
 	opts := providertest.Options{

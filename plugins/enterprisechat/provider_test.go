@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
 	"github.com/adminkernel/kernel/plugins/internal/vendortest"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
@@ -28,34 +29,31 @@ var (
 	uaWeChat  = "Mozilla/5.0 (iPhone; CPU iPhone OS 16_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 MicroMessenger/8.0.40 NetType/WIFI Language/zh_CN"
 )
 
-func settingsFor(f *fakeWeCom) pluginsdk.Settings {
+func settingsFor(f *vendorfake.WeCom) pluginsdk.Settings {
 	return pluginsdk.Settings{
-		"CorpId":     f.corpID,
-		"AgentId":    f.agentID,
-		"CorpSecret": f.secret,
-		"ApiBase":    f.srv.URL,
-		"OAuthBase":  f.srv.URL,
-		"LoginBase":  f.srv.URL,
+		"CorpId":     f.CorpID,
+		"AgentId":    f.AgentID,
+		"CorpSecret": f.Secret,
+		"ApiBase":    f.URL(),
+		"OAuthBase":  f.URL(),
+		"LoginBase":  f.URL(),
 	}
 }
 
 // newProvider returns a provider configured against f, logging at trace
 // level into a buffer checked for secrets, tokens and codes at the end of
 // the test.
-func newProvider(t *testing.T, f *fakeWeCom, tweak func(p *Provider, s pluginsdk.Settings)) *Provider {
+func newProvider(t *testing.T, f *vendorfake.WeCom, tweak func(p *Provider, s pluginsdk.Settings)) *Provider {
 	t.Helper()
 	s := settingsFor(f)
 	secret := s["CorpSecret"]
 	p := New(vendortest.Logger(t, func() []string {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		out := []string{secret, f.secret, "accesstoken0"}
-		for c := range f.codes {
-			out = append(out, c)
-		}
-		return out
+		f.Lock()
+		out := []string{secret, f.Secret, "accesstoken0"}
+		f.Unlock()
+		return append(out, f.Issued()...)
 	}))
-	p.now = f.now
+	p.now = f.Now
 	if tweak != nil {
 		tweak(p, s)
 	}
@@ -156,7 +154,7 @@ func TestConfigure(t *testing.T) {
 }
 
 func TestConfigureKeepsPreviousOnError(t *testing.T) {
-	f := newFakeWeCom(t)
+	f := vendorfake.NewWeCom(t)
 	p := newProvider(t, f, nil)
 	if err := p.Configure(context.Background(), pluginsdk.Settings{"CorpId": "x"}); err == nil {
 		t.Fatal("Configure accepted incomplete settings")
@@ -194,14 +192,14 @@ func TestInClient(t *testing.T) {
 }
 
 func TestAuthorizeURL(t *testing.T) {
-	f := newFakeWeCom(t)
+	f := vendorfake.NewWeCom(t)
 	p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) {
 		s["OAuthBase"], s["LoginBase"] = "https://open.weixin.qq.com", "https://login.work.weixin.qq.com"
 	})
 	enc := url.QueryEscape(redirectURI)
-	inClient := "https://open.weixin.qq.com/connect/oauth2/authorize?appid=" + f.corpID + "&redirect_uri=" + enc +
+	inClient := "https://open.weixin.qq.com/connect/oauth2/authorize?appid=" + f.CorpID + "&redirect_uri=" + enc +
 		"&response_type=code&scope=snsapi_base&state=" + state + "&agentid=1000002#wechat_redirect"
-	qr := "https://login.work.weixin.qq.com/wwlogin/sso/login?login_type=CorpApp&appid=" + f.corpID +
+	qr := "https://login.work.weixin.qq.com/wwlogin/sso/login?login_type=CorpApp&appid=" + f.CorpID +
 		"&agentid=1000002&redirect_uri=" + enc + "&state=" + state
 	tests := []struct {
 		name, ua, want string
@@ -223,7 +221,7 @@ func TestAuthorizeURL(t *testing.T) {
 			if r.URL != tt.want {
 				t.Errorf("URL =\n %s\nwant\n %s", r.URL, tt.want)
 			}
-			if strings.Contains(r.URL, f.secret) {
+			if strings.Contains(r.URL, f.Secret) {
 				t.Error("the URL contains the secret")
 			}
 		})
@@ -231,7 +229,7 @@ func TestAuthorizeURL(t *testing.T) {
 }
 
 func TestAuthorizeURLLang(t *testing.T) {
-	f := newFakeWeCom(t)
+	f := vendorfake.NewWeCom(t)
 	p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) { s["Lang"] = "en" })
 	r, err := p.AuthorizeURL(context.Background(), pluginsdk.AuthorizeRequest{State: state, RedirectURI: redirectURI, UserAgent: uaChrome})
 	if err != nil || !strings.HasSuffix(r.URL, "&state="+state+"&lang=en") {
@@ -240,7 +238,7 @@ func TestAuthorizeURLLang(t *testing.T) {
 }
 
 func TestAuthorizeURLRejectsBadInput(t *testing.T) {
-	f := newFakeWeCom(t)
+	f := vendorfake.NewWeCom(t)
 	p := newProvider(t, f, nil)
 	for _, r := range []pluginsdk.AuthorizeRequest{
 		{State: "", RedirectURI: redirectURI},
@@ -258,7 +256,7 @@ func TestAuthorizeURLRejectsBadInput(t *testing.T) {
 func TestExchangeHappyPath(t *testing.T) {
 	for name, ua := range map[string]string{"windows client": uaWindows, "android client": uaAndroid, "desktop browser": uaChrome} {
 		t.Run(name, func(t *testing.T) {
-			f := newFakeWeCom(t)
+			f := vendorfake.NewWeCom(t)
 			p := newProvider(t, f, nil)
 			q := login(t, p, ua)
 			r := exchange(t, p, q)
@@ -266,10 +264,10 @@ func TestExchangeHappyPath(t *testing.T) {
 			if r.Identity == nil || *r.Identity != want {
 				t.Fatalf("Exchange = %+v %+v, want %+v", r.Identity, r.Error, want)
 			}
-			if InClient(ua) != (f.count("/connect/oauth2/authorize") == 1) || InClient(ua) == (f.count("/wwlogin/sso/login") == 1) {
-				t.Errorf("wrong authorization mode for %q: %v", ua, f.calls)
+			if InClient(ua) != (f.Count("/connect/oauth2/authorize") == 1) || InClient(ua) == (f.Count("/wwlogin/sso/login") == 1) {
+				t.Errorf("wrong authorization mode for %q: %v", ua, f.Calls())
 			}
-			if n := f.count("/cgi-bin/user/getuserinfo"); n != 0 {
+			if n := f.Count("/cgi-bin/user/getuserinfo"); n != 0 {
 				t.Errorf("legacy user/getuserinfo called %d times; the current path must be used", n)
 			}
 			// Same person again: same subject, token reused.
@@ -277,7 +275,7 @@ func TestExchangeHappyPath(t *testing.T) {
 			if r.Identity == nil || r.Identity.Subject != "zhangsan" {
 				t.Fatalf("second login = %+v", r)
 			}
-			if n := f.count("/cgi-bin/gettoken"); n != 1 {
+			if n := f.Count("/cgi-bin/gettoken"); n != 1 {
 				t.Errorf("gettoken called %d times for two logins, want 1", n)
 			}
 		})
@@ -285,20 +283,20 @@ func TestExchangeHappyPath(t *testing.T) {
 }
 
 func TestExchangeWithoutProfile(t *testing.T) {
-	f := newFakeWeCom(t)
+	f := vendorfake.NewWeCom(t)
 	p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) { s["fetchprofile"] = "false" })
 	r := exchange(t, p, login(t, p, uaChrome))
 	if r.Identity == nil || *r.Identity != (pluginsdk.Identity{Subject: "zhangsan", AccountHint: "zhangsan"}) {
 		t.Fatalf("Exchange = %+v", r)
 	}
-	if n := f.count("/cgi-bin/user/get"); n != 0 {
+	if n := f.Count("/cgi-bin/user/get"); n != 0 {
 		t.Errorf("user/get called %d times with FetchProfile=false", n)
 	}
 }
 
 func TestProfileFailureDoesNotFailLogin(t *testing.T) {
-	f := newFakeWeCom(t)
-	f.nextUser = "wangwu" // a member unknown to user/get (60111)
+	f := vendorfake.NewWeCom(t)
+	f.NextUser = "wangwu" // a member unknown to user/get (60111)
 	p := newProvider(t, f, nil)
 	r := exchange(t, p, login(t, p, uaChrome))
 	if r.Identity == nil || *r.Identity != (pluginsdk.Identity{Subject: "wangwu", AccountHint: "wangwu"}) {
@@ -309,83 +307,83 @@ func TestProfileFailureDoesNotFailLogin(t *testing.T) {
 func TestExchangeErrors(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup func(f *fakeWeCom, p *Provider) map[string]string
+		setup func(f *vendorfake.WeCom, p *Provider) map[string]string
 		kind  pluginsdk.ErrorKind
 		want  string
 	}{
-		{"used code", func(f *fakeWeCom, p *Provider) map[string]string {
+		{"used code", func(f *vendorfake.WeCom, p *Provider) map[string]string {
 			q := login(t, p, uaChrome)
 			if r := exchange(t, p, q); r.Identity == nil {
 				t.Fatalf("first exchange failed: %+v", r.Error)
 			}
 			return q
 		}, pluginsdk.ExchangeFailed, "40029"},
-		{"unknown code", func(*fakeWeCom, *Provider) map[string]string {
+		{"unknown code", func(*vendorfake.WeCom, *Provider) map[string]string {
 			return map[string]string{"code": "forged", "state": state}
 		}, pluginsdk.ExchangeFailed, "40029"},
-		{"expired code", func(f *fakeWeCom, p *Provider) map[string]string {
+		{"expired code", func(f *vendorfake.WeCom, p *Provider) map[string]string {
 			q := login(t, p, uaChrome)
-			f.advance(5*time.Minute + time.Second)
+			f.Advance(5*time.Minute + time.Second)
 			return q
 		}, pluginsdk.ExchangeFailed, "40029"},
-		{"non-member", func(f *fakeWeCom, p *Provider) map[string]string {
-			f.nextUser = "outsider"
+		{"non-member", func(f *vendorfake.WeCom, p *Provider) map[string]string {
+			f.NextUser = "outsider"
 			return login(t, p, uaWindows)
 		}, pluginsdk.Denied, "not a member"},
-		{"declined (state only)", func(f *fakeWeCom, p *Provider) map[string]string {
-			f.nextUser = "deny"
+		{"declined (state only)", func(f *vendorfake.WeCom, p *Provider) map[string]string {
+			f.NextUser = "deny"
 			return login(t, p, uaChrome)
 		}, pluginsdk.Denied, "no code"},
-		{"vendor error parameter", func(*fakeWeCom, *Provider) map[string]string {
+		{"vendor error parameter", func(*vendorfake.WeCom, *Provider) map[string]string {
 			return map[string]string{"error": "access_denied", "state": state}
 		}, pluginsdk.Denied, "access_denied"},
-		{"malformed code", func(*fakeWeCom, *Provider) map[string]string {
+		{"malformed code", func(*vendorfake.WeCom, *Provider) map[string]string {
 			return map[string]string{"code": "a b", "state": state}
 		}, pluginsdk.InvalidCallback, "malformed"},
-		{"oversized code", func(*fakeWeCom, *Provider) map[string]string {
+		{"oversized code", func(*vendorfake.WeCom, *Provider) map[string]string {
 			return map[string]string{"code": strings.Repeat("c", 513), "state": state}
 		}, pluginsdk.InvalidCallback, "malformed"},
-		{"wrong secret", func(f *fakeWeCom, p *Provider) map[string]string {
-			f.secret = "rotated-secret"
-			return map[string]string{"code": f.issueCode("zhangsan"), "state": state}
+		{"wrong secret", func(f *vendorfake.WeCom, p *Provider) map[string]string {
+			f.Secret = "rotated-secret"
+			return map[string]string{"code": f.IssueCode("zhangsan"), "state": state}
 		}, pluginsdk.Misconfigured, "40001"},
-		{"wrong corpid", func(f *fakeWeCom, p *Provider) map[string]string {
-			f.corpID = "wwOTHER"
-			return map[string]string{"code": f.issueCode("zhangsan"), "state": state}
+		{"wrong corpid", func(f *vendorfake.WeCom, p *Provider) map[string]string {
+			f.CorpID = "wwOTHER"
+			return map[string]string{"code": f.IssueCode("zhangsan"), "state": state}
 		}, pluginsdk.Misconfigured, "40013"},
-		{"ip not trusted", func(f *fakeWeCom, p *Provider) map[string]string {
-			f.gettokenErr = 60020
+		{"ip not trusted", func(f *vendorfake.WeCom, p *Provider) map[string]string {
+			f.GettokenErr = 60020
 			return login(t, p, uaChrome)
 		}, pluginsdk.Misconfigured, "60020"},
-		{"rate limited", func(f *fakeWeCom, p *Provider) map[string]string {
-			f.gettokenErr = 45009
+		{"rate limited", func(f *vendorfake.WeCom, p *Provider) map[string]string {
+			f.GettokenErr = 45009
 			return login(t, p, uaChrome)
 		}, pluginsdk.ExchangeFailed, "45009"},
-		{"redirect domain not trusted", func(f *fakeWeCom, p *Provider) map[string]string {
-			f.domainMismatch = true
+		{"redirect domain not trusted", func(f *vendorfake.WeCom, p *Provider) map[string]string {
+			f.DomainMismatch = true
 			return login(t, p, uaChrome)
 		}, pluginsdk.Misconfigured, "50001"},
-		{"token refused after the refresh too", func(f *fakeWeCom, p *Provider) map[string]string {
-			f.alwaysExpired = true
+		{"token refused after the refresh too", func(f *vendorfake.WeCom, p *Provider) map[string]string {
+			f.AlwaysExpired = true
 			return login(t, p, uaChrome)
 		}, pluginsdk.ExchangeFailed, "42001"},
 	}
-	for _, m := range append(vendortest.Misbehaviours, vendortest.Misbehaviour{Name: "huge-declared", Want: "exceeds"}) {
+	for _, m := range append(vendorfake.Misbehaviours, vendorfake.Misbehaviour{Name: "huge-declared", Want: "exceeds"}) {
 		tests = append(tests, struct {
 			name  string
-			setup func(f *fakeWeCom, p *Provider) map[string]string
+			setup func(f *vendorfake.WeCom, p *Provider) map[string]string
 			kind  pluginsdk.ErrorKind
 			want  string
-		}{"vendor " + m.Name, func(f *fakeWeCom, p *Provider) map[string]string {
+		}{"vendor " + m.Name, func(f *vendorfake.WeCom, p *Provider) map[string]string {
 			q := login(t, p, uaChrome)
-			f.misbehave = m.Name
+			f.Misbehave = m.Name
 			return q
 		}, pluginsdk.ExchangeFailed, m.Want})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeWeCom(t)
-			f.echoSecretMsg = true
+			f := vendorfake.NewWeCom(t)
+			f.EchoSecretMsg = true
 			p := newProvider(t, f, nil)
 			q := tt.setup(f, p)
 			r := exchange(t, p, q)
@@ -396,11 +394,11 @@ func TestExchangeErrors(t *testing.T) {
 				t.Errorf("Exchange error = %v, want kind %s mentioning %q", r.Error, tt.kind, tt.want)
 			}
 			vendortest.NoSecrets(t, "error message", r.Error.Message, "S3cr3t", "rotated-secret", "accesstoken0", q["code"])
-			if f.count(vendortest.StolenPath) != 0 {
+			if f.Count(vendorfake.StolenPath) != 0 {
 				t.Error("the redirect was followed")
 			}
 			if tt.name == "token refused after the refresh too" {
-				if g, u := f.count("/cgi-bin/gettoken"), f.count("/cgi-bin/auth/getuserinfo"); g != 2 || u != 2 {
+				if g, u := f.Count("/cgi-bin/gettoken"), f.Count("/cgi-bin/auth/getuserinfo"); g != 2 || u != 2 {
 					t.Errorf("gettoken %d, getuserinfo %d calls; want exactly one refresh and one retry (2, 2)", g, u)
 				}
 			}
@@ -411,18 +409,18 @@ func TestExchangeErrors(t *testing.T) {
 func TestExpiredTokenRefreshedOnce(t *testing.T) {
 	for _, errcode := range []int{42001, 40014} {
 		t.Run(map[int]string{42001: "expired", 40014: "invalid"}[errcode], func(t *testing.T) {
-			f := newFakeWeCom(t)
+			f := vendorfake.NewWeCom(t)
 			p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) { s["FetchProfile"] = "false" })
 			if r := exchange(t, p, login(t, p, uaChrome)); r.Identity == nil {
 				t.Fatalf("first login: %+v", r.Error)
 			}
-			f.expireToken(errcode) // the vendor drops the token early
+			f.ExpireToken(errcode) // the vendor drops the token early
 			q := login(t, p, uaChrome)
 			r := exchange(t, p, q)
 			if r.Identity == nil || r.Identity.Subject != "zhangsan" {
 				t.Fatalf("login after the token was dropped = %+v", r.Error)
 			}
-			if g, u := f.count("/cgi-bin/gettoken"), f.count("/cgi-bin/auth/getuserinfo"); g != 2 || u != 3 {
+			if g, u := f.Count("/cgi-bin/gettoken"), f.Count("/cgi-bin/auth/getuserinfo"); g != 2 || u != 3 {
 				t.Errorf("gettoken %d, getuserinfo %d calls; want 2 and 3 (one refresh, one retry)", g, u)
 			}
 		})
@@ -430,20 +428,20 @@ func TestExpiredTokenRefreshedOnce(t *testing.T) {
 }
 
 func TestTokenCachedUntilShortlyBeforeExpiry(t *testing.T) {
-	f := newFakeWeCom(t)
+	f := vendorfake.NewWeCom(t)
 	p := newProvider(t, f, nil)
 	exchange(t, p, login(t, p, uaChrome))
-	f.advance(6800 * time.Second) // within expires_in (7200) minus the margin (300)
+	f.Advance(6800 * time.Second) // within expires_in (7200) minus the margin (300)
 	exchange(t, p, login(t, p, uaChrome))
-	if n := f.count("/cgi-bin/gettoken"); n != 1 {
+	if n := f.Count("/cgi-bin/gettoken"); n != 1 {
 		t.Fatalf("gettoken called %d times inside the token's lifetime", n)
 	}
-	f.advance(200 * time.Second) // past 6900 s: refreshed proactively, no failed call
+	f.Advance(200 * time.Second) // past 6900 s: refreshed proactively, no failed call
 	r := exchange(t, p, login(t, p, uaChrome))
 	if r.Identity == nil {
 		t.Fatal(r.Error)
 	}
-	if g, u := f.count("/cgi-bin/gettoken"), f.count("/cgi-bin/auth/getuserinfo"); g != 2 || u != 3 {
+	if g, u := f.Count("/cgi-bin/gettoken"), f.Count("/cgi-bin/auth/getuserinfo"); g != 2 || u != 3 {
 		t.Errorf("gettoken %d, getuserinfo %d; want 2 and 3", g, u)
 	}
 }
@@ -451,19 +449,19 @@ func TestTokenCachedUntilShortlyBeforeExpiry(t *testing.T) {
 func TestSingleFlightTokenFetch(t *testing.T) {
 	for _, stale := range []bool{false, true} {
 		t.Run(map[bool]string{false: "cold cache", true: "stale token"}[stale], func(t *testing.T) {
-			f := newFakeWeCom(t)
-			f.gettokenDelay = 50 * time.Millisecond
+			f := vendorfake.NewWeCom(t)
+			f.GettokenDelay = 50 * time.Millisecond
 			p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) { s["FetchProfile"] = "false" })
 			wantTokens := 1
 			if stale {
 				exchange(t, p, login(t, p, uaChrome))
-				f.expireToken(42001)
+				f.ExpireToken(42001)
 				wantTokens = 2
 			}
 			const n = 20
 			queries := make([]map[string]string, n)
 			for i := range queries {
-				queries[i] = map[string]string{"code": f.issueCode("zhangsan"), "state": state}
+				queries[i] = map[string]string{"code": f.IssueCode("zhangsan"), "state": state}
 			}
 			var wg sync.WaitGroup
 			errs := make(chan string, n)
@@ -480,7 +478,7 @@ func TestSingleFlightTokenFetch(t *testing.T) {
 			for e := range errs {
 				t.Error(e)
 			}
-			if g := f.count("/cgi-bin/gettoken"); g != wantTokens {
+			if g := f.Count("/cgi-bin/gettoken"); g != wantTokens {
 				t.Errorf("gettoken called %d times for %d parallel exchanges, want %d", g, n, wantTokens)
 			}
 		})
@@ -488,8 +486,8 @@ func TestSingleFlightTokenFetch(t *testing.T) {
 }
 
 func TestSlowVendorTimesOut(t *testing.T) {
-	f := newFakeWeCom(t)
-	f.misbehave = "slow"
+	f := vendorfake.NewWeCom(t)
+	f.Misbehave = "slow"
 	p := newProvider(t, f, func(p *Provider, _ pluginsdk.Settings) { p.timeout = 150 * time.Millisecond })
 	start := time.Now()
 	r, err := p.Exchange(context.Background(), pluginsdk.ExchangeRequest{Query: map[string]string{"code": "c0de", "state": state}})
@@ -503,14 +501,14 @@ func TestSlowVendorTimesOut(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
 	}
-	if strings.Contains(err.Error(), f.secret) || strings.Contains(err.Error(), "corpsecret") {
+	if strings.Contains(err.Error(), f.Secret) || strings.Contains(err.Error(), "corpsecret") {
 		t.Errorf("transport error leaks the query: %v", err)
 	}
 }
 
 func TestCallerDeadline(t *testing.T) {
-	f := newFakeWeCom(t)
-	f.misbehave = "slow"
+	f := vendorfake.NewWeCom(t)
+	f.Misbehave = "slow"
 	p := newProvider(t, f, func(p *Provider, _ pluginsdk.Settings) { p.timeout = time.Second })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -521,7 +519,7 @@ func TestCallerDeadline(t *testing.T) {
 }
 
 func TestReconfigureTokenCache(t *testing.T) {
-	f := newFakeWeCom(t)
+	f := vendorfake.NewWeCom(t)
 	p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) { s["FetchProfile"] = "false" })
 	exchange(t, p, login(t, p, uaChrome))
 	s := settingsFor(f)
@@ -530,18 +528,18 @@ func TestReconfigureTokenCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	exchange(t, p, login(t, p, uaChrome))
-	if n := f.count("/cgi-bin/gettoken"); n != 1 {
+	if n := f.Count("/cgi-bin/gettoken"); n != 1 {
 		t.Errorf("gettoken called %d times after an unrelated change, want 1", n)
 	}
-	f.secret = "new-secret-value"
-	s["CorpSecret"] = f.secret // a new secret: a new cache
+	f.Secret = "new-secret-value"
+	s["CorpSecret"] = f.Secret // a new secret: a new cache
 	if err := p.Configure(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
 	if r := exchange(t, p, login(t, p, uaChrome)); r.Identity == nil {
 		t.Fatal(r.Error)
 	}
-	if n := f.count("/cgi-bin/gettoken"); n != 2 {
+	if n := f.Count("/cgi-bin/gettoken"); n != 2 {
 		t.Errorf("gettoken called %d times after a secret change, want 2", n)
 	}
 }

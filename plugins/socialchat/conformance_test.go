@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
 	"github.com/adminkernel/kernel/plugins/internal/vendortest"
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/providertest"
@@ -13,7 +14,7 @@ import (
 // TestConformance runs the SDK's conformance kit against the provider
 // pointed at the fake vendor, directly and through the gRPC plugin wire.
 func TestConformance(t *testing.T) {
-	f := newFakeWeChat(t)
+	f := vendorfake.NewWeChat(t)
 	opts := providertest.Options{
 		Code:        Code,
 		Settings:    settingsFor(f),

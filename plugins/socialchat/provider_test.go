@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
 	"github.com/adminkernel/kernel/plugins/internal/vendortest"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
@@ -18,27 +19,24 @@ const (
 	state       = "St4te0123456789abcdef"
 )
 
-func settingsFor(f *fakeWeChat) pluginsdk.Settings {
+func settingsFor(f *vendorfake.WeChat) pluginsdk.Settings {
 	return pluginsdk.Settings{
-		"AppId":     f.appID,
-		"AppSecret": f.secret,
-		"OpenBase":  f.srv.URL,
-		"ApiBase":   f.srv.URL,
+		"AppId":     f.AppID,
+		"AppSecret": f.Secret,
+		"OpenBase":  f.URL(),
+		"ApiBase":   f.URL(),
 	}
 }
 
-func newProvider(t *testing.T, f *fakeWeChat, tweak func(p *Provider, s pluginsdk.Settings)) *Provider {
+func newProvider(t *testing.T, f *vendorfake.WeChat, tweak func(p *Provider, s pluginsdk.Settings)) *Provider {
 	t.Helper()
 	s := settingsFor(f)
 	secret := s["AppSecret"]
 	p := New(vendortest.Logger(t, func() []string {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		out := []string{secret, f.secret, "WXACCESS", "WXREFRESH"}
-		for c := range f.codes {
-			out = append(out, c)
-		}
-		return out
+		f.Lock()
+		out := []string{secret, f.Secret, "WXACCESS", "WXREFRESH"}
+		f.Unlock()
+		return append(out, f.Issued()...)
 	}))
 	if tweak != nil {
 		tweak(p, s)
@@ -124,7 +122,7 @@ func TestUnconfigured(t *testing.T) {
 }
 
 func TestAuthorizeURL(t *testing.T) {
-	f := newFakeWeChat(t)
+	f := vendorfake.NewWeChat(t)
 	enc := url.QueryEscape(redirectURI)
 	for _, tt := range []struct {
 		name  string
@@ -132,9 +130,9 @@ func TestAuthorizeURL(t *testing.T) {
 		want  string
 	}{
 		{"default host", func(_ *Provider, s pluginsdk.Settings) { delete(s, "OpenBase") },
-			"https://open.weixin.qq.com/connect/qrconnect?appid=" + f.appID + "&redirect_uri=" + enc + "&response_type=code&scope=snsapi_login&state=" + state + "#wechat_redirect"},
+			"https://open.weixin.qq.com/connect/qrconnect?appid=" + f.AppID + "&redirect_uri=" + enc + "&response_type=code&scope=snsapi_login&state=" + state + "#wechat_redirect"},
 		{"lang", func(_ *Provider, s pluginsdk.Settings) { s["OpenBase"], s["Lang"] = "https://open.weixin.qq.com", "en" },
-			"https://open.weixin.qq.com/connect/qrconnect?appid=" + f.appID + "&redirect_uri=" + enc + "&response_type=code&scope=snsapi_login&state=" + state + "&lang=en#wechat_redirect"},
+			"https://open.weixin.qq.com/connect/qrconnect?appid=" + f.AppID + "&redirect_uri=" + enc + "&response_type=code&scope=snsapi_login&state=" + state + "&lang=en#wechat_redirect"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newProvider(t, f, tt.tweak)
@@ -146,7 +144,7 @@ func TestAuthorizeURL(t *testing.T) {
 				if r.URL != tt.want {
 					t.Errorf("UA %q: URL =\n %s\nwant\n %s", ua, r.URL, tt.want)
 				}
-				vendortest.NoSecrets(t, "URL", r.URL, f.secret)
+				vendortest.NoSecrets(t, "URL", r.URL, f.Secret)
 			}
 		})
 	}
@@ -171,23 +169,23 @@ func TestExchangeHappyPath(t *testing.T) {
 		{"unionid only in userinfo", "userinfo", 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeWeChat(t)
-			f.unionID = tt.unionID
+			f := vendorfake.NewWeChat(t)
+			f.UnionID = tt.unionID
 			p := newProvider(t, f, nil)
 			r := exchange(t, p, login(t, p))
 			want := pluginsdk.Identity{Subject: "o6_bmasdasdsad6_2sgVt7hMZOPfL", DisplayName: "Alice"}
 			if r.Identity == nil || *r.Identity != want {
 				t.Fatalf("Exchange = %+v %+v, want %+v", r.Identity, r.Error, want)
 			}
-			if n := f.count(userInfoPath); n != tt.userinfoCalls {
+			if n := f.Count(userInfoPath); n != tt.userinfoCalls {
 				t.Errorf("userinfo called %d times, want %d", n, tt.userinfoCalls)
 			}
 			// Same person again: same subject (a new openid would not matter).
-			f.mu.Lock()
-			u := f.users["alice"]
+			f.Lock()
+			u := f.Users["alice"]
 			u.OpenID = "oAlice_otherapp"
-			f.users["alice"] = u
-			f.mu.Unlock()
+			f.Users["alice"] = u
+			f.Unlock()
 			if r := exchange(t, p, login(t, p)); r.Identity == nil || r.Identity.Subject != want.Subject {
 				t.Fatalf("second login = %+v %+v", r.Identity, r.Error)
 			}
@@ -196,8 +194,8 @@ func TestExchangeHappyPath(t *testing.T) {
 }
 
 func TestUserinfoFailureWithUnionIDInToken(t *testing.T) {
-	f := newFakeWeChat(t)
-	f.userinfoErr = 48001
+	f := vendorfake.NewWeChat(t)
+	f.UserinfoErr = 48001
 	p := newProvider(t, f, nil)
 	r := exchange(t, p, login(t, p))
 	if r.Identity == nil || *r.Identity != (pluginsdk.Identity{Subject: "o6_bmasdasdsad6_2sgVt7hMZOPfL"}) {
@@ -208,73 +206,73 @@ func TestUserinfoFailureWithUnionIDInToken(t *testing.T) {
 func TestExchangeErrors(t *testing.T) {
 	type tc struct {
 		name  string
-		setup func(f *fakeWeChat, p *Provider) map[string]string
+		setup func(f *vendorfake.WeChat, p *Provider) map[string]string
 		kind  pluginsdk.ErrorKind
 		want  string
 	}
 	tests := []tc{
-		{"used code", func(f *fakeWeChat, p *Provider) map[string]string {
+		{"used code", func(f *vendorfake.WeChat, p *Provider) map[string]string {
 			q := login(t, p)
 			if r := exchange(t, p, q); r.Identity == nil {
 				t.Fatalf("first exchange: %+v", r.Error)
 			}
 			return q
 		}, pluginsdk.ExchangeFailed, "40163"},
-		{"unknown code", func(*fakeWeChat, *Provider) map[string]string {
+		{"unknown code", func(*vendorfake.WeChat, *Provider) map[string]string {
 			return map[string]string{"code": "forgedcode", "state": state}
 		}, pluginsdk.ExchangeFailed, "40029"},
-		{"expired code", func(f *fakeWeChat, p *Provider) map[string]string {
+		{"expired code", func(f *vendorfake.WeChat, p *Provider) map[string]string {
 			q := login(t, p)
-			f.mu.Lock()
-			f.clock = f.clock.Add(11 * time.Minute)
-			f.mu.Unlock()
+			f.Lock()
+			f.Clock = f.Clock.Add(11 * time.Minute)
+			f.Unlock()
 			return q
 		}, pluginsdk.ExchangeFailed, "40029"},
-		{"missing unionid", func(f *fakeWeChat, p *Provider) map[string]string {
-			f.unionID = "none"
+		{"missing unionid", func(f *vendorfake.WeChat, p *Provider) map[string]string {
+			f.UnionID = "none"
 			return login(t, p)
 		}, pluginsdk.ExchangeFailed, "unionid missing: bind the website app to an Open Platform account"},
-		{"unionid needed but userinfo refused", func(f *fakeWeChat, p *Provider) map[string]string {
-			f.unionID, f.userinfoErr = "userinfo", 48001
+		{"unionid needed but userinfo refused", func(f *vendorfake.WeChat, p *Provider) map[string]string {
+			f.UnionID, f.UserinfoErr = "userinfo", 48001
 			return login(t, p)
 		}, pluginsdk.ExchangeFailed, "48001"},
-		{"wrong secret", func(f *fakeWeChat, p *Provider) map[string]string {
+		{"wrong secret", func(f *vendorfake.WeChat, p *Provider) map[string]string {
 			q := login(t, p)
-			f.secret = "rotated-secret-rotated-secret-00"
+			f.Secret = "rotated-secret-rotated-secret-00"
 			return q
 		}, pluginsdk.Misconfigured, "40125"},
-		{"wrong appid", func(f *fakeWeChat, p *Provider) map[string]string {
-			f.appID = "wxOTHER"
-			return map[string]string{"code": f.issueCode("alice"), "state": state}
+		{"wrong appid", func(f *vendorfake.WeChat, p *Provider) map[string]string {
+			f.AppID = "wxOTHER"
+			return map[string]string{"code": f.IssueCode("alice"), "state": state}
 		}, pluginsdk.Misconfigured, "40013"},
-		{"user declined (state only)", func(f *fakeWeChat, p *Provider) map[string]string {
-			f.nextUser = "deny"
+		{"user declined (state only)", func(f *vendorfake.WeChat, p *Provider) map[string]string {
+			f.NextUser = "deny"
 			return login(t, p)
 		}, pluginsdk.Denied, "no code"},
-		{"error parameter", func(*fakeWeChat, *Provider) map[string]string {
+		{"error parameter", func(*vendorfake.WeChat, *Provider) map[string]string {
 			return map[string]string{"error": "access_denied", "state": state}
 		}, pluginsdk.Denied, "access_denied"},
-		{"malformed code", func(*fakeWeChat, *Provider) map[string]string {
+		{"malformed code", func(*vendorfake.WeChat, *Provider) map[string]string {
 			return map[string]string{"code": "a&b c", "state": state}
 		}, pluginsdk.InvalidCallback, "malformed"},
-		{"userinfo garbage when the unionid is needed", func(f *fakeWeChat, p *Provider) map[string]string {
-			f.unionID, f.misbehave, f.misbehaveOnly = "userinfo", "garbage", userInfoPath
+		{"userinfo garbage when the unionid is needed", func(f *vendorfake.WeChat, p *Provider) map[string]string {
+			f.UnionID, f.Misbehave, f.MisbehaveOnly = "userinfo", "garbage", userInfoPath
 			return login(t, p)
 		}, pluginsdk.ExchangeFailed, "not a JSON object"},
 	}
-	for _, m := range append(vendortest.Misbehaviours, vendortest.Misbehaviour{Name: "huge-declared", Want: "exceeds"}) {
-		tests = append(tests, tc{"vendor " + m.Name, func(f *fakeWeChat, p *Provider) map[string]string {
+	for _, m := range append(vendorfake.Misbehaviours, vendorfake.Misbehaviour{Name: "huge-declared", Want: "exceeds"}) {
+		tests = append(tests, tc{"vendor " + m.Name, func(f *vendorfake.WeChat, p *Provider) map[string]string {
 			q := login(t, p)
-			f.misbehave = m.Name
+			f.Misbehave = m.Name
 			return q
 		}, pluginsdk.ExchangeFailed, m.Want})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeWeChat(t)
-			f.echoSecretMsg = true
+			f := vendorfake.NewWeChat(t)
+			f.EchoSecretMsg = true
 			p := newProvider(t, f, nil)
-			secret := f.secret
+			secret := f.Secret
 			q := tt.setup(f, p)
 			r := exchange(t, p, q)
 			if r.Error == nil {
@@ -284,7 +282,7 @@ func TestExchangeErrors(t *testing.T) {
 				t.Errorf("Exchange error = %v, want kind %s mentioning %q", r.Error, tt.kind, tt.want)
 			}
 			vendortest.NoSecrets(t, "error message", r.Error.Message, secret, q["code"], "WXACCESS")
-			if f.count(vendortest.StolenPath) != 0 {
+			if f.Count(vendorfake.StolenPath) != 0 {
 				t.Error("a vendor redirect was followed")
 			}
 		})
@@ -294,7 +292,7 @@ func TestExchangeErrors(t *testing.T) {
 func TestRedirectRules(t *testing.T) {
 	// The fake enforces the website app's callback domain: a redirect URI
 	// with a port or on another host gets the vendor's error page, no code.
-	f := newFakeWeChat(t)
+	f := vendorfake.NewWeChat(t)
 	p := newProvider(t, f, nil)
 	for _, ru := range []string{"https://kernel.example.com:8443/cb", "https://other.example.com/cb"} {
 		ar, err := p.AuthorizeURL(context.Background(), pluginsdk.AuthorizeRequest{State: state, RedirectURI: ru})
@@ -314,10 +312,10 @@ func TestRedirectRules(t *testing.T) {
 }
 
 func TestSlowVendorTimesOut(t *testing.T) {
-	f := newFakeWeChat(t)
+	f := vendorfake.NewWeChat(t)
 	p := newProvider(t, f, func(p *Provider, _ pluginsdk.Settings) { p.timeout = 150 * time.Millisecond })
 	q := login(t, p)
-	f.misbehave = "slow"
+	f.Misbehave = "slow"
 	start := time.Now()
 	r, err := p.Exchange(context.Background(), pluginsdk.ExchangeRequest{Query: q})
 	var ne net.Error
@@ -327,5 +325,5 @@ func TestSlowVendorTimesOut(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
 	}
-	vendortest.NoSecrets(t, "transport error", err.Error(), f.secret, q["code"])
+	vendortest.NoSecrets(t, "transport error", err.Error(), f.Secret, q["code"])
 }

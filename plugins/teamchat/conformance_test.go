@@ -13,7 +13,7 @@ import (
 // TestConformance runs the SDK's conformance kit against the provider
 // pointed at the fake vendor, directly and through the gRPC plugin wire.
 func TestConformance(t *testing.T) {
-	f := newFakeDingTalk(t)
+	f := newFake(t)
 	newProvider := func(t *testing.T) *Provider {
 		p := New(hclog.NewNullLogger())
 

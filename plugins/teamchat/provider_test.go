@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
 	"github.com/adminkernel/kernel/plugins/internal/vendortest"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
@@ -18,30 +19,32 @@ const (
 	state       = "St4te0123456789abcdef"
 )
 
-func settingsFor(f *fakeDingTalk) pluginsdk.Settings {
+// newFake starts a fake DingTalk whose app's registered redirect URL is
+// redirectURI.
+func newFake(t *testing.T) *vendorfake.DingTalk {
+	f := vendorfake.NewDingTalk(t)
+	f.Redirect = redirectURI
+	return f
+}
+
+func settingsFor(f *vendorfake.DingTalk) pluginsdk.Settings {
 	return pluginsdk.Settings{
-		"ClientId":     f.clientID,
-		"ClientSecret": f.secret,
-		"LoginBase":    f.srv.URL,
-		"ApiBase":      f.srv.URL,
+		"ClientId":     f.ClientID,
+		"ClientSecret": f.Secret,
+		"LoginBase":    f.URL(),
+		"ApiBase":      f.URL(),
 	}
 }
 
-func newProvider(t *testing.T, f *fakeDingTalk, tweak func(p *Provider, s pluginsdk.Settings)) *Provider {
+func newProvider(t *testing.T, f *vendorfake.DingTalk, tweak func(p *Provider, s pluginsdk.Settings)) *Provider {
 	t.Helper()
 	s := settingsFor(f)
 	secret := s["ClientSecret"]
 	p := New(vendortest.Logger(t, func() []string {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		out := []string{secret, f.secret}
-		for c := range f.codes {
-			out = append(out, c)
-		}
-		for tok := range f.tokens {
-			out = append(out, tok)
-		}
-		return out
+		f.Lock()
+		out := []string{secret, f.Secret}
+		f.Unlock()
+		return append(out, f.Issued()...)
 	}))
 	if tweak != nil {
 		tweak(p, s)
@@ -127,7 +130,7 @@ func TestUnconfigured(t *testing.T) {
 }
 
 func TestAuthorizeURL(t *testing.T) {
-	f := newFakeDingTalk(t)
+	f := newFake(t)
 	enc := url.QueryEscape(redirectURI)
 	tests := []struct {
 		name  string
@@ -135,11 +138,11 @@ func TestAuthorizeURL(t *testing.T) {
 		want  string
 	}{
 		{"default hosts", func(_ *Provider, s pluginsdk.Settings) { delete(s, "LoginBase") },
-			"https://login.dingtalk.com/oauth2/auth?redirect_uri=" + enc + "&response_type=code&client_id=" + f.clientID + "&scope=openid&state=" + state + "&prompt=consent"},
+			"https://login.dingtalk.com/oauth2/auth?redirect_uri=" + enc + "&response_type=code&client_id=" + f.ClientID + "&scope=openid&state=" + state + "&prompt=consent"},
 		{"corp restriction asks for corpid", func(_ *Provider, s pluginsdk.Settings) {
 			s["LoginBase"], s["CorpId"] = "https://login.internal/", "dingcorp1"
 		},
-			"https://login.internal/oauth2/auth?redirect_uri=" + enc + "&response_type=code&client_id=" + f.clientID + "&scope=openid%20corpid&state=" + state + "&prompt=consent"},
+			"https://login.internal/oauth2/auth?redirect_uri=" + enc + "&response_type=code&client_id=" + f.ClientID + "&scope=openid%20corpid&state=" + state + "&prompt=consent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,7 +155,7 @@ func TestAuthorizeURL(t *testing.T) {
 				if r.URL != tt.want {
 					t.Errorf("UA %q: URL =\n %s\nwant\n %s", ua, r.URL, tt.want)
 				}
-				vendortest.NoSecrets(t, "URL", r.URL, f.secret)
+				vendortest.NoSecrets(t, "URL", r.URL, f.Secret)
 			}
 		})
 	}
@@ -169,7 +172,7 @@ func TestAuthorizeURL(t *testing.T) {
 }
 
 func TestExchangeHappyPath(t *testing.T) {
-	f := newFakeDingTalk(t)
+	f := newFake(t)
 	p := newProvider(t, f, nil)
 	q := login(t, p)
 	if q["authCode"] == "" || q["code"] != "" {
@@ -185,28 +188,28 @@ func TestExchangeHappyPath(t *testing.T) {
 		t.Fatalf("second login = %+v", r)
 	}
 	// Without the mobile permission: no phone.
-	f.nextUser = "lisi"
+	f.NextUser = "lisi"
 	if r := exchange(t, p, login(t, p)); r.Identity == nil || *r.Identity != (pluginsdk.Identity{Subject: "uNi0nLiSi", DisplayName: "李四"}) {
 		t.Fatalf("lisi = %+v %+v", r.Identity, r.Error)
 	}
 }
 
 func TestExchangeCodeFallback(t *testing.T) {
-	f := newFakeDingTalk(t)
+	f := newFake(t)
 	p := newProvider(t, f, nil)
-	r := exchange(t, p, map[string]string{"code": f.issueCode("zhangsan"), "state": state})
+	r := exchange(t, p, map[string]string{"code": f.IssueCode("zhangsan"), "state": state})
 	if r.Identity == nil || r.Identity.Subject != "uNi0nZhangSan" {
 		t.Fatalf("Exchange with code = %+v %+v", r.Identity, r.Error)
 	}
 }
 
 func TestCorpRestriction(t *testing.T) {
-	f := newFakeDingTalk(t)
+	f := newFake(t)
 	p := newProvider(t, f, func(_ *Provider, s pluginsdk.Settings) { s["CorpId"] = "dingcorp1" })
 	if r := exchange(t, p, login(t, p)); r.Identity == nil {
 		t.Fatalf("member of the configured corp refused: %+v", r.Error)
 	}
-	f.pickedCorp = "dingOTHER"
+	f.PickedCorp = "dingOTHER"
 	r := exchange(t, p, login(t, p))
 	if r.Error == nil || r.Error.Kind != pluginsdk.Denied {
 		t.Fatalf("login into another corp = %+v %+v, want Denied", r.Identity, r.Error)
@@ -216,69 +219,69 @@ func TestCorpRestriction(t *testing.T) {
 func TestExchangeErrors(t *testing.T) {
 	type tc struct {
 		name  string
-		setup func(f *fakeDingTalk, p *Provider) map[string]string
+		setup func(f *vendorfake.DingTalk, p *Provider) map[string]string
 		kind  pluginsdk.ErrorKind
 		want  string
 	}
 	tests := []tc{
-		{"used code", func(f *fakeDingTalk, p *Provider) map[string]string {
+		{"used code", func(f *vendorfake.DingTalk, p *Provider) map[string]string {
 			q := login(t, p)
 			if r := exchange(t, p, q); r.Identity == nil {
 				t.Fatalf("first exchange: %+v", r.Error)
 			}
 			return q
 		}, pluginsdk.ExchangeFailed, "invalidParameter.authCode.notFound"},
-		{"unknown code", func(*fakeDingTalk, *Provider) map[string]string {
+		{"unknown code", func(*vendorfake.DingTalk, *Provider) map[string]string {
 			return map[string]string{"authCode": "forged", "state": state}
 		}, pluginsdk.ExchangeFailed, "invalidParameter.authCode.notFound"},
-		{"expired code", func(f *fakeDingTalk, p *Provider) map[string]string {
+		{"expired code", func(f *vendorfake.DingTalk, p *Provider) map[string]string {
 			q := login(t, p)
-			f.mu.Lock()
-			f.clock = f.clock.Add(6 * time.Minute)
-			f.mu.Unlock()
+			f.Lock()
+			f.Clock = f.Clock.Add(6 * time.Minute)
+			f.Unlock()
 			return q
 		}, pluginsdk.ExchangeFailed, "authCode.notFound"},
-		{"user declined", func(f *fakeDingTalk, p *Provider) map[string]string {
-			f.nextUser = "deny"
+		{"user declined", func(f *vendorfake.DingTalk, p *Provider) map[string]string {
+			f.NextUser = "deny"
 			return login(t, p)
 		}, pluginsdk.Denied, "access_denied"},
-		{"no code", func(*fakeDingTalk, *Provider) map[string]string {
+		{"no code", func(*vendorfake.DingTalk, *Provider) map[string]string {
 			return map[string]string{"state": state}
 		}, pluginsdk.InvalidCallback, "no authCode"},
-		{"malformed code", func(*fakeDingTalk, *Provider) map[string]string {
+		{"malformed code", func(*vendorfake.DingTalk, *Provider) map[string]string {
 			return map[string]string{"authCode": "a\nb", "state": state}
 		}, pluginsdk.InvalidCallback, "malformed"},
-		{"wrong secret", func(f *fakeDingTalk, p *Provider) map[string]string {
+		{"wrong secret", func(f *vendorfake.DingTalk, p *Provider) map[string]string {
 			q := login(t, p)
-			f.secret = "rotated-secret"
+			f.Secret = "rotated-secret"
 			return q
 		}, pluginsdk.Misconfigured, "invalidClientIdOrSecret"},
-		{"app lacks Contact.User.Read", func(f *fakeDingTalk, p *Provider) map[string]string {
-			f.noPermission = true
+		{"app lacks Contact.User.Read", func(f *vendorfake.DingTalk, p *Provider) map[string]string {
+			f.NoPermission = true
 			return login(t, p)
 		}, pluginsdk.Misconfigured, "HTTP 403 Forbidden.AccessDenied.AccessTokenPermissionDenied"},
-		{"user token refused", func(f *fakeDingTalk, p *Provider) map[string]string {
-			f.revokeTokens = true
+		{"user token refused", func(f *vendorfake.DingTalk, p *Provider) map[string]string {
+			f.RevokeTokens = true
 			return login(t, p)
 		}, pluginsdk.ExchangeFailed, "InvalidAuthentication"},
-		{"no unionId", func(f *fakeDingTalk, p *Provider) map[string]string {
-			f.dropUnionID = true
+		{"no unionId", func(f *vendorfake.DingTalk, p *Provider) map[string]string {
+			f.DropUnionID = true
 			return login(t, p)
 		}, pluginsdk.ExchangeFailed, "no unionId"},
 	}
-	for _, m := range append(vendortest.Misbehaviours, vendortest.Misbehaviour{Name: "huge-declared", Want: "exceeds"}) {
-		tests = append(tests, tc{"vendor " + m.Name, func(f *fakeDingTalk, p *Provider) map[string]string {
+	for _, m := range append(vendorfake.Misbehaviours, vendorfake.Misbehaviour{Name: "huge-declared", Want: "exceeds"}) {
+		tests = append(tests, tc{"vendor " + m.Name, func(f *vendorfake.DingTalk, p *Provider) map[string]string {
 			q := login(t, p)
-			f.misbehave = m.Name
+			f.Misbehave = m.Name
 			return q
 		}, pluginsdk.ExchangeFailed, m.Want})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeDingTalk(t)
-			f.echoSecretMsg = true
+			f := newFake(t)
+			f.EchoSecretMsg = true
 			p := newProvider(t, f, nil)
-			secret := f.secret
+			secret := f.Secret
 			q := tt.setup(f, p)
 			r := exchange(t, p, q)
 			if r.Error == nil {
@@ -288,7 +291,7 @@ func TestExchangeErrors(t *testing.T) {
 				t.Errorf("Exchange error = %v, want kind %s mentioning %q", r.Error, tt.kind, tt.want)
 			}
 			vendortest.NoSecrets(t, "error message", r.Error.Message, secret, q["authCode"], "usertoken")
-			if f.count(vendortest.StolenPath) != 0 {
+			if f.Count(vendorfake.StolenPath) != 0 {
 				t.Error("a vendor redirect was followed")
 			}
 		})
@@ -296,10 +299,10 @@ func TestExchangeErrors(t *testing.T) {
 }
 
 func TestSlowVendorTimesOut(t *testing.T) {
-	f := newFakeDingTalk(t)
+	f := newFake(t)
 	p := newProvider(t, f, func(p *Provider, _ pluginsdk.Settings) { p.timeout = 150 * time.Millisecond })
 	q := login(t, p)
-	f.misbehave = "slow"
+	f.Misbehave = "slow"
 	start := time.Now()
 	r, err := p.Exchange(context.Background(), pluginsdk.ExchangeRequest{Query: q})
 	var ne net.Error
@@ -309,5 +312,5 @@ func TestSlowVendorTimesOut(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
 	}
-	vendortest.NoSecrets(t, "transport error", err.Error(), f.secret, q["authCode"])
+	vendortest.NoSecrets(t, "transport error", err.Error(), f.Secret, q["authCode"])
 }

@@ -1,12 +1,11 @@
-// Package vendortest holds test helpers shared by the vendor plugins' fake
-// vendor servers: answers of a broken vendor, a browser that stops at the
-// first redirect, and a log sink checked for secrets. Only tests import it.
+// Package vendortest holds test helpers shared by the vendor plugins'
+// tests: a browser that stops at the first redirect, and a log sink checked
+// for secrets. The fake vendors are in vendorfake. Only tests import it.
 package vendortest
 
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,69 +15,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 )
-
-// Misbehaviour is a way a vendor (or a proxy in front of it) breaks, and
-// the text the provider's ExchangeFailed message must contain.
-type Misbehaviour struct {
-	Name string
-	Want string
-}
-
-// Misbehaviours are the broken answers every plugin must turn into an
-// ExchangeFailed failure ("slow" is separate: it is transport trouble).
-var Misbehaviours = []Misbehaviour{
-	{"5xx", "HTTP 502"},
-	{"garbage", "not a JSON object"},
-	{"huge", "exceeds"},
-	{"redirect", "redirect not followed"},
-}
-
-// StolenPath is where the "redirect" misbehaviour points; a provider that
-// follows it makes the fake count a request there.
-const StolenPath = "/steal"
-
-// Misbehave answers r the way named by how: "5xx", "garbage", "huge" (4 MiB,
-// chunked, no Content-Length), "huge-declared" (Content-Length 4 MiB),
-// "redirect" (302 to StolenPath) or "slow" (no answer for 5 s or until the
-// client gives up). contentType is used for the JSON-looking answers.
-func Misbehave(w http.ResponseWriter, r *http.Request, how, contentType string) {
-	if contentType == "" {
-		contentType = "application/json"
-	}
-	switch how {
-	case "5xx":
-		http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
-	case "garbage":
-		w.Header().Set("Content-Type", contentType)
-		_, _ = w.Write([]byte("<html>not json{"))
-	case "huge", "huge-declared":
-		w.Header().Set("Content-Type", contentType)
-		const size = 4 << 20
-		if how == "huge-declared" {
-			w.Header().Set("Content-Length", "4194304")
-		}
-		chunk := []byte(strings.Repeat("A", 64<<10))
-		_, _ = w.Write([]byte(`{"x":"`))
-		for written := 6; written+len(chunk) <= size; written += len(chunk) {
-			if _, err := w.Write(chunk); err != nil {
-				return
-			}
-		}
-	case "redirect":
-		http.Redirect(w, r, StolenPath+"?"+r.URL.RawQuery, http.StatusFound) //nolint:gosec // a fake vendor redirecting to itself
-	case "slow":
-		// Drain the body so the server notices the client hanging up.
-		_, _ = io.Copy(io.Discard, r.Body)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-		w.Header().Set("Content-Type", contentType)
-		_, _ = w.Write([]byte(`{}`))
-	default:
-		http.Error(w, "unknown misbehaviour "+how, http.StatusTeapot)
-	}
-}
 
 // Browser is a client that stops at the first redirect, like a test playing
 // the user's browser against a fake authorization page.

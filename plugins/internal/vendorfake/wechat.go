@@ -1,121 +1,105 @@
-package socialchat
+package vendorfake
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/adminkernel/kernel/plugins/internal/vendortest"
 )
 
-// fakeWeChat is a faithful fake of the vendor (vendor-protocols.md §6.4):
+// WeChat is a faithful fake of the vendor (vendor-protocols.md §6.4):
 // the qrconnect page (domain and scope checks), sns/oauth2/access_token and
 // sns/userinfo. Everything is answered with HTTP 200 and Content-Type
 // text/plain, errors as errcode/errmsg. Codes are single-use (40163 on
-// reuse) and expire after 10 minutes (40029).
-type fakeWeChat struct {
-	srv *httptest.Server
+// reuse) and expire after 10 minutes (40029). The API paths (/sns/*)
+// misbehave on demand.
+type WeChat struct {
+	Core
 
-	mu             sync.Mutex
-	appID          string
-	secret         string
-	callbackDomain string // the website app's 授权回调域 (bare host, default port)
-	clock          time.Time
-	codes          map[string]*fakeCode
-	tokens         map[string]*fakeToken
-	seq            int
-	users          map[string]fakeUser
-	nextUser       string // who scans; "deny" declines (redirect with the state only)
+	AppID          string
+	Secret         string
+	CallbackDomain string // the website app's 授权回调域 (bare host, default port)
+	Users          map[string]WeChatUser
+	NextUser       string // who scans; "deny" declines (redirect with the state only)
 
 	// Hooks.
-	unionID       string // "both" (default), "userinfo" (only in userinfo), "none"
-	userinfoErr   int    // userinfo answers this errcode
-	echoSecretMsg bool   // errmsg echoes the secret / code / token
-	misbehave     string // for /sns/*: a vendortest.Misbehave name
-	misbehaveOnly string // restrict misbehave to this path ("" = all /sns/*)
-	calls         map[string]int
+	UnionID       string // "both" (default), "userinfo" (only in userinfo), "none"
+	UserinfoErr   int    // userinfo answers this errcode
+	EchoSecretMsg bool   // errmsg echoes the secret / code / token
+
+	codes  map[string]*weChatCode
+	tokens map[string]*weChatToken
+	seq    int
 }
 
-type fakeUser struct {
+// WeChatUser is an account at the fake.
+type WeChatUser struct {
 	OpenID, UnionID, Nickname string
 }
 
-type fakeCode struct {
-	user   fakeUser
+type weChatCode struct {
+	user   WeChatUser
 	issued time.Time
 	used   bool
 }
 
-type fakeToken struct {
-	user    fakeUser
+type weChatToken struct {
+	user    WeChatUser
 	expires time.Time
 }
 
-func newFakeWeChat(t *testing.T) *fakeWeChat {
+// NewWeChat starts a fake WeChat Open Platform with a website app whose
+// callback domain is kernel.example.com, and users alice (scans) and bob.
+func NewWeChat(t testing.TB) *WeChat {
 	t.Helper()
-	f := &fakeWeChat{
-		appID:          "wx0123456789abcdef",
-		secret:         "Wx5ecret0123456789abcdef01234567",
-		callbackDomain: "kernel.example.com",
-		clock:          time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC),
-		codes:          map[string]*fakeCode{},
-		tokens:         map[string]*fakeToken{},
-		users: map[string]fakeUser{
+	f := &WeChat{
+		AppID:          "wx0123456789abcdef",
+		Secret:         "Wx5ecret0123456789abcdef01234567",
+		CallbackDomain: "kernel.example.com",
+		Users: map[string]WeChatUser{
 			"alice": {OpenID: "oAlice_websiteapp", UnionID: "o6_bmasdasdsad6_2sgVt7hMZOPfL", Nickname: "Alice"},
 			"bob":   {OpenID: "oBob_websiteapp", UnionID: "o6_bobUnion000000000000000000", Nickname: "Bob"},
 		},
-		nextUser: "alice",
-		unionID:  "both",
-		calls:    map[string]int{},
+		NextUser: "alice",
+		UnionID:  "both",
+		codes:    map[string]*weChatCode{},
+		tokens:   map[string]*weChatToken{},
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.Clock = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	f.start(t, f.serve)
 	return f
 }
 
-func (f *fakeWeChat) count(path string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls[path]
-}
-
-func (f *fakeWeChat) issueCode(who string) string {
+// IssueCode plays a user's successful scan.
+func (f *WeChat) IssueCode(who string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.issueCodeLocked(who)
 }
 
-func (f *fakeWeChat) issueCodeLocked(who string) string {
+func (f *WeChat) issueCodeLocked(who string) string {
 	f.seq++
-	c := fmt.Sprintf("0a1b2c%04dWxCode", f.seq)
-	f.codes[c] = &fakeCode{user: f.users[who], issued: f.clock}
+	c := f.issueLocked(fmt.Sprintf("0a1b2c%04dWxCode", f.seq))
+	f.codes[c] = &weChatCode{user: f.Users[who], issued: f.Clock}
 	return c
 }
 
 // text answers JSON with the vendor's text/plain Content-Type.
-func (f *fakeWeChat) text(w http.ResponseWriter, v any) {
+func (f *WeChat) text(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusOK)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func (f *fakeWeChat) errText(w http.ResponseWriter, code int, msg string) {
+func (f *WeChat) errText(w http.ResponseWriter, code int, msg string) {
 	f.text(w, map[string]any{"errcode": code, "errmsg": msg + ", rid: 65f0a1b2-0c1d2e3f-4a5b6c7d"})
 }
 
-func (f *fakeWeChat) serve(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	f.calls[r.URL.Path]++
-	mis, only := f.misbehave, f.misbehaveOnly
-	f.mu.Unlock()
-	if mis != "" && strings.HasPrefix(r.URL.Path, "/sns/") && (only == "" || only == r.URL.Path) {
-		vendortest.Misbehave(w, r, mis, "text/plain")
+func (f *WeChat) serve(w http.ResponseWriter, r *http.Request) {
+	if f.begin(w, r, strings.HasPrefix(r.URL.Path, "/sns/"), "text/plain") {
 		return
 	}
 	switch r.URL.Path {
@@ -130,7 +114,7 @@ func (f *fakeWeChat) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeWeChat) qrconnect(w http.ResponseWriter, r *http.Request) {
+func (f *WeChat) qrconnect(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -140,18 +124,18 @@ func (f *fakeWeChat) qrconnect(w http.ResponseWriter, r *http.Request) {
 	}
 	redirect, err := url.Parse(q.Get("redirect_uri"))
 	switch {
-	case q.Get("appid") != f.appID:
+	case q.Get("appid") != f.AppID:
 		page("该链接无法访问")
 	case q.Get("response_type") != "code":
 		page("参数错误")
 	case q.Get("scope") != "snsapi_login":
 		page("Scope 参数错误或没有 Scope 权限")
-	case err != nil || redirect.Host != f.callbackDomain: // a host with a port never matches
+	case err != nil || redirect.Host != f.CallbackDomain: // a host with a port never matches
 		page("redirect_uri 参数错误")
 	default:
 		v := redirect.Query()
-		if f.nextUser != "deny" {
-			v.Set("code", f.issueCodeLocked(f.nextUser))
+		if f.NextUser != "deny" {
+			v.Set("code", f.issueCodeLocked(f.NextUser))
 		}
 		v.Set("state", q.Get("state"))
 		redirect.RawQuery = v.Encode()
@@ -159,18 +143,18 @@ func (f *fakeWeChat) qrconnect(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeWeChat) accessToken(w http.ResponseWriter, r *http.Request) {
+func (f *WeChat) accessToken(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	code := q.Get("code")
 	c, ok := f.codes[code]
 	switch {
-	case q.Get("appid") != f.appID:
+	case q.Get("appid") != f.AppID:
 		f.errText(w, 40013, "invalid appid")
-	case q.Get("secret") != f.secret:
+	case q.Get("secret") != f.Secret:
 		msg := "invalid appsecret"
-		if f.echoSecretMsg {
+		if f.EchoSecretMsg {
 			msg += " secret=" + q.Get("secret")
 		}
 		f.errText(w, 40125, msg)
@@ -178,31 +162,31 @@ func (f *fakeWeChat) accessToken(w http.ResponseWriter, r *http.Request) {
 		f.errText(w, 40002, "invalid grant_type")
 	case ok && c.used:
 		msg := "code been used"
-		if f.echoSecretMsg {
+		if f.EchoSecretMsg {
 			msg += " code=" + code
 		}
 		f.errText(w, 40163, msg)
-	case !ok || f.clock.Sub(c.issued) > 10*time.Minute:
+	case !ok || f.Clock.Sub(c.issued) > 10*time.Minute:
 		msg := "invalid code"
-		if f.echoSecretMsg {
+		if f.EchoSecretMsg {
 			msg += " code=" + code
 		}
 		f.errText(w, 40029, msg)
 	default:
 		c.used = true
 		f.seq++
-		tok := fmt.Sprintf("WXACCESS%04d_%s", f.seq, strings.Repeat("k", 40))
-		f.tokens[tok] = &fakeToken{user: c.user, expires: f.clock.Add(7200 * time.Second)}
+		tok := f.issueLocked(fmt.Sprintf("WXACCESS%04d_%s", f.seq, strings.Repeat("k", 40)))
+		f.tokens[tok] = &weChatToken{user: c.user, expires: f.Clock.Add(7200 * time.Second)}
 		resp := map[string]any{"access_token": tok, "expires_in": 7200, "refresh_token": "WXREFRESH" + tok,
 			"openid": c.user.OpenID, "scope": "snsapi_login"}
-		if f.unionID == "both" {
+		if f.UnionID == "both" {
 			resp["unionid"] = c.user.UnionID
 		}
 		f.text(w, resp)
 	}
 }
 
-func (f *fakeWeChat) userinfo(w http.ResponseWriter, r *http.Request) {
+func (f *WeChat) userinfo(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -210,22 +194,22 @@ func (f *fakeWeChat) userinfo(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok:
 		msg := "invalid credential, access_token is invalid or not latest"
-		if f.echoSecretMsg {
+		if f.EchoSecretMsg {
 			msg += " access_token=" + q.Get("access_token")
 		}
 		f.errText(w, 40001, msg)
-	case !f.clock.Before(tok.expires):
+	case !f.Clock.Before(tok.expires):
 		f.errText(w, 42001, "access_token expired")
 	case q.Get("openid") != tok.user.OpenID:
 		f.errText(w, 40003, "invalid openid")
-	case f.userinfoErr != 0:
-		f.errText(w, f.userinfoErr, "api unauthorized")
+	case f.UserinfoErr != 0:
+		f.errText(w, f.UserinfoErr, "api unauthorized")
 	default:
 		resp := map[string]any{"openid": tok.user.OpenID, "nickname": tok.user.Nickname, "sex": 0,
 			"language": "", "province": "", "city": "", "country": "",
 			"headimgurl": "https://thirdwx.qlogo.cn/mmopen/g3MonUZtNHkdmzicIlibx6iaFqAc56vxLSUfpb6n5WKSYVY0ChQKkiaJSgQ1dZuTOgvLLrhJbERQQ4eMsv84eavHiaiceqxibJxCfHe/0",
 			"privilege":  []string{}}
-		if f.unionID != "none" {
+		if f.UnionID != "none" {
 			resp["unionid"] = tok.user.UnionID
 		}
 		f.text(w, resp)

@@ -1,4 +1,4 @@
-package codehost
+package vendorfake
 
 import (
 	"crypto/sha256"
@@ -7,52 +7,48 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/adminkernel/kernel/plugins/internal/vendortest"
 )
 
-// fakeGitHub is a faithful fake of the vendor (vendor-protocols.md §6.3):
+// GitHub is a faithful fake of the vendor (vendor-protocols.md §6.3):
 // the authorization page (with the redirect_uri host/port/sub-path rule),
 // the token endpoint (HTTP 200 errors, Accept honoured, PKCE), /user (User-
 // Agent and bearer token required) and /user/emails (refused without
 // user:email). The REST API is served at / and /api/v3 (Enterprise layout).
-type fakeGitHub struct {
-	srv *httptest.Server
+// The token endpoint and /user misbehave on demand.
+type GitHub struct {
+	Core
 
-	mu       sync.Mutex
-	clientID string
-	secret   string
-	callback string // registered authorization callback URL
-	clock    time.Time
-	codes    map[string]*fakeCode
-	tokens   map[string]*fakeUser
-	seq      int
-	users    map[string]*fakeUser
-	nextUser string // who logs in; "deny" declines
+	ClientID string
+	Secret   string
+	Callback string                 // registered authorization callback URL
+	Users    map[string]*GitHubUser // by login name at the page
 
 	// Hooks.
-	formAnswer bool   // the token endpoint ignores Accept and answers form-encoded
-	misbehave  string // for the token endpoint and /user: a vendortest.Misbehave name
+	NextUser   string // who logs in; "deny" declines
+	FormAnswer bool   // the token endpoint ignores Accept and answers form-encoded
 
-	calls    map[string]int
-	lastUA   string
-	lastAuth string
+	// What /user last saw.
+	LastUA   string
+	LastAuth string
+
+	codes  map[string]*gitHubCode
+	tokens map[string]*GitHubUser
+	seq    int
 }
 
-type fakeUser struct {
+// GitHubUser is an account at the fake.
+type GitHubUser struct {
 	Login string
 	ID    int64
 	Name  *string
 }
 
-type fakeCode struct {
-	user            *fakeUser
+type gitHubCode struct {
+	user            *GitHubUser
 	redirectURI     string
 	challenge       string
 	challengeMethod string
@@ -61,49 +57,40 @@ type fakeCode struct {
 	used            bool
 }
 
-func newFakeGitHub(t *testing.T) *fakeGitHub {
+// NewGitHub starts a fake GitHub with an OAuth app whose callback is
+// https://kernel.example.com/api/v1/auth/external/code_host/callback, and
+// users octocat (583231, logs in) and nameless (an id beyond float64
+// precision, no name).
+func NewGitHub(t testing.TB) *GitHub {
 	t.Helper()
 	name := "The Octocat"
-	f := &fakeGitHub{
-		clientID: "Iv1.0123456789abcdef",
-		secret:   "ghs3cr3t0123456789abcdef0123456789abcdef",
-		callback: "https://kernel.example.com/api/v1/auth/external/code_host/callback",
-		clock:    time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC),
-		codes:    map[string]*fakeCode{},
-		tokens:   map[string]*fakeUser{},
-		users: map[string]*fakeUser{
+	f := &GitHub{
+		ClientID: "Iv1.0123456789abcdef",
+		Secret:   "ghs3cr3t0123456789abcdef0123456789abcdef",
+		Callback: "https://kernel.example.com/api/v1/auth/external/code_host/callback",
+		Users: map[string]*GitHubUser{
 			"octocat":  {Login: "octocat", ID: 583231, Name: &name},
 			"nameless": {Login: "nameless", ID: 9007199254740993}, // beyond float64 precision
 		},
-		nextUser: "octocat",
-		calls:    map[string]int{},
+		NextUser: "octocat",
+		codes:    map[string]*gitHubCode{},
+		tokens:   map[string]*GitHubUser{},
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.Clock = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	f.start(t, f.serve)
 	return f
 }
 
-func (f *fakeGitHub) count(path string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls[path]
-}
-
-func (f *fakeGitHub) issueCodeLocked(who, redirectURI, challenge, method, scope string) string {
+func (f *GitHub) issueCodeLocked(who, redirectURI, challenge, method, scope string) string {
 	f.seq++
-	c := fmt.Sprintf("%020x", 0xabc000+f.seq)
-	f.codes[c] = &fakeCode{user: f.users[who], redirectURI: redirectURI, challenge: challenge, challengeMethod: method, scope: scope, issued: f.clock}
+	c := f.issueLocked(fmt.Sprintf("%020x", 0xabc000+f.seq))
+	f.codes[c] = &gitHubCode{user: f.Users[who], redirectURI: redirectURI, challenge: challenge, challengeMethod: method, scope: scope, issued: f.Clock}
 	return c
 }
 
-func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	f.calls[r.URL.Path]++
-	mis := f.misbehave
-	f.mu.Unlock()
+func (f *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/api/v3")
-	if mis != "" && (r.URL.Path == "/login/oauth/access_token" || path == "/user") {
-		vendortest.Misbehave(w, r, mis, "application/json; charset=utf-8")
+	if f.begin(w, r, r.URL.Path == "/login/oauth/access_token" || path == "/user", "application/json; charset=utf-8") {
 		return
 	}
 	switch {
@@ -120,16 +107,16 @@ func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeGitHub) apiError(w http.ResponseWriter, status int, msg string) {
+func (f *GitHub) apiError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg, "documentation_url": "https://docs.github.com/rest", "status": fmt.Sprint(status)})
 }
 
-// redirectAllowed applies the documented rule: same host or a sub-domain,
+// gitHubRedirectAllowed applies the documented rule: same host or a sub-domain,
 // exactly the same port, the callback path or a sub-path (any port for a
 // loopback callback).
-func redirectAllowed(registered, given string) bool {
+func gitHubRedirectAllowed(registered, given string) bool {
 	reg, err1 := url.Parse(registered)
 	got, err2 := url.Parse(given)
 	if err1 != nil || err2 != nil || reg.Scheme != got.Scheme {
@@ -146,18 +133,18 @@ func redirectAllowed(registered, given string) bool {
 	return got.Path == rp || strings.HasPrefix(got.Path, rp+"/")
 }
 
-func (f *fakeGitHub) authorize(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if q.Get("client_id") != f.clientID {
+	if q.Get("client_id") != f.ClientID {
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = fmt.Fprint(w, "<html>Not Found</html>")
 		return
 	}
 	redirect := q.Get("redirect_uri")
 	if redirect == "" {
-		redirect = f.callback
+		redirect = f.Callback
 	}
 	back := func(to string, v url.Values) {
 		u, _ := url.Parse(to)
@@ -166,22 +153,22 @@ func (f *fakeGitHub) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	state := q.Get("state")
 	switch {
-	case !redirectAllowed(f.callback, redirect):
-		back(f.callback, url.Values{"error": {"redirect_uri_mismatch"},
+	case !gitHubRedirectAllowed(f.Callback, redirect):
+		back(f.Callback, url.Values{"error": {"redirect_uri_mismatch"},
 			"error_description": {"The redirect_uri MUST match the registered callback URL for this application."},
 			"error_uri":         {"https://docs.github.com/apps/managing-oauth-apps/troubleshooting-authorization-request-errors/#redirect-uri-mismatch"},
 			"state":             {state}})
-	case f.nextUser == "deny":
+	case f.NextUser == "deny":
 		back(redirect, url.Values{"error": {"access_denied"},
 			"error_description": {"The user has denied your application access."},
 			"error_uri":         {"https://docs.github.com/apps/managing-oauth-apps/troubleshooting-authorization-request-errors/#access-denied"},
 			"state":             {state}})
 	default:
-		back(redirect, url.Values{"code": {f.issueCodeLocked(f.nextUser, q.Get("redirect_uri"), q.Get("code_challenge"), q.Get("code_challenge_method"), q.Get("scope"))}, "state": {state}})
+		back(redirect, url.Values{"code": {f.issueCodeLocked(f.NextUser, q.Get("redirect_uri"), q.Get("code_challenge"), q.Get("code_challenge_method"), q.Get("scope"))}, "state": {state}})
 	}
 }
 
-func (f *fakeGitHub) accessToken(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) accessToken(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
@@ -189,7 +176,7 @@ func (f *fakeGitHub) accessToken(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	answer := func(v map[string]string) {
-		if f.formAnswer || !strings.Contains(r.Header.Get("Accept"), "application/json") {
+		if f.FormAnswer || !strings.Contains(r.Header.Get("Accept"), "application/json") {
 			w.Header().Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
 			vals := url.Values{}
 			for k, x := range v {
@@ -207,9 +194,9 @@ func (f *fakeGitHub) accessToken(w http.ResponseWriter, r *http.Request) {
 	}
 	c, ok := f.codes[r.PostForm.Get("code")]
 	switch {
-	case r.PostForm.Get("client_id") != f.clientID || r.PostForm.Get("client_secret") != f.secret:
+	case r.PostForm.Get("client_id") != f.ClientID || r.PostForm.Get("client_secret") != f.Secret:
 		fail("incorrect_client_credentials", "The client_id and/or client_secret passed are incorrect.", "incorrect-client-credentials")
-	case !ok || c.used || f.clock.Sub(c.issued) > 10*time.Minute:
+	case !ok || c.used || f.Clock.Sub(c.issued) > 10*time.Minute:
 		fail("bad_verification_code", "The code passed is incorrect or expired.", "bad-verification-code")
 	case r.PostForm.Has("redirect_uri") && r.PostForm.Get("redirect_uri") != c.redirectURI && c.redirectURI != "":
 		fail("redirect_uri_mismatch", "The redirect_uri MUST match the registered callback URL for this application.", "redirect-uri-mismatch")
@@ -219,7 +206,7 @@ func (f *fakeGitHub) accessToken(w http.ResponseWriter, r *http.Request) {
 	default:
 		c.used = true
 		f.seq++
-		tok := fmt.Sprintf("gho_%036d", f.seq)
+		tok := f.issueLocked(fmt.Sprintf("gho_%036d", f.seq))
 		f.tokens[tok] = c.user
 		answer(map[string]string{"access_token": tok, "scope": c.scope, "token_type": "bearer"})
 	}
@@ -230,8 +217,8 @@ func pkceOK(challenge, verifier string) bool {
 	return verifier != "" && base64.RawURLEncoding.EncodeToString(sum[:]) == challenge
 }
 
-func (f *fakeGitHub) bearer(w http.ResponseWriter, r *http.Request) (*fakeUser, string, bool) {
-	f.lastUA, f.lastAuth = r.Header.Get("User-Agent"), r.Header.Get("Authorization")
+func (f *GitHub) bearer(w http.ResponseWriter, r *http.Request) (*GitHubUser, string, bool) {
+	f.LastUA, f.LastAuth = r.Header.Get("User-Agent"), r.Header.Get("Authorization")
 	if r.Header.Get("User-Agent") == "" {
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = fmt.Fprint(w, "Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.")
@@ -256,7 +243,7 @@ func (f *fakeGitHub) bearer(w http.ResponseWriter, r *http.Request) (*fakeUser, 
 	return u, tok, true
 }
 
-func (f *fakeGitHub) user(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) user(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	u, _, ok := f.bearer(w, r)
@@ -274,7 +261,7 @@ func (f *fakeGitHub) user(w http.ResponseWriter, r *http.Request) {
 		u.Login, u.ID, u.ID, name)
 }
 
-func (f *fakeGitHub) emails(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) emails(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, _, ok := f.bearer(w, r); !ok {

@@ -1,118 +1,103 @@
-package teamchat
+package vendorfake
 
 import (
 	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/adminkernel/kernel/plugins/internal/vendortest"
 )
 
-// fakeDingTalk is a faithful fake of the vendor (vendor-protocols.md §6.2):
+// DingTalk is a faithful fake of the vendor (vendor-protocols.md §6.2):
 // the login page, the user token call (JSON body only) and users/me. Errors
 // are HTTP 4xx with a JSON code/message/requestid. Codes are single-use and
-// expire after 5 minutes on the fake's clock.
-type fakeDingTalk struct {
-	srv *httptest.Server
+// expire after 5 minutes on the fake's clock. The API paths (/v1.0/*)
+// misbehave on demand.
+type DingTalk struct {
+	Core
 
-	mu         sync.Mutex
-	clientID   string
-	secret     string
-	redirect   string // the registered redirect URL
-	clock      time.Time
-	codes      map[string]*fakeCode
-	tokens     map[string]fakeUser
-	seq        int
-	users      map[string]fakeUser // login name → user
-	nextUser   string              // who logs in at the page; "deny" declines
-	pickedCorp string              // corp the user picks when scope has corpid
+	ClientID   string
+	Secret     string
+	Redirect   string                  // the registered redirect URL
+	Users      map[string]DingTalkUser // login name → user
+	NextUser   string                  // who logs in at the page; "deny" declines
+	PickedCorp string                  // corp the user picks when scope has corpid
 
 	// Hooks.
-	noPermission  bool   // users/me answers 403 (app lacks Contact.User.Read)
-	revokeTokens  bool   // users/me answers 400 InvalidAuthentication
-	dropUnionID   bool   // users/me omits unionId
-	echoSecretMsg bool   // error messages echo the secret / code
-	misbehave     string // for /v1.0/*: a vendortest.Misbehave name
+	NoPermission  bool // users/me answers 403 (app lacks Contact.User.Read)
+	RevokeTokens  bool // users/me answers 400 InvalidAuthentication
+	DropUnionID   bool // users/me omits unionId
+	EchoSecretMsg bool // error messages echo the secret / code
 
-	calls map[string]int
+	codes  map[string]*dingTalkCode
+	tokens map[string]DingTalkUser
+	seq    int
 }
 
-type fakeUser struct {
+// DingTalkUser is an account at the fake.
+type DingTalkUser struct {
 	Nick, UnionID, OpenID, Mobile string
 }
 
-type fakeCode struct {
-	user   fakeUser
+type dingTalkCode struct {
+	user   DingTalkUser
 	corp   string
 	issued time.Time
 	used   bool
 }
 
-func newFakeDingTalk(t *testing.T) *fakeDingTalk {
+// NewDingTalk starts a fake DingTalk with an app whose registered redirect
+// URL is https://kernel.example.com/api/v1/auth/external/team_chat/callback,
+// and users zhangsan (logs in, picks corp dingcorp1) and lisi.
+func NewDingTalk(t testing.TB) *DingTalk {
 	t.Helper()
-	f := &fakeDingTalk{
-		clientID: "dingabcdef123456",
-		secret:   "Dt-s3cr3t-app-secret",
-		redirect: redirectURI,
-		clock:    time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC),
-		codes:    map[string]*fakeCode{},
-		tokens:   map[string]fakeUser{},
-		users: map[string]fakeUser{
+	f := &DingTalk{
+		ClientID: "dingabcdef123456",
+		Secret:   "Dt-s3cr3t-app-secret",
+		Redirect: "https://kernel.example.com/api/v1/auth/external/team_chat/callback",
+		Users: map[string]DingTalkUser{
 			"zhangsan": {Nick: "张三", UnionID: "uNi0nZhangSan", OpenID: "0penZhangSan", Mobile: "15000000000"},
 			"lisi":     {Nick: "李四", UnionID: "uNi0nLiSi", OpenID: "0penLiSi"},
 		},
-		nextUser:   "zhangsan",
-		pickedCorp: "dingcorp1",
-		calls:      map[string]int{},
+		NextUser:   "zhangsan",
+		PickedCorp: "dingcorp1",
+		codes:      map[string]*dingTalkCode{},
+		tokens:     map[string]DingTalkUser{},
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.Clock = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	f.start(t, f.serve)
 	return f
 }
 
-func (f *fakeDingTalk) count(path string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls[path]
-}
-
-func (f *fakeDingTalk) issueCode(who string) string {
+// IssueCode plays a user's successful authorization.
+func (f *DingTalk) IssueCode(who string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.issueCodeLocked(who, "")
 }
 
-func (f *fakeDingTalk) issueCodeLocked(who, corp string) string {
+func (f *DingTalk) issueCodeLocked(who, corp string) string {
 	f.seq++
-	c := fmt.Sprintf("authc0de%04d", f.seq)
-	f.codes[c] = &fakeCode{user: f.users[who], corp: corp, issued: f.clock}
+	c := f.issueLocked(fmt.Sprintf("authc0de%04d", f.seq))
+	f.codes[c] = &dingTalkCode{user: f.Users[who], corp: corp, issued: f.Clock}
 	return c
 }
 
-func (f *fakeDingTalk) answer(w http.ResponseWriter, status int, v any) {
+func (f *DingTalk) answer(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json;charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func (f *fakeDingTalk) fail(w http.ResponseWriter, status int, code, msg string) {
+func (f *DingTalk) fail(w http.ResponseWriter, status int, code, msg string) {
 	f.answer(w, status, map[string]any{"code": code, "message": msg, "requestid": "0A1B2C3D-4E5F-6789"})
 }
 
-func (f *fakeDingTalk) serve(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	f.calls[r.URL.Path]++
-	mis := f.misbehave
-	f.mu.Unlock()
-	if strings.HasPrefix(r.URL.Path, "/v1.0/") && mis != "" {
-		vendortest.Misbehave(w, r, mis, "application/json;charset=utf-8")
+func (f *DingTalk) serve(w http.ResponseWriter, r *http.Request) {
+	if f.begin(w, r, strings.HasPrefix(r.URL.Path, "/v1.0/"), "application/json;charset=utf-8") {
 		return
 	}
 	switch {
@@ -127,7 +112,7 @@ func (f *fakeDingTalk) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeDingTalk) authorize(w http.ResponseWriter, r *http.Request) {
+func (f *DingTalk) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -145,25 +130,25 @@ func (f *fakeDingTalk) authorize(w http.ResponseWriter, r *http.Request) {
 		return false
 	}
 	switch {
-	case q.Get("client_id") != f.clientID:
+	case q.Get("client_id") != f.ClientID:
 		page("应用不存在")
 	case q.Get("response_type") != "code" || q.Get("prompt") != "consent" || !hasScope("openid"):
 		page("参数错误")
-	case q.Get("redirect_uri") != f.redirect:
+	case q.Get("redirect_uri") != f.Redirect:
 		page("redirect_uri 不合法")
 	case q.Get("state") == "":
 		page("state 缺失")
 	default:
 		cb, _ := url.Parse(q.Get("redirect_uri"))
 		v := cb.Query()
-		if f.nextUser == "deny" {
+		if f.NextUser == "deny" {
 			v.Set("error", "access_denied")
 		} else {
 			corp := ""
 			if hasScope("corpid") {
-				corp = f.pickedCorp
+				corp = f.PickedCorp
 			}
-			v.Set("authCode", f.issueCodeLocked(f.nextUser, corp))
+			v.Set("authCode", f.issueCodeLocked(f.NextUser, corp))
 		}
 		v.Set("state", q.Get("state"))
 		cb.RawQuery = v.Encode()
@@ -171,7 +156,7 @@ func (f *fakeDingTalk) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeDingTalk) userAccessToken(w http.ResponseWriter, r *http.Request) {
+func (f *DingTalk) userAccessToken(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		ClientID     string `json:"clientId"`
 		ClientSecret string `json:"clientSecret"`
@@ -185,9 +170,9 @@ func (f *fakeDingTalk) userAccessToken(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if body.ClientID != f.clientID || body.ClientSecret != f.secret {
+	if body.ClientID != f.ClientID || body.ClientSecret != f.Secret {
 		msg := "clientId或clientSecret不合法"
-		if f.echoSecretMsg {
+		if f.EchoSecretMsg {
 			msg += " clientSecret=" + body.ClientSecret
 		}
 		f.fail(w, http.StatusUnauthorized, "invalidClientIdOrSecret", msg)
@@ -198,9 +183,9 @@ func (f *fakeDingTalk) userAccessToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, ok := f.codes[body.Code]
-	if !ok || c.used || f.clock.Sub(c.issued) > 5*time.Minute {
+	if !ok || c.used || f.Clock.Sub(c.issued) > 5*time.Minute {
 		msg := "不合法的临时授权码"
-		if f.echoSecretMsg {
+		if f.EchoSecretMsg {
 			msg += " code=" + body.Code
 		}
 		f.fail(w, http.StatusBadRequest, "invalidParameter.authCode.notFound", msg)
@@ -208,7 +193,7 @@ func (f *fakeDingTalk) userAccessToken(w http.ResponseWriter, r *http.Request) {
 	}
 	c.used = true
 	f.seq++
-	tok := fmt.Sprintf("usertoken%04d%s", f.seq, strings.Repeat("t", 24))
+	tok := f.issueLocked(fmt.Sprintf("usertoken%04d%s", f.seq, strings.Repeat("t", 24)))
 	f.tokens[tok] = c.user
 	resp := map[string]any{"accessToken": tok, "refreshToken": "refresh" + tok, "expireIn": 7200}
 	if c.corp != "" {
@@ -217,19 +202,19 @@ func (f *fakeDingTalk) userAccessToken(w http.ResponseWriter, r *http.Request) {
 	f.answer(w, http.StatusOK, resp)
 }
 
-func (f *fakeDingTalk) me(w http.ResponseWriter, r *http.Request) {
+func (f *DingTalk) me(w http.ResponseWriter, r *http.Request) {
 	tok := r.Header.Get("x-acs-dingtalk-access-token")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	u, ok := f.tokens[tok]
 	switch {
-	case !ok || f.revokeTokens:
+	case !ok || f.RevokeTokens:
 		msg := "不合法的access_token"
-		if f.echoSecretMsg {
+		if f.EchoSecretMsg {
 			msg += " token=" + tok
 		}
 		f.fail(w, http.StatusBadRequest, "InvalidAuthentication", msg)
-	case f.noPermission:
+	case f.NoPermission:
 		f.answer(w, http.StatusForbidden, map[string]any{
 			"code": "Forbidden.AccessDenied.AccessTokenPermissionDenied", "requestid": "0A1B2C3D",
 			"message":            "没有调用该接口的权限，接口权限申请参考：https://open.dingtalk.com/document/orgapp-server/add-api-permission",
@@ -241,7 +226,7 @@ func (f *fakeDingTalk) me(w http.ResponseWriter, r *http.Request) {
 		if u.Mobile != "" {
 			me["mobile"] = u.Mobile
 		}
-		if f.dropUnionID {
+		if f.DropUnionID {
 			delete(me, "unionId")
 		}
 		f.answer(w, http.StatusOK, me)
