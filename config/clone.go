@@ -27,6 +27,12 @@ func (c *Config) Clone() *Config {
 	s.ExternalAuth.TeamChat = maps.Clone(c.Service.ExternalAuth.TeamChat)
 	s.ExternalAuth.CodeHost = maps.Clone(c.Service.ExternalAuth.CodeHost)
 	s.ExternalAuth.SocialChat = maps.Clone(c.Service.ExternalAuth.SocialChat)
+	if c.Service.ExternalAuth.Plugins != nil {
+		s.ExternalAuth.Plugins = make(map[string]VendorSettings, len(c.Service.ExternalAuth.Plugins))
+		for code, v := range c.Service.ExternalAuth.Plugins {
+			s.ExternalAuth.Plugins[code] = maps.Clone(v)
+		}
+	}
 	out.API.DisabledModules = slices.Clone(c.API.DisabledModules)
 	out.API.Cors.AllowedOrigins = slices.Clone(c.API.Cors.AllowedOrigins)
 	out.Logging.LogLevel = maps.Clone(c.Logging.LogLevel)

@@ -223,6 +223,13 @@ type ExternalAuth struct {
 	TeamChat       VendorSettings `koanf:"TeamChat"`
 	CodeHost       VendorSettings `koanf:"CodeHost"`
 	SocialChat     VendorSettings `koanf:"SocialChat"`
+	// Plugins holds the settings sections of plugin providers by code,
+	// Service:ExternalAuth:Plugins:{code}:{Key} (for example
+	// Service__ExternalAuth__Plugins__acme__ClientSecret): the section of
+	// any plugin, in particular of third-party codes. A vendor code may use
+	// it instead of its own section, not in addition (Validate refuses
+	// both).
+	Plugins map[string]VendorSettings `koanf:"Plugins"`
 }
 
 // OIDCProvider is one entry of `Service:ExternalAuth:Oidc`.
@@ -246,22 +253,6 @@ type VendorSettings map[string]string
 // VendorCodes lists the plugin provider codes that have a settings section
 // in ExternalAuth, in field order.
 var VendorCodes = []string{"enterprise_chat", "team_chat", "code_host", "social_chat"}
-
-// ProviderSection returns the settings section of a plugin provider code
-// (enterprise_chat: EnterpriseChat, ...), or nil for any other code.
-func (e *ExternalAuth) ProviderSection(code string) VendorSettings {
-	switch code {
-	case "enterprise_chat":
-		return e.EnterpriseChat
-	case "team_chat":
-		return e.TeamChat
-	case "code_host":
-		return e.CodeHost
-	case "social_chat":
-		return e.SocialChat
-	}
-	return nil
-}
 
 // Upload is `Service:Upload`.
 type Upload struct {

@@ -96,6 +96,7 @@ func (c *Config) Validate() error {
 
 	c.validateCallback(&p)
 	c.validateOIDC(&p)
+	c.validatePlugins(&p)
 
 	categories := make([]string, 0, len(c.Logging.LogLevel))
 	for k := range c.Logging.LogLevel {
@@ -130,6 +131,13 @@ func (c *Config) ExternalProvidersConfigured() bool {
 	}
 	for _, code := range VendorCodes {
 		for _, v := range ea.ProviderSection(code) {
+			if v != "" {
+				return true
+			}
+		}
+	}
+	for _, s := range ea.Plugins {
+		for _, v := range s {
 			if v != "" {
 				return true
 			}

@@ -1,0 +1,87 @@
+package config
+
+import (
+	"sort"
+	"strings"
+)
+
+// vendorSections names the own section of each vendor code.
+var vendorSections = map[string]string{
+	"enterprise_chat": "EnterpriseChat",
+	"team_chat":       "TeamChat",
+	"code_host":       "CodeHost",
+	"social_chat":     "SocialChat",
+}
+
+// ProviderSection returns the settings section of a plugin provider code:
+// for the four vendor codes their own section (enterprise_chat:
+// EnterpriseChat, ...) when it is set, otherwise Plugins:{code} (the code
+// matched exactly, else ignoring case, like every settings key), or nil.
+func (e *ExternalAuth) ProviderSection(code string) VendorSettings {
+	own := e.ownSection(code)
+	if len(own) > 0 {
+		return own
+	}
+	if s, ok := e.Plugins[code]; ok {
+		return s
+	}
+	for k, s := range e.Plugins {
+		if strings.EqualFold(k, code) {
+			return s
+		}
+	}
+	return own
+}
+
+// ownSection is the own section of a vendor code, nil for other codes.
+func (e *ExternalAuth) ownSection(code string) VendorSettings {
+	switch code {
+	case "enterprise_chat":
+		return e.EnterpriseChat
+	case "team_chat":
+		return e.TeamChat
+	case "code_host":
+		return e.CodeHost
+	case "social_chat":
+		return e.SocialChat
+	}
+	return nil
+}
+
+// maxProviderCode is the longest provider code the registry accepts.
+const maxProviderCode = 32
+
+// validatePlugins checks Service:ExternalAuth:Plugins: every key is a
+// provider code (letters, digits, underscores, at most 32), a code has one
+// section only (two keys differing in case only are refused; JSON files
+// merge them already, environment variables may not), and a vendor code
+// does not also have its own section set.
+func (c *Config) validatePlugins(p *problems) {
+	ea := &c.Service.ExternalAuth
+	codes := make([]string, 0, len(ea.Plugins))
+	for code := range ea.Plugins {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	seen := map[string]string{}
+	for _, code := range codes {
+		key := "Service:ExternalAuth:Plugins:" + code
+		if !providerCode.MatchString(code) || len(code) > maxProviderCode {
+			p.add("%s: %q is not a provider code (letters, digits and underscores, at most %d)", key, code, maxProviderCode)
+			continue
+		}
+		lower := strings.ToLower(code)
+		if first, dup := seen[lower]; dup {
+			p.add("%s: the same code as Service:ExternalAuth:Plugins:%s (keys are case-insensitive); keep one", key, first)
+			continue
+		}
+		seen[lower] = code
+		section, vendor := vendorSections[lower]
+		if !vendor || len(ea.Plugins[code]) == 0 {
+			continue
+		}
+		if len(ea.ownSection(lower)) > 0 {
+			p.add("%s and Service:ExternalAuth:%s are both set; give the settings of %s in one of them", key, section, lower)
+		}
+	}
+}
