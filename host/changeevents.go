@@ -32,6 +32,11 @@ var observed = []struct{ prefix, kind string }{
 
 func withChangeEvents(s cache.Store) cache.Store { return eventStore{s} }
 
+// Peek passes the copy-free read through (cache.Peeker).
+func (s eventStore) Peek(ctx context.Context, key string) ([]byte, bool, error) {
+	return cache.Peek(ctx, s.Store, key)
+}
+
 // Delete removes entries, then publishes one event per observed key.
 func (s eventStore) Delete(ctx context.Context, keys ...string) error {
 	if err := s.Store.Delete(ctx, keys...); err != nil {

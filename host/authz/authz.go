@@ -61,6 +61,10 @@ func SplitCodes(field string) []string {
 // Has reports whether the user holds code (already normalised, as produced
 // by route.PermissionCode).
 func (r *Resolver) Has(ctx context.Context, userID int64, code string) (bool, error) {
+	// The cached set is scanned in place (cache.Peek): a hit copies nothing.
+	if set, ok, err := cache.Peek(ctx, r.store, key(userID)); err == nil && ok {
+		return contains(set, code), nil
+	}
 	set, err := r.set(ctx, userID)
 	if err != nil {
 		return false, err

@@ -71,3 +71,22 @@ type Store interface {
 	// Close releases the backend.
 	Close() error
 }
+
+// Peeker is implemented by stores that can hand out an entry without
+// copying it. The returned slice is shared with the store: the caller must
+// not modify it, and must not keep it beyond the current request (a later
+// Set replaces the entry but never changes a slice already handed out).
+// The kernel's hot path (session marks, permission sets, config switches)
+// reads through Peek to avoid one allocation and copy per read.
+type Peeker interface {
+	Peek(ctx context.Context, key string) (val []byte, ok bool, err error)
+}
+
+// Peek returns the entry under key through s's Peeker when it has one and
+// through Get otherwise. The result is read-only (see Peeker).
+func Peek(ctx context.Context, s Store, key string) ([]byte, bool, error) {
+	if p, ok := s.(Peeker); ok {
+		return p.Peek(ctx, key)
+	}
+	return s.Get(ctx, key)
+}

@@ -33,6 +33,7 @@ package session
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -89,9 +90,19 @@ const (
 	maxReasonLen    = 64
 )
 
+// Session marks: the cached answer of Active. A revoked mark is one byte;
+// an active mark is '1' followed by the mark's own deadline (Unix
+// milliseconds, big-endian), so that a copy of it, wherever it is kept (a
+// replica-local near cache included), is never trusted past the deadline
+// its writer gave it. A mark of any other shape is a miss.
+const (
+	markActiveByte  = '1'
+	markRevokedByte = '0'
+	activeMarkLen   = 9
+)
+
 var (
-	markActive  = []byte{'1'}
-	markRevoked = []byte{'0'}
+	markRevoked = []byte{markRevokedByte}
 
 	// errLost: a compare-and-swap found the row already changed.
 	errLost = errors.New("session: lost the race for the refresh token")
@@ -437,11 +448,17 @@ func (s *Service) Active(ctx context.Context, sid string) (bool, error) {
 	if sid == "" || len(sid) > maxSessionIDLen {
 		return false, nil
 	}
-	key := KeyPrefix + sid
-	if v, ok, err := s.store.Get(ctx, key); err == nil && ok && len(v) == 1 {
-		return v[0] == markActive[0], nil
-	} else if err != nil {
+	v, ok, err := cache.Peek(ctx, s.store, KeyPrefix+sid)
+	switch {
+	case err != nil:
 		s.log.Debug("session cache read failed; reading the database", "error", err)
+	case !ok:
+	case len(v) == 1 && v[0] == markRevokedByte:
+		return false, nil
+	case len(v) == activeMarkLen && v[0] == markActiveByte:
+		if s.clock().UnixMilli() < int64(binary.BigEndian.Uint64(v[1:])) { //nolint:gosec // written by mark from a positive UnixMilli
+			return true, nil
+		}
 	}
 	return s.load(ctx, sid)
 }
@@ -491,12 +508,14 @@ func (s *Service) load(ctx context.Context, sid string) (bool, error) {
 
 // mark caches an answer for sid (best effort: a lost mark is a later miss).
 func (s *Service) mark(ctx context.Context, sid string, active bool, ttl time.Duration) {
-	val := markRevoked
-	if active {
-		val = markActive
-	}
 	if ttl <= 0 {
 		return
+	}
+	val := markRevoked
+	if active {
+		val = make([]byte, activeMarkLen)
+		val[0] = markActiveByte
+		binary.BigEndian.PutUint64(val[1:], uint64(s.clock().Add(ttl).UnixMilli())) //nolint:gosec // a positive UnixMilli
 	}
 	if err := s.store.Set(ctx, KeyPrefix+sid, val, ttl); err != nil {
 		s.log.Debug("session cache write failed", "error", err)

@@ -186,6 +186,40 @@ func TestActiveCache(t *testing.T) {
 			}
 		})
 
+		t.Run("a copy of an active mark is not trusted past its deadline", func(t *testing.T) {
+			is := e.login(t, e.svc, uid)
+			key := session.KeyPrefix + is.SessionID
+			mark, ok := e.store.raw(key)
+			if !ok || len(mark) != 9 || mark[0] != '1' {
+				t.Fatalf("active mark = %q, %v; want '1' and an 8-byte deadline", mark, ok)
+			}
+			// A copy kept without the entry's TTL (as a replica-local cache
+			// might keep it) and read after the deadline inside it.
+			if err := e.store.Set(ctx, key, []byte(mark), 0); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(session.DefaultCacheTTL + time.Second)
+			before := e.drv.statements()
+			if !e.active(t, is.SessionID) {
+				t.Fatal("not active")
+			}
+			if e.drv.statements() == before {
+				t.Fatal("an expired mark was trusted without reading the database")
+			}
+			for _, bad := range []string{"1", "1short", "x"} {
+				if err := e.store.Set(ctx, key, []byte(bad), 0); err != nil {
+					t.Fatal(err)
+				}
+				before := e.drv.statements()
+				if !e.active(t, is.SessionID) {
+					t.Fatalf("mark %q: not active", bad)
+				}
+				if e.drv.statements() == before {
+					t.Fatalf("a malformed mark %q was trusted", bad)
+				}
+			}
+		})
+
 		t.Run("a miss reads once and caches", func(t *testing.T) {
 			is := e.login(t, e.svc, uid)
 			if _, err := e.store.DeletePrefix(ctx, session.KeyPrefix); err != nil {
@@ -310,7 +344,7 @@ func TestActiveCache(t *testing.T) {
 			// Between the miss's database read and its cache write, another
 			// request revokes the session and writes the revoked mark.
 			e.store.beforeSet = func(k string, val []byte) {
-				if k != key || string(val) != "1" || fired {
+				if k != key || len(val) == 0 || val[0] != '1' || fired {
 					return
 				}
 				fired = true

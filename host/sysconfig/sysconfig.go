@@ -6,6 +6,7 @@
 package sysconfig
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 	"strings"
@@ -34,9 +35,20 @@ func New(client *ent.Client, store cache.Store, ttl time.Duration) *Service {
 // Value returns the value of a live key; ok is false when the key is
 // missing, deleted or has a NULL value. Misses are cached too.
 func (s *Service) Value(ctx context.Context, key string) (string, bool, error) {
+	b, err := s.raw(ctx, key)
+	if err != nil {
+		return "", false, err
+	}
+	return string(b[1:]), b[0] == '1', nil
+}
+
+// raw returns the cached encoding of a key ('1' + value, or '0' when the key
+// is missing), reading the database on a miss. On a hit the slice is the
+// cache's own (cache.Peek): read it, never keep or change it.
+func (s *Service) raw(ctx context.Context, key string) ([]byte, error) {
 	ck := KeyPrefix + key
-	if b, hit, err := s.store.Get(ctx, ck); err == nil && hit && len(b) > 0 {
-		return string(b[1:]), b[0] == '1', nil
+	if b, hit, err := cache.Peek(ctx, s.store, ck); err == nil && hit && len(b) > 0 {
+		return b, nil
 	}
 	row, err := s.client.SysConfig.Query().
 		Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).
@@ -47,7 +59,7 @@ func (s *Service) Value(ctx context.Context, key string) (string, bool, error) {
 	switch {
 	case ent.IsNotFound(err):
 	case err != nil:
-		return "", false, err
+		return nil, err
 	case row.ConfigValue != nil:
 		val, ok = *row.ConfigValue, true
 	}
@@ -57,9 +69,10 @@ func (s *Service) Value(ctx context.Context, key string) (string, bool, error) {
 	} else {
 		enc = append(enc, '0')
 	}
+	enc = append(enc, val...)
 	// A cache write failure only costs a database read next time.
-	_ = s.store.Set(ctx, ck, append(enc, val...), s.ttl)
-	return val, ok, nil
+	_ = s.store.Set(ctx, ck, enc, s.ttl)
+	return enc, nil
 }
 
 // String returns the value, or def when the key is missing or empty.
@@ -74,19 +87,26 @@ func (s *Service) String(ctx context.Context, key, def string) (string, error) {
 // Bool reads "true"/"1" (case-insensitive) as true and "false"/"0" as false;
 // anything else, or a missing key, is def.
 func (s *Service) Bool(ctx context.Context, key string, def bool) (bool, error) {
-	v, ok, err := s.Value(ctx, key)
-	if err != nil || !ok {
+	b, err := s.raw(ctx, key)
+	if err != nil || b[0] != '1' {
 		return def, err
 	}
-	return ParseBool(v, def), nil
+	return parseBool(b[1:], def), nil
 }
 
 // ParseBool is the kernel's reading of a boolean config value.
 func ParseBool(v string, def bool) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true", "1":
+	return parseBool([]byte(v), def)
+}
+
+// parseBool reads "true"/"1" (any case, surrounding space ignored) as true
+// and "false"/"0" as false, without allocating.
+func parseBool(v []byte, def bool) bool {
+	v = bytes.TrimSpace(v)
+	switch {
+	case bytes.EqualFold(v, []byte("true")), string(v) == "1":
 		return true
-	case "false", "0":
+	case bytes.EqualFold(v, []byte("false")), string(v) == "0":
 		return false
 	}
 	return def

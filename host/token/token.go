@@ -16,7 +16,10 @@
 // HMAC secret) therefore fails before its claims are read.
 //
 // Verify does little per call: no header parsing, pooled HMAC state and
-// buffers, and one JSON decode of the payload.
+// buffers, and one JSON decode of the payload. A token that verified once
+// is remembered (a bounded map keyed by the token's exact text, see
+// verified.go), so the next requests carrying it only compare strings and
+// check the clock.
 package token
 
 import (
@@ -118,6 +121,7 @@ type Issuer struct {
 	skew    time.Duration
 	now     func() time.Time
 	scratch *sync.Pool // *scratch
+	seen    *verified
 }
 
 // scratch is the per-call state of Verify, pooled.
@@ -146,7 +150,7 @@ func NewIssuer(key []byte, issuer string, skew time.Duration) (*Issuer, error) {
 }
 
 func newIssuer(key []byte, issuer string, skew time.Duration, now func() time.Time) *Issuer {
-	i := &Issuer{key: key, issuer: issuer, skew: skew, now: now}
+	i := &Issuer{key: key, issuer: issuer, skew: skew, now: now, seen: newVerified(VerifiedCacheSize)}
 	i.scratch = &sync.Pool{New: func() any {
 		return &scratch{mac: hmac.New(sha256.New, key), in: make([]byte, 0, 512), payload: make([]byte, 0, 384)}
 	}}
@@ -222,6 +226,22 @@ func (i *Issuer) Verify(raw string) (Claims, error) {
 	if len(raw) > MaxTokenLen {
 		return Claims{}, ErrMalformed
 	}
+	if c, ok := i.seen.get(raw); ok {
+		if err := i.checkTimes(&c, i.now()); err != nil {
+			i.seen.forget(raw)
+			return Claims{}, err
+		}
+		return c, nil
+	}
+	c, err := i.verify(raw)
+	if err == nil {
+		i.seen.put(raw, c)
+	}
+	return c, err
+}
+
+// verify is Verify without the cache of verified tokens.
+func (i *Issuer) verify(raw string) (Claims, error) {
 	d1 := strings.IndexByte(raw, '.')
 	if d1 < 0 {
 		return Claims{}, ErrMalformed
@@ -283,18 +303,18 @@ func (i *Issuer) check(wc *wireClaims) (Claims, error) {
 	if wc.Exp <= 0 {
 		return Claims{}, ErrClaims
 	}
-	now := i.now()
 	exp := time.Unix(wc.Exp, 0)
-	if !now.Before(exp.Add(i.skew)) {
-		return Claims{}, ErrExpired
-	}
 	nbf := time.Unix(wc.Nbf, 0)
-	if wc.Nbf != 0 && now.Before(nbf.Add(-i.skew)) {
-		return Claims{}, ErrNotYetValid
-	}
 	iat := time.Unix(wc.Iat, 0)
-	if wc.Iat != 0 && now.Before(iat.Add(-i.skew)) {
-		return Claims{}, ErrNotYetValid
+	times := Claims{IssuedAt: iat, NotBefore: nbf, ExpiresAt: exp}
+	if wc.Nbf == 0 {
+		times.NotBefore = time.Time{}
+	}
+	if wc.Iat == 0 {
+		times.IssuedAt = time.Time{}
+	}
+	if err := i.checkTimes(&times, i.now()); err != nil {
+		return Claims{}, err
 	}
 	uid, err := strconv.ParseInt(wc.Sub, 10, 64)
 	if err != nil || uid <= 0 {
@@ -320,6 +340,21 @@ func (i *Issuer) check(wc *wireClaims) (Claims, error) {
 		NotBefore:  nbf.UTC(),
 		ExpiresAt:  exp.UTC(),
 	}, nil
+}
+
+// checkTimes checks exp, nbf and iat against now with the allowed skew. A
+// zero NotBefore or IssuedAt is absent (the claim was 0 or missing).
+func (i *Issuer) checkTimes(c *Claims, now time.Time) error {
+	if !now.Before(c.ExpiresAt.Add(i.skew)) {
+		return ErrExpired
+	}
+	if !c.NotBefore.IsZero() && now.Before(c.NotBefore.Add(-i.skew)) {
+		return ErrNotYetValid
+	}
+	if !c.IssuedAt.IsZero() && now.Before(c.IssuedAt.Add(-i.skew)) {
+		return ErrNotYetValid
+	}
+	return nil
 }
 
 // headerError says why a protected header other than ours is refused. It

@@ -27,6 +27,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cache.Store) {
 	}{
 		{"GetSetExpiry", testGetSetExpiry},
 		{"SetOverwrites", testSetOverwrites},
+		{"Peek", testPeek},
 		{"Delete", testDelete},
 		{"DeletePrefix", testDeletePrefix},
 		{"DeletePrefixGlobChars", testDeletePrefixGlob},
@@ -81,6 +82,43 @@ func testSetOverwrites(t *testing.T, ctx context.Context, s cache.Store) {
 	must(t, s.Set(ctx, "e:k", []byte("old"), time.Minute))
 	must(t, s.Set(ctx, "e:k", []byte("new"), time.Minute))
 	wantGet(t, ctx, s, "e:k", "new")
+}
+
+// testPeek: cache.Peek (the store's copy-free read, or Get) sees what Get
+// sees, and a slice it handed out keeps its bytes when the entry is
+// replaced or deleted.
+func testPeek(t *testing.T, ctx context.Context, s cache.Store) {
+	peek := func(key string) (string, bool) {
+		t.Helper()
+		v, ok, err := cache.Peek(ctx, s, key)
+		must(t, err)
+		return string(v), ok
+	}
+	if _, ok := peek("p:missing"); ok {
+		t.Fatal("Peek of a missing key: ok = true")
+	}
+	must(t, s.Set(ctx, "p:k", []byte("first"), time.Minute))
+	held, ok, err := cache.Peek(ctx, s, "p:k")
+	must(t, err)
+	if !ok || string(held) != "first" {
+		t.Fatalf("Peek = %q, %v; want first, true", held, ok)
+	}
+	must(t, s.Set(ctx, "p:k", []byte("second"), time.Minute))
+	if v, ok := peek("p:k"); !ok || v != "second" {
+		t.Fatalf("Peek after Set = %q, %v; want second, true", v, ok)
+	}
+	must(t, s.Delete(ctx, "p:k"))
+	if _, ok := peek("p:k"); ok {
+		t.Fatal("Peek after Delete: ok = true")
+	}
+	if string(held) != "first" {
+		t.Fatalf("a slice Peek handed out changed to %q", held)
+	}
+	must(t, s.Set(ctx, "p:short", []byte("v"), 100*time.Millisecond))
+	time.Sleep(200 * time.Millisecond)
+	if _, ok := peek("p:short"); ok {
+		t.Fatal("Peek of an expired entry: ok = true")
+	}
 }
 
 func testDelete(t *testing.T, ctx context.Context, s cache.Store) {

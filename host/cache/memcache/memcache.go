@@ -94,7 +94,10 @@ type counter struct {
 	exp time.Time // zero: never
 }
 
-var _ cache.Store = (*Cache)(nil)
+var (
+	_ cache.Store  = (*Cache)(nil)
+	_ cache.Peeker = (*Cache)(nil)
+)
 
 // New creates the cache and starts its janitor; Close releases both.
 func New(opts Options) (*Cache, error) {
@@ -162,6 +165,20 @@ func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	return bytes.Clone(e.val), true, nil
+}
+
+// Peek returns the entry under key without copying it (cache.Peeker): the
+// slice is the stored value, which Set never modifies in place.
+func (c *Cache) Peek(ctx context.Context, key string) ([]byte, bool, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, false, err
+	}
+	defer c.life.RUnlock()
+	e, ok := c.entries.Get(key)
+	if !ok || e.key != key || expired(e.exp, c.now()) {
+		return nil, false, nil
+	}
+	return e.val, true, nil
 }
 
 // Set stores an entry for min(ttl, MaxEntryAge); ttl <= 0 leaves only the
