@@ -3,13 +3,16 @@
 // adminkernel-provider-<code>, it reports <code> (so one build serves under
 // several names). Two names behave differently: adminkernel-provider-liar
 // reports a code that does not match its file name, and
-// adminkernel-provider-crashy exits 300 ms after it is configured. Every
+// adminkernel-provider-crashy exits 300 ms after it is configured, and
+// adminkernel-provider-chatty prints a line to standard output before the
+// go-plugin handshake (which a plugin must never do). Every
 // Exchange is logged ("exchange received") so tests can count calls from
 // the host's log.
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,8 +26,13 @@ import (
 
 func main() {
 	code := strings.TrimPrefix(filepath.Base(os.Args[0]), "adminkernel-provider-")
-	if code == "liar" {
+	switch code {
+	case "liar":
 		code = "someone_else"
+	case "chatty":
+		// Standard output belongs to the handshake: the host reads this
+		// line where it expects go-plugin's.
+		fmt.Println("chatty plugin: hello before the handshake")
 	}
 	pluginsdk.Serve(func(log hclog.Logger) pluginsdk.Provider {
 		f := providertest.NewFake(code)
