@@ -210,6 +210,15 @@ type ExternalAuth struct {
 	// off only when the frontend runs on another site than the backend:
 	// its XHR cannot carry a Lax cookie, so the ticket alone is accepted.
 	BindTicketToBrowser bool `koanf:"BindTicketToBrowser"`
+	// MaxPendingStates (default 100000, at least 1) caps the authorize
+	// states waiting for their callback: each anonymous GET
+	// {provider}/authorize stores one for 5 minutes, so without a cap
+	// anonymous traffic grows the cache without bound. Beyond the cap
+	// authorize answers HTTP 429 / 40008 with Retry-After; a callback and
+	// the consumption of a state are never refused by it. With the
+	// in-process cache the cap is per replica; with Redis it counts the
+	// states of all replicas together (they share Redis's memory).
+	MaxPendingStates int `koanf:"MaxPendingStates"`
 	// PluginDir is where provider plugin binaries are discovered. Default:
 	// "plugins" next to the host binary.
 	PluginDir string `koanf:"PluginDir"`
@@ -339,7 +348,7 @@ func Defaults() Config {
 				Session:  Session{RefreshGraceSeconds: 10},
 				Sms:      Sms{Sender: "Log"},
 			},
-			ExternalAuth: ExternalAuth{FrontendResultPath: "/oauth/callback", BindTicketToBrowser: true},
+			ExternalAuth: ExternalAuth{FrontendResultPath: "/oauth/callback", BindTicketToBrowser: true, MaxPendingStates: 100000},
 			Logging: ServiceLog{OpLog: OpLog{
 				QueueCapacity: 10000,
 				ParamMaxChars: 8192,

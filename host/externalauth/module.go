@@ -52,6 +52,7 @@ func routes(d *module.Deps, api *route.Group) error {
 		// See config.ExternalAuth.BindTicketToBrowser and
 		// docs/compatibility.md.
 		AllowUnboundTickets: !ea.BindTicketToBrowser,
+		MaxPendingStates:    ea.MaxPendingStates,
 		Log:                 log,
 	})
 	NewHandler(svc, d.Config.CallbackPrefix(), trusted).Routes(api)

@@ -105,13 +105,18 @@ type Options struct {
 	// cannot carry a SameSite=Lax cookie). Off (the zero value): the
 	// exchange requires the binder.
 	AllowUnboundTickets bool
-	Log                 hclog.Logger
+	// MaxPendingStates caps the authorize states waiting for their
+	// callback (Service:ExternalAuth:MaxPendingStates; 0 takes
+	// DefaultMaxPendingStates). Beyond it Authorize answers 429 / 40008.
+	MaxPendingStates int
+	Log              hclog.Logger
 }
 
 // Service is the external-login flow: authorize, callback, ticket
 // exchange, pending links, binding and unbinding.
 type Service struct {
 	Options
+	slots *stateSlots
 }
 
 // NewService returns the flow.
@@ -123,7 +128,7 @@ func NewService(o Options) *Service {
 		o.FrontendResultPath = "/oauth/callback"
 	}
 	o.CallbackBaseURL = strings.TrimRight(o.CallbackBaseURL, "/")
-	return &Service{Options: o}
+	return &Service{Options: o, slots: newStateSlots(o.Store, o.MaxPendingStates, o.Log)}
 }
 
 // stateRecord is stored under the authorize state.
@@ -136,6 +141,9 @@ type stateRecord struct {
 	RedirectURI  string `json:"r"`
 	BinderHash   string `json:"b"`
 	ProviderData []byte `json:"d,omitempty"`
+	// Slot is the counting bucket of the state (see stateSlots), freed
+	// when the state is taken.
+	Slot int64 `json:"t,omitempty"`
 }
 
 // pendingRecord is stored under a pending-link ticket.
@@ -288,6 +296,18 @@ func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeRe
 		return AuthorizeResult{}, err
 	}
 	challenge := sha256.Sum256([]byte(verifier))
+	// Reserve the state's slot before asking the provider: at the cap the
+	// request ends here, without a provider call or a stored state.
+	slot, err := s.slots.acquire(ctx)
+	if err != nil {
+		return AuthorizeResult{}, err
+	}
+	stored := false
+	defer func() {
+		if !stored {
+			s.slots.release(ctx, slot)
+		}
+	}()
 	actx, cancel := context.WithTimeout(ctx, providerTimeout)
 	defer cancel()
 	resp, err := e.Provider.AuthorizeURL(actx, pluginsdk.AuthorizeRequest{
@@ -309,7 +329,7 @@ func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeRe
 	}
 	rec, err := json.Marshal(stateRecord{
 		Provider: e.Code, Mode: in.Mode, UserID: in.UserID, Nonce: nonce, Verifier: verifier,
-		RedirectURI: redirect, BinderHash: hashBinder(binder), ProviderData: resp.ProviderData,
+		RedirectURI: redirect, BinderHash: hashBinder(binder), ProviderData: resp.ProviderData, Slot: slot,
 	})
 	if err != nil {
 		return AuthorizeResult{}, err
@@ -317,6 +337,7 @@ func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeRe
 	if err := s.Store.PutOnce(ctx, stateKeyPrefix+state, rec, StateTTL); err != nil {
 		return AuthorizeResult{}, fmt.Errorf("storing the authorize state: %w", err)
 	}
+	stored = true
 	return AuthorizeResult{URL: resp.URL, Binder: binder}, nil
 }
 
@@ -370,7 +391,7 @@ func (s *Service) Callback(ctx context.Context, in CallbackInput) (CallbackResul
 	if q["error"] != "" || q["code"] == "" || state == "" {
 		if validState(state) {
 			// Burn the state: this login is over either way.
-			_, _, _ = s.Store.Take(ctx, stateKeyPrefix+state)
+			_, _ = s.takeState(ctx, state)
 		}
 		return CallbackResult{}, errcode.New(errcode.OAuthExchangeFailed).Wrap(fmt.Errorf("callback without code or state, or with error %q", clip(q["error"], 64)))
 	}
@@ -418,6 +439,8 @@ func (s *Service) takeState(ctx context.Context, state string) (stateRecord, err
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return st, errcode.New(errcode.OAuthStateInvalid).Wrap(err)
 	}
+	// The state is gone: its slot is free for the next authorize.
+	s.slots.release(ctx, st.Slot)
 	return st, nil
 }
 
