@@ -122,6 +122,12 @@ type Redis struct {
 	// KeyPrefix namespaces every key the kernel writes (default "ak:").
 	KeyPrefix string   `koanf:"KeyPrefix"`
 	TLS       RedisTLS `koanf:"Tls"`
+	// NearCacheSeconds caps how long a replica keeps a local copy of a hot
+	// entry (session marks, permission sets, data scopes, config values,
+	// dictionaries; default 30). Copies are dropped on every replica before
+	// a change returns (host/cache/nearcache); this is only the safety
+	// net. 0 turns the near cache off: every read goes to Redis.
+	NearCacheSeconds int `koanf:"NearCacheSeconds"`
 }
 
 // RedisTLS is `Service:Cache:Redis:Tls`.
@@ -337,8 +343,9 @@ func Defaults() Config {
 				MemoryEntryLimit:  100000,
 				MaxEntryMinutes:   1440,
 				Redis: Redis{
-					Address:   "127.0.0.1:6379",
-					KeyPrefix: "ak:",
+					Address:          "127.0.0.1:6379",
+					KeyPrefix:        "ak:",
+					NearCacheSeconds: 30,
 				},
 			},
 			Seed: Seed{AdminAccount: "superAdmin"},

@@ -6,8 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/bus"
+	"github.com/adminkernel/kernel/host/cache/nearcache"
 	"github.com/adminkernel/kernel/host/cache/rediscache"
+	"github.com/adminkernel/kernel/host/datascope"
+	"github.com/adminkernel/kernel/host/dict"
+	"github.com/adminkernel/kernel/host/session"
+	"github.com/adminkernel/kernel/host/sysconfig"
 	"github.com/adminkernel/kernel/host/snowflake"
 )
 
@@ -17,6 +23,21 @@ import (
 type scaleOut struct {
 	lease *snowflake.Lease
 	relay *bus.Relay
+	near  *nearcache.Cache // nil when Service:Cache:Redis:NearCacheSeconds is 0
+}
+
+// NearPrefixes are the cache entries every replica keeps a local copy of
+// with Redis: the ones read on every request (session marks, permission
+// sets, data scopes, config values) and dictionaries.
+var NearPrefixes = []string{session.KeyPrefix, authz.KeyPrefix, datascope.KeyPrefix, sysconfig.KeyPrefix, dict.KeyPrefix}
+
+// NearCache returns the replica-local near cache (nil without Redis or with
+// it turned off).
+func (k *Kernel) NearCache() *nearcache.Cache {
+	if k.scale == nil {
+		return nil
+	}
+	return k.scale.near
 }
 
 // openShared opens the configured cache and, with Redis, leases the
@@ -36,12 +57,28 @@ func (k *Kernel) openShared(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	k.store = withChangeEvents(store)
 	rc, ok := store.(*rediscache.Cache)
 	if !ok {
+		k.store = withChangeEvents(store)
 		return nil
 	}
 	k.scale = &scaleOut{}
+	if secs := k.cfg.Service.Cache.Redis.NearCacheSeconds; secs > 0 {
+		near, err := nearcache.New(ctx, rc, rc.Client(), nearcache.Options{
+			Channel:    rc.Prefix() + nearcache.ChannelSuffix,
+			Prefixes:   NearPrefixes,
+			TTL:        time.Duration(secs) * time.Second,
+			MaxEntries: k.cfg.Service.Cache.MemoryEntryLimit,
+			Log:        k.logs.For("AdminKernel.NearCache"),
+		})
+		if err != nil {
+			_ = rc.Close()
+			return err
+		}
+		k.scale.near = near
+		store = near
+	}
+	k.store = withChangeEvents(store)
 	log := k.logs.For("AdminKernel.Snowflake")
 	configured := k.cfg.Service.Snowflake.WorkerID
 	lease, err := snowflake.AcquireLease(ctx, rc, snowflake.LeaseOptions{

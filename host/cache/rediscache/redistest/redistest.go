@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -140,6 +141,25 @@ func (s *Server) Stop() {
 		}
 		c.Close()
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Pause stops the server process (SIGSTOP): connections stay open but
+// nothing is answered, as in a network partition that keeps TCP alive.
+// Resume continues it. Pausing a stopped server is a no-op.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Errorf("redistest: signal %v: %v", sig, err)
 	}
 }
 
