@@ -13,8 +13,8 @@ import (
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/dict"
 	"github.com/adminkernel/kernel/host/session"
-	"github.com/adminkernel/kernel/host/sysconfig"
 	"github.com/adminkernel/kernel/host/snowflake"
+	"github.com/adminkernel/kernel/host/sysconfig"
 )
 
 // scaleOut is what a kernel runs only with the shared (Redis) cache, for
