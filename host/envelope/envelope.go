@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 )
 
@@ -83,7 +84,10 @@ type Unhandled func(c fiber.Ctx, err error)
 // become their envelope and status; framework errors (404, 405, 413, 400)
 // become request codes; anything else is logged with the request's trace id,
 // passed to onUnhandled and answered as HTTP 500 with code 50000 and no
-// detail.
+// detail — except a database write refused for lack of storage
+// (database.IsStorageFull), which is logged and recorded the same way but
+// answered as HTTP 503 with code 50001 StorageFull: nothing was written and
+// the client may retry once the operator has freed space.
 func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhandled) fiber.ErrorHandler {
 	return func(c fiber.Ctx, err error) error {
 		var be *errcode.Error
@@ -94,6 +98,12 @@ func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhand
 		case errors.As(err, &fe):
 			code := requestCode(fe.Code)
 			return write(c, catalog, errcode.StatusOf(code), code, nil)
+		case database.IsStorageFull(err):
+			log.Error("database storage is full: the write was refused", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "error", err)
+			if onUnhandled != nil {
+				onUnhandled(c, err)
+			}
+			return write(c, catalog, errcode.StatusOf(errcode.StorageFull), errcode.StorageFull, nil)
 		default:
 			log.Error("unhandled error", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "error", err)
 			if onUnhandled != nil {
@@ -105,8 +115,8 @@ func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhand
 }
 
 // CodeOf is the envelope code the central error handler answers err with:
-// a business error's own code, a framework error's request code, otherwise
-// 50000.
+// a business error's own code, a framework error's request code, 50001 for
+// a full database storage, otherwise 50000.
 func CodeOf(err error) errcode.Code {
 	var be *errcode.Error
 	var fe *fiber.Error
@@ -117,6 +127,8 @@ func CodeOf(err error) errcode.Code {
 		return be.Code
 	case errors.As(err, &fe):
 		return requestCode(fe.Code)
+	case database.IsStorageFull(err):
+		return errcode.StorageFull
 	default:
 		return errcode.SystemError
 	}

@@ -3,15 +3,18 @@ package envelope_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
+	"github.com/lib/pq"
 
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -44,6 +47,10 @@ func newApp(t *testing.T, unhandled *atomic.Int32) *fiber.App {
 	})
 	app.Get("/boom", func(fiber.Ctx) error { return errors.New("dial tcp 10.0.0.1:5432: password=hunter2") })
 	app.Get("/panic", func(fiber.Ctx) error { panic("kaboom") })
+	app.Get("/disk-full", func(fiber.Ctx) error {
+		return fmt.Errorf("ent: creating sys_user: %w", &pq.Error{Code: "53100", Message: "could not extend file base/16384/2619"})
+	})
+	app.Get("/enospc", func(fiber.Ctx) error { return fmt.Errorf("write /data/ak.db-wal: %w", syscall.ENOSPC) })
 	app.Post("/body", func(c fiber.Ctx) error { return envelope.OK(c, len(c.Body())) })
 	return app
 }
@@ -74,6 +81,8 @@ func TestErrorHandler(t *testing.T) {
 		{"rate limited is 429", "GET", "/limited", "", 429, 40008, "error.auth.tooManyRequests", 0},
 		{"unhandled error is 500 without detail", "GET", "/boom", "", 500, 50000, "error.system.internal", 1},
 		{"panic is recovered as 500", "GET", "/panic", "", 500, 50000, "error.system.internal", 1},
+		{"full database storage is 503 / 50001", "GET", "/disk-full", "", 503, 50001, "error.system.storageFull", 1},
+		{"ENOSPC is 503 / 50001", "GET", "/enospc", "", 503, 50001, "error.system.storageFull", 1},
 		{"unknown route is 404", "GET", "/nope", "", 404, 48003, "error.request.notFound", 0},
 	}
 	for _, tt := range tests {
@@ -96,7 +105,7 @@ func TestErrorHandler(t *testing.T) {
 			if got := unhandled.Load() - before; got != tt.unhandled {
 				t.Errorf("unhandled hook called %d times, want %d", got, tt.unhandled)
 			}
-			for _, leak := range []string{"hunter2", "10.0.0.1", "kaboom", "goroutine"} {
+			for _, leak := range []string{"hunter2", "10.0.0.1", "kaboom", "goroutine", "extend file", "ak.db", "space"} {
 				if strings.Contains(string(raw), leak) {
 					t.Errorf("body leaks %q: %s", leak, raw)
 				}

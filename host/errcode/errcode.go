@@ -180,6 +180,8 @@ func StatusOf(code Code) int {
 		return http.StatusRequestEntityTooLarge
 	case SystemError:
 		return http.StatusInternalServerError
+	case StorageFull:
+		return http.StatusServiceUnavailable
 	default:
 		return http.StatusOK
 	}

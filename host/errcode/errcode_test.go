@@ -18,8 +18,8 @@ func TestKernelCatalog(t *testing.T) {
 	entries := c.Entries()
 	// The 108 entries of the wire contract's table (the alias
 	// BindInviteInvalid has no entry of its own) plus the four 48xxx request
-	// codes this kernel adds.
-	if got, want := len(entries), 108+4; got != want {
+	// codes and 50001 StorageFull this kernel adds.
+	if got, want := len(entries), 108+4+1; got != want {
 		t.Fatalf("kernel catalog has %d entries, want %d", got, want)
 	}
 	for i := 1; i < len(entries); i++ {
@@ -185,6 +185,7 @@ func TestErrorStatusAndMatching(t *testing.T) {
 		{errcode.RequestInvalid, http.StatusBadRequest},
 		{errcode.RouteNotFound, http.StatusNotFound},
 		{errcode.SystemError, http.StatusInternalServerError},
+		{errcode.StorageFull, http.StatusServiceUnavailable},
 		{60001, http.StatusOK},
 	}
 	for _, tt := range tests {

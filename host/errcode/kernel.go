@@ -1,5 +1,6 @@
 // The kernel code table follows the wire contract (§5.1) plus the 48002-48005
-// request codes this kernel adds (see docs/compatibility.md).
+// request codes and 50001 StorageFull this kernel adds (see
+// docs/compatibility.md and docs/security.md).
 
 package errcode
 
@@ -123,6 +124,10 @@ const (
 	MethodNotAllowed        Code = 48004
 	BodyTooLarge            Code = 48005
 	SystemError             Code = 50000
+	// StorageFull: the database refused a write because its storage is
+	// full (SQLite SQLITE_FULL, PostgreSQL 53100 disk_full, MySQL 1021 /
+	// 1114). Answered with HTTP 503; the write did not happen.
+	StorageFull Code = 50001
 )
 
 // KernelEnumName is the source name of the kernel's own codes.
@@ -242,4 +247,5 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{MethodNotAllowed, "MethodNotAllowed", "error.request.methodNotAllowed"},
 	{BodyTooLarge, "BodyTooLarge", "error.request.bodyTooLarge"},
 	{SystemError, "SystemError", "error.system.internal"},
+	{StorageFull, "StorageFull", "error.system.storageFull"},
 }}
