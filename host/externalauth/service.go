@@ -388,12 +388,12 @@ func (s *Service) Callback(ctx context.Context, in CallbackInput) (CallbackResul
 	}
 	q := in.Query
 	state := q["state"]
-	if q["error"] != "" || q["code"] == "" || state == "" {
+	if q["error"] != "" || state == "" { // the code parameter is the provider's business (team_chat's is authCode)
 		if validState(state) {
 			// Burn the state: this login is over either way.
 			_, _ = s.takeState(ctx, state)
 		}
-		return CallbackResult{}, errcode.New(errcode.OAuthExchangeFailed).Wrap(fmt.Errorf("callback without code or state, or with error %q", clip(q["error"], 64)))
+		return CallbackResult{}, errcode.New(errcode.OAuthExchangeFailed).Wrap(fmt.Errorf("callback without state, or with error %q", clip(q["error"], 64)))
 	}
 	st, err := s.takeState(ctx, state)
 	if err != nil {
