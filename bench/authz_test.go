@@ -26,14 +26,16 @@ func permissionCodes(k *host.Kernel) []string {
 // BenchmarkPermissionHas is the permission check of a permission-gated
 // route on a cache hit: authz.Resolver.Has for a user holding every
 // permission code of the built-in routes, after a first call has cached the
-// set. memcache is the in-process store, redis one GET per check.
+// set, through the kernel's cache: memcache is the in-process store, redis
+// Redis behind the near cache (a local copy), redis-nonear one GET per
+// check.
 func BenchmarkPermissionHas(b *testing.B) {
-	k := startKernel(b, "memcache")
-	codes := permissionCodes(k)
-	uid := addUser(b, k, "permuser", userPassword, codes...)
-	for _, kind := range storeKinds {
+	for _, kind := range kernelKinds {
 		b.Run(kind, func(b *testing.B) {
-			r := authz.New(k.Ent(), newStore(b, kind), 20*time.Minute)
+			k := startKernel(b, kind)
+			codes := permissionCodes(k)
+			uid := addUser(b, k, "permuser", userPassword, codes...)
+			r := authz.New(k.Ent(), k.Cache(), 20*time.Minute)
 			ctx := context.Background()
 			for _, code := range []string{pingCode, codes[len(codes)-1]} {
 				if ok, err := r.Has(ctx, uid, code); err != nil || !ok {

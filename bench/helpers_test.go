@@ -103,16 +103,26 @@ func newStore(tb testing.TB, kind string) cache.Store {
 
 var storeKinds = []string{"memcache", "redis"}
 
+// kernelKinds are the cache settings the kernel benchmarks run with:
+// the in-process cache, Redis with the replica-local near cache (the
+// default with Redis), and Redis without it (NearCacheSeconds=0: every
+// read is a round trip).
+var kernelKinds = []string{"memcache", "redis", "redis-nonear"}
+
 // startKernel starts a Development kernel on SQLite in a temporary content
 // root, super-admin password adminPassword, rate limiting off. cacheKind
-// "redis" switches Service:Cache:Provider to Redis with a unique prefix.
+// "redis" switches Service:Cache:Provider to Redis with a unique prefix,
+// "redis-nonear" also turns the near cache off.
 func startKernel(tb testing.TB, cacheKind string, environ ...string) *host.Kernel {
 	tb.Helper()
 	env := append([]string{
 		"Service__Seed__AdminPassword=" + adminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
 	}, environ...)
-	if cacheKind == "redis" {
+	if cacheKind == "redis-nonear" {
+		env = append(env, "Service__Cache__Redis__NearCacheSeconds=0")
+	}
+	if strings.HasPrefix(cacheKind, "redis") {
 		requireRedis(tb)
 		prefix := uniquePrefix()
 		env = append(env, "Service__Cache__Provider=Redis", "Service__Cache__Redis__Address="+redisAddr(),

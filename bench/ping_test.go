@@ -51,7 +51,7 @@ func BenchmarkPing(b *testing.B) {
 	b.Run("bare", func(b *testing.B) {
 		servePing(b, bare.NewApp(), "/ping", "")
 	})
-	for _, kind := range storeKinds {
+	for _, kind := range kernelKinds {
 		b.Run("kernel/"+kind, func(b *testing.B) {
 			k := startKernel(b, kind)
 			addUser(b, k, "pinguser", userPassword, permissionCodes(k)...)

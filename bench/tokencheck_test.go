@@ -14,7 +14,7 @@ import (
 // active mark (session.Service.Active), against a real kernel's signing key
 // and session. Verify and Active are also measured alone.
 func BenchmarkTokenSessionCheck(b *testing.B) {
-	for _, kind := range storeKinds {
+	for _, kind := range kernelKinds {
 		b.Run(kind, func(b *testing.B) {
 			k := startKernel(b, kind)
 			header := "Bearer " + login(b, k, "superAdmin", adminPassword)
