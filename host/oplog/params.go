@@ -15,10 +15,34 @@ import (
 )
 
 // Masked replaces the value of every parameter whose name is sensitive
-// (config.SensitiveName: case-insensitive substring of password, pwd,
-// secret, token, credential, header, authorization, apikey, api_key,
-// cookie). Only names are tested, never values.
+// (Sensitive: config.SensitiveName — case-insensitive substring of
+// password, pwd, secret, token, credential, header, authorization, apikey,
+// api_key, cookie — plus the one-time values of the external login that
+// only the operation log sees: pendinglink, ticket). Only names are tested,
+// never values.
 const Masked = "***"
+
+// opLogOnlySensitive are name parts masked in the operation log on top of
+// config.SensitiveName: the pending-link token (POST
+// auth/external/pending-link/claim is op-logged, its body and query carry
+// pendingLink) and login tickets. Both are bearer values: whoever reads
+// one within its lifetime can redeem it.
+var opLogOnlySensitive = []string{"pendinglink", "ticket"}
+
+// Sensitive reports whether the value of a parameter or JSON key called
+// name is masked in the operation log.
+func Sensitive(name string) bool {
+	if config.SensitiveName(name) {
+		return true
+	}
+	lower := strings.ToLower(name)
+	for _, part := range opLogOnlySensitive {
+		if strings.Contains(lower, part) {
+			return true
+		}
+	}
+	return false
+}
 
 // Param is one query or form parameter.
 type Param struct{ Key, Value string }
@@ -82,7 +106,7 @@ func paramsJSON(ps []Param) []byte {
 			keys = append(keys, p.Key)
 		}
 		v := p.Value
-		if config.SensitiveName(p.Key) {
+		if Sensitive(p.Key) {
 			v = Masked
 		}
 		vals[p.Key] = append(vals[p.Key], v)
@@ -210,7 +234,7 @@ func redactToken(dec *json.Decoder, b *bytes.Buffer, tok json.Token) error {
 				first = false
 				writeString(b, key)
 				b.WriteByte(':')
-				if config.SensitiveName(key) {
+				if Sensitive(key) {
 					var skip json.RawMessage
 					if err := dec.Decode(&skip); err != nil {
 						return err

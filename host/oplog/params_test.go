@@ -129,3 +129,23 @@ func TestCut(t *testing.T) {
 		t.Errorf("escapes: %s", got)
 	}
 }
+
+func TestSensitiveNames(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"password", true}, {"refreshToken", true}, {"clientSecret", true},
+		{"pendingLink", true}, {"PendingLink", true}, {"ticket", true}, {"loginTicket", true},
+		{"account", false}, {"name", false}, {"provider", false}, {"pending", false},
+	}
+	for _, tt := range tests {
+		if got := oplog.Sensitive(tt.name); got != tt.want {
+			t.Errorf("Sensitive(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	got := oplog.BuildParams([]oplog.Param{{"pendingLink", "pl-secret"}}, "application/json", []byte(`{"pendingLink":"pl-secret","ticket":"tk-secret"}`), 8192)
+	if want := `{"_query":{"pendingLink":"***"},"_body":{"pendingLink":"***","ticket":"***"}}`; got != want {
+		t.Fatalf("BuildParams = %s, want %s", got, want)
+	}
+}
