@@ -191,7 +191,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 		ReadTimeout:      30 * time.Second,
 		IdleTimeout:      120 * time.Second,
 	})
-	k.app.Use(requestid.New(), envelope.Recover())
+	k.app.Use(requestid.New(requestid.Config{Generator: newRequestIDs().next}), envelope.Recover())
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
 	k.app.Use("/api", k.rateLimiter())
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))

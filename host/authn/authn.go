@@ -223,8 +223,13 @@ func BearerToken(header string) (string, bool) {
 		return "", false
 	}
 	tok := strings.Trim(header[len(scheme):], " ")
-	if tok == "" || strings.ContainsAny(tok, " \t,") {
+	if tok == "" {
 		return "", false
+	}
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; c == ' ' || c == '\t' || c == ',' {
+			return "", false
+		}
 	}
 	return tok, true
 }

@@ -61,6 +61,9 @@ type Options struct {
 type Cache struct {
 	now    func() time.Time
 	maxAge time.Duration
+	// realClock: now is time.Now, the clock ristretto checks expiry with
+	// on every Get, so reads need not check it again.
+	realClock bool
 
 	// life guards against use after Close: methods hold it shared while
 	// they touch ristretto, Close holds it exclusively.
@@ -131,6 +134,7 @@ func New(opts Options) (*Cache, error) {
 	}
 	if c.now == nil {
 		c.now = time.Now
+		c.realClock = true
 	}
 	sweep := opts.sweepEvery
 	if sweep <= 0 {
@@ -161,7 +165,7 @@ func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	}
 	defer c.life.RUnlock()
 	e, ok := c.entries.Get(key)
-	if !ok || e.key != key || expired(e.exp, c.now()) {
+	if !ok || e.key != key || (!c.realClock && expired(e.exp, c.now())) {
 		return nil, false, nil
 	}
 	return bytes.Clone(e.val), true, nil
@@ -175,7 +179,7 @@ func (c *Cache) Peek(ctx context.Context, key string) ([]byte, bool, error) {
 	}
 	defer c.life.RUnlock()
 	e, ok := c.entries.Get(key)
-	if !ok || e.key != key || expired(e.exp, c.now()) {
+	if !ok || e.key != key || (!c.realClock && expired(e.exp, c.now())) {
 		return nil, false, nil
 	}
 	return e.val, true, nil
