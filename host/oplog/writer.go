@@ -36,6 +36,9 @@ const (
 	DefaultInsertTimeout = 10 * time.Second
 	DefaultSyncTimeout   = 5 * time.Second
 	defaultRetryDelay    = 200 * time.Millisecond
+	// dropReportInterval spaces the "rows dropped" warnings while the
+	// queue stays full.
+	dropReportInterval = 10 * time.Second
 )
 
 // Column limits of sys_op_log (ent/schema/log.go).
@@ -159,6 +162,10 @@ type Writer struct {
 	dropped atomic.Uint64
 	lost    atomic.Uint64
 	written atomic.Uint64
+
+	// Owned by the flusher goroutine: drops already reported and when.
+	reportedDrops  uint64
+	lastDropReport time.Time
 
 	closeOnce sync.Once
 	closeErr  error
@@ -321,8 +328,10 @@ func (w *Writer) run() {
 		select {
 		case <-w.wake:
 			w.flush()
+			w.reportDrops(true)
 		case <-w.stop:
 			w.flush()
+			w.reportDrops(true)
 			return
 		}
 	}
@@ -338,7 +347,26 @@ func (w *Writer) flush() {
 		ctx, cancel := context.WithTimeout(w.ctx, w.opts.InsertTimeout)
 		w.insert(ctx, batch)
 		cancel()
+		w.reportDrops(false)
 	}
+}
+
+// reportDrops warns about rows dropped since the last report: once the
+// queue has drained (force), or every dropReportInterval while it stays
+// busy. One line per overflow episode, never one per row.
+func (w *Writer) reportDrops(force bool) {
+	d := w.dropped.Load()
+	if d == w.reportedDrops {
+		return
+	}
+	now := time.Now()
+	if !force && now.Sub(w.lastDropReport) < dropReportInterval {
+		return
+	}
+	since := d - w.reportedDrops
+	w.reportedDrops, w.lastDropReport = d, now
+	w.log.Warn("operation log queue was full: the oldest rows were dropped",
+		"dropped", since, "dropped_total", d, "capacity", w.opts.Config.QueueCapacity)
 }
 
 // insert writes a batch, retries it once after a short pause, then gives up
