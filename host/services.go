@@ -124,6 +124,12 @@ func (k *Kernel) rateLimiter() fiber.Handler {
 			return n
 		}
 	}
+	// With Redis every Incr is a round trip: the general bucket is counted
+	// in batches (ratelimit.Options.Batch); the in-process cache needs none.
+	batch := 0
+	if k.scale != nil {
+		batch = ratelimit.DefaultBatch
+	}
 	return ratelimit.New(k.store, ratelimit.Options{
 		Enabled: func(ctx context.Context) bool {
 			on, _ := k.settings.Bool(ctx, "sys.security.rateLimit.enabled", true)
@@ -136,6 +142,7 @@ func (k *Kernel) rateLimiter() fiber.Handler {
 		Limit:     num("sys.security.rateLimit.permitPerWindow", 300),
 		Trusted:   k.trusted,
 		Log:       k.logs.For("AdminKernel.RateLimit"),
+		Batch:     batch,
 	})
 }
 

@@ -26,8 +26,8 @@ package ratelimit
 
 import (
 	"context"
-	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -76,7 +76,17 @@ type Options struct {
 	Now func() time.Time
 	// Log receives the fail-open warnings (default hclog.L()).
 	Log hclog.Logger
+	// Batch, when above 1, counts the general bucket (not the auth bucket)
+	// in process and adds the counts to the store's counter once per Batch
+	// requests of a client, and at every request once the replica's view
+	// of the count passes the allowance (see batcher). Meant for a shared
+	// store (Redis), where each Incr is a network round trip; the kernel
+	// sets DefaultBatch then.
+	Batch int
 }
+
+// DefaultBatch is the Batch the kernel uses with Redis.
+const DefaultBatch = 16
 
 // New returns the rate-limit middleware.
 func New(store cache.Store, opts Options) fiber.Handler {
@@ -91,6 +101,10 @@ func New(store cache.Store, opts Options) fiber.Handler {
 		opts.Log = hclog.L()
 	}
 	var lastWarn atomic.Int64 // unix nanos of the last fail-open warning
+	var batch *batcher
+	if opts.Batch > 1 {
+		batch = newBatcher(store, opts.Batch)
+	}
 
 	return func(c fiber.Ctx) error {
 		ctx := c.Context()
@@ -116,8 +130,15 @@ func New(store cache.Store, opts Options) fiber.Handler {
 
 		now := opts.Now()
 		start := floorDiv(now.Unix(), secs) * secs
-		key := fmt.Sprintf("rl:%s:%s:%d", bucket, counterKey(ClientIP(c, opts.Trusted)), start)
-		n, err := store.Incr(ctx, key, 1, window)
+		var buf [96]byte
+		key := appendKey(buf[:0], bucket, counterKey(ClientIP(c, opts.Trusted)), start)
+		var n int64
+		var err error
+		if batch != nil && bucket == BucketOther {
+			n, err = batch.incr(ctx, key, start, int64(limit), window)
+		} else {
+			n, err = store.Incr(ctx, string(key), 1, window)
+		}
 		if err != nil {
 			t := now.UnixNano()
 			if last := lastWarn.Load(); t-last >= int64(10*time.Second) && lastWarn.CompareAndSwap(last, t) {
@@ -170,11 +191,24 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// appendKey appends the counter key "rl:<bucket>:<client>:<window start>".
+func appendKey(b []byte, bucket, client string, start int64) []byte {
+	b = append(b, "rl:"...)
+	b = append(b, bucket...)
+	b = append(b, ':')
+	b = append(b, client...)
+	b = append(b, ':')
+	return strconv.AppendInt(b, start, 10)
+}
+
 // counterKey is the client part of a counter key: the IPv4 address, or the
 // /64 network of an IPv6 address.
 func counterKey(ip string) string {
 	if ip == "" {
 		return "unknown"
+	}
+	if !strings.Contains(ip, ":") {
+		return ip // IPv4 (ClientIP writes IPv4-mapped addresses as IPv4)
 	}
 	parsed := net.ParseIP(ip)
 	if parsed == nil || parsed.To4() != nil {
