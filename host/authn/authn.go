@@ -223,13 +223,8 @@ func BearerToken(header string) (string, bool) {
 		return "", false
 	}
 	tok := strings.Trim(header[len(scheme):], " ")
-	if tok == "" {
+	if tok == "" || strings.IndexByte(tok, ' ') >= 0 || strings.IndexByte(tok, '\t') >= 0 || strings.IndexByte(tok, ',') >= 0 {
 		return "", false
-	}
-	for i := 0; i < len(tok); i++ {
-		if c := tok[i]; c == ' ' || c == '\t' || c == ',' {
-			return "", false
-		}
 	}
 	return tok, true
 }
