@@ -255,6 +255,9 @@ func (r *runner) kernelEnv(port int, redisPrefix string) []string {
 		"Service__ExternalAuth__Oidc__0__Authority=" + r.stub.URL,
 		"Service__ExternalAuth__Oidc__0__ClientId=kernel-bench",
 		"Service__ExternalAuth__Oidc__0__ClientSecret=bench-secret",
+		// The authorize runs store a state per request (5 minutes): far
+		// more than the default cap of pending states.
+		"Service__ExternalAuth__MaxPendingStates=100000000",
 	}
 	if r.o.iterations > 0 {
 		env = append(env, fmt.Sprintf("Service__Security__Password__Pbkdf2Iterations=%d", r.o.iterations))
