@@ -20,7 +20,11 @@ FUZZTIME=${FUZZTIME:-5s}
 FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-2s}
 GO=${GO:-go}
 
-# package target
+# package target [VAR=value: the run's environment, also shown in its label]
+# FuzzJSONEndpoints runs a second time with the kernel on PostgreSQL
+# (ADMINKERNEL_TEST_DB, see host/kerneltest); it needs the PostgreSQL of
+# the tests (dbtest) and fails clearly without it. FUZZ_SKIP_PG=1 leaves
+# that run out.
 TARGETS=(
 	"./host/fuzz FuzzJSONEndpoints"
 	"./host/fuzz FuzzQueryEndpoints"
@@ -29,6 +33,7 @@ TARGETS=(
 	"./host/database/sqllog FuzzRender"
 	"./host/cache/memcache FuzzTake"
 )
+[ "${FUZZ_SKIP_PG:-0}" = 1 ] || TARGETS+=("./host/fuzz FuzzJSONEndpoints ADMINKERNEL_TEST_DB=PostgreSQL")
 
 selected() {
 	[ $# -eq 0 ] && return 0
@@ -47,14 +52,16 @@ failed=()
 summary=()
 start_all=$SECONDS
 for entry in "${TARGETS[@]}"; do
-	read -r pkg name <<<"$entry"
+	read -r pkg name envvar <<<"$entry"
 	if [ ${#SELECT[@]} -gt 0 ] && ! selected "$name" "${SELECT[@]}"; then
 		continue
 	fi
-	log="$logdir/$name.log"
-	echo "=== $name ($pkg, $FUZZTIME)"
+	label=$name
+	[ -z "$envvar" ] || label="$name@${envvar#*=}"
+	log="$logdir/$label.log"
+	echo "=== $label ($pkg, $FUZZTIME${envvar:+, $envvar})"
 	start=$SECONDS
-	"$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "$pkg" >"$log" 2>&1
+	env ${envvar:+"$envvar"} "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "$pkg" >"$log" 2>&1
 	rc=$?
 	took=$((SECONDS - start))
 	execs=$(grep -ao 'execs: [0-9]*' "$log" | tail -1 | awk '{print $2}')
@@ -66,13 +73,13 @@ for entry in "${TARGETS[@]}"; do
 		note="  (baseline coverage $(grep -ao 'gathering baseline coverage: [0-9]*/[0-9]*' "$log" | tail -1 | awk '{print $4}') only)"
 	fi
 	if [ $rc -ne 0 ]; then
-		failed+=("$name")
-		summary+=("$(printf '%-20s FAIL  %8s execs  %4ss' "$name" "$execs" "$took")$note")
+		failed+=("$label")
+		summary+=("$(printf '%-30s FAIL  %8s execs  %4ss' "$label" "$execs" "$took")$note")
 		# The failure, without the progress lines.
 		grep -av '^fuzz: elapsed' "$log" | tail -n 60
 		grep -a 'Failing input written to' "$log" | sed "s|^ *Failing input written to |failing input: $pkg/|"
 	else
-		summary+=("$(printf '%-20s ok    %8s execs  %4ss' "$name" "$execs" "$took")$note")
+		summary+=("$(printf '%-30s ok    %8s execs  %4ss' "$label" "$execs" "$took")$note")
 	fi
 done
 

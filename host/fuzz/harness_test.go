@@ -51,6 +51,7 @@ import (
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/leakcheck"
 	"github.com/adminkernel/kernel/host/route"
 )
 
@@ -123,6 +124,13 @@ func start(f testing.TB) *harness {
 	h.adminID = admin.ID
 	tp := k.Login("superAdmin", kerneltest.AdminPassword)
 	h.token, h.expires, h.sid = tp.AccessToken, time.Now().Add(time.Hour), h.sessionOf(f, tp.AccessToken)
+	// Whatever the inputs, the secrets of the harness never reach the
+	// kernel log, the operation log or the exception log. Literal values
+	// only: random inputs are op-logged and may take the shape of a token.
+	leakcheck.SweepAtCleanup(f, k, leakcheck.Check{
+		Secrets:  []string{kerneltest.AdminPassword, is.ClientSecret, tp.AccessToken, tp.RefreshToken},
+		NoShapes: true,
+	})
 	h.createFixtures(f)
 	return h
 }
