@@ -33,7 +33,11 @@ func TestChangeEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mem.Close()
+	defer func() {
+		if err := mem.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	// Keys unique to this test, so events of other tests are told apart.
 	const marker = "changeevents-"
 	var mu sync.Mutex

@@ -162,7 +162,11 @@ func TestCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
+	t.Cleanup(func() {
+		if err := store.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	f := &fixture{t: t, c: k.Ent()}
 	uid := f.user(3, on(2))
 	sc := datascope.New(k.Ent(), store, time.Minute)

@@ -228,7 +228,9 @@ func TypeName(err error) string {
 			break
 		}
 		var next error
-		switch u := err.(type) {
+		// One wrapper level at a time, by design: errors.As would walk past
+		// the first error that says more.
+		switch u := err.(type) { //nolint:errorlint // deliberately unwraps a single level; see above
 		case interface{ Unwrap() error }:
 			next = u.Unwrap()
 		case interface{ Unwrap() []error }:

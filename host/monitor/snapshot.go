@@ -58,7 +58,11 @@ func Snapshot(ctx context.Context) (ServerInfo, error) {
 }
 
 func snapshot(ctx context.Context, window time.Duration) (ServerInfo, error) {
-	proc, _ := process.NewProcessWithContext(ctx, int32(os.Getpid()))
+	// proc stays nil (figures zero) if the pid does not fit gopsutil's int32.
+	var proc *process.Process
+	if pid := os.Getpid(); pid >= 0 && pid <= math.MaxInt32 {
+		proc, _ = process.NewProcessWithContext(ctx, int32(pid))
+	}
 	cpu0, ok0 := cpuSeconds(ctx, proc)
 	wall0 := time.Now()
 

@@ -55,7 +55,9 @@ func startOutageEnv(t *testing.T, settings ...string) *outageEnv {
 	go func() { done <- k.ServeListener(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("serving: %v", err)
+		}
 	})
 	return &outageEnv{k: k, is: is, base: "http://" + ln.Addr().String()}
 }

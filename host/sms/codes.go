@@ -224,7 +224,9 @@ func allDigits(s string) bool {
 	return true
 }
 
-var ten = big.NewInt(10)
+const digits = "0123456789"
+
+var ten = big.NewInt(int64(len(digits)))
 
 func randomDigits(n int) (string, error) {
 	b := make([]byte, n)
@@ -233,7 +235,7 @@ func randomDigits(n int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		b[i] = byte('0' + d.Int64())
+		b[i] = digits[d.Int64()] // d is in [0, 10)
 	}
 	return string(b), nil
 }

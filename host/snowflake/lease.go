@@ -115,7 +115,9 @@ func AcquireLease(ctx context.Context, store LeaseStore, opts LeaseOptions) (*Le
 		return nil, err
 	}
 	l.worker, l.held = w, true
-	go l.renew()
+	// Renewal outlives the acquiring call until Release: keep ctx's values
+	// (logging, tracing), not its cancellation.
+	go l.renew(context.WithoutCancel(ctx))
 	return l, nil
 }
 
@@ -164,7 +166,7 @@ func (l *Lease) Worker() int {
 // Owner returns the owner id written in the lease key.
 func (l *Lease) Owner() string { return l.opts.Owner }
 
-func (l *Lease) renew() {
+func (l *Lease) renew(base context.Context) {
 	defer close(l.done)
 	tick := time.NewTicker(l.opts.TTL / 3)
 	defer tick.Stop()
@@ -175,7 +177,7 @@ func (l *Lease) renew() {
 			return
 		case <-tick.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), l.opts.TTL/3)
+		ctx, cancel := context.WithTimeout(base, l.opts.TTL/3)
 		err := l.renewOnce(ctx)
 		cancel()
 		switch {
