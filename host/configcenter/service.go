@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysconfig"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
 	settings "github.com/adminkernel/kernel/host/sysconfig"
 )
@@ -274,7 +275,7 @@ func (s *Service) Batch(ctx context.Context, items []BatchItem, userID int64) er
 		return nil
 	}
 	var changed []string
-	err := withTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		rows, err := tx.SysConfig.Query().
 			Where(sysconfig.ConfigKeyIn(keys...), sysconfig.IsDelete(false)).
 			All(ctx)
@@ -441,17 +442,4 @@ func equalPtr(a, b *string) bool {
 		return a == nil && b == nil
 	}
 	return *a == *b
-}
-
-// withTx runs f in a transaction, committing when it returns nil.
-func withTx(ctx context.Context, client *ent.Client, f func(tx *ent.Tx) error) error {
-	tx, err := client.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/sysconfig"
 )
@@ -316,7 +317,7 @@ func (s *Service) DeleteTypes(ctx context.Context, ids []int64, single bool, use
 		return nil
 	}
 	var codes []string
-	err := withTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		types, err := tx.SysDictType.Query().Where(sysdicttype.IDIn(ids...), sysdicttype.IsDelete(false)).All(ctx)
 		if err != nil {
 			return err
@@ -465,7 +466,7 @@ func (s *Service) AddItem(ctx context.Context, in ItemInput, userID int64) (int6
 		return 0, err
 	}
 	var id int64
-	err := withTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		if err := typeExists(ctx, tx, in.DictTypeCode); err != nil {
 			return err
 		}
@@ -497,7 +498,7 @@ func (s *Service) UpdateItem(ctx context.Context, id int64, in ItemInput, userID
 		return err
 	}
 	var codes []string
-	err := withTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		cur, err := tx.SysDictItem.Query().Where(sysdictitem.ID(id), sysdictitem.IsDelete(false)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return errcode.New(errcode.DictItemNotFound)
@@ -541,7 +542,7 @@ func (s *Service) DeleteItems(ctx context.Context, ids []int64, single bool, use
 		return nil
 	}
 	var codes []string
-	err := withTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		rows, err := tx.SysDictItem.Query().Where(sysdictitem.IDIn(ids...), sysdictitem.IsDelete(false)).All(ctx)
 		if err != nil {
 			return err
@@ -589,17 +590,4 @@ func blankToNil(p *string) *string {
 		return nil
 	}
 	return &v
-}
-
-// withTx runs f in a transaction, committing when it returns nil.
-func withTx(ctx context.Context, client *ent.Client, f func(tx *ent.Tx) error) error {
-	tx, err := client.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }

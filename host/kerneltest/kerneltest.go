@@ -26,6 +26,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host"
+	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/password"
 )
 
@@ -114,6 +115,13 @@ func (r Reply) Expect(t testing.TB, what string, status, code int) Reply {
 	return r
 }
 
+// ExpectCode is Expect with the HTTP status the kernel answers code with
+// (errcode.StatusOf: 200 for success and business errors).
+func (r Reply) ExpectCode(t testing.TB, what string, code errcode.Code) Reply {
+	t.Helper()
+	return r.Expect(t, what, errcode.StatusOf(code), int(code))
+}
+
 // Do sends a request. body is JSON-encoded unless it is a string (sent
 // as-is) or nil. A non-envelope body fails the test, except for redirects.
 func (k *Kernel) Do(method, path, token string, body any) Reply {
@@ -130,7 +138,7 @@ func (k *Kernel) Do(method, path, token string, body any) Reply {
 		}
 		rd = bytes.NewReader(raw)
 	}
-	req := httptest.NewRequest(method, path, rd)
+	req := httptest.NewRequestWithContext(k.T.Context(), method, path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

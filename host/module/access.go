@@ -3,6 +3,7 @@ package module
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/adminkernel/kernel/host/datascope"
 )
@@ -16,6 +17,12 @@ const PortalGenerationKey = "portal:gen"
 // BumpPortal starts a new portal generation and returns its number.
 func (d *Deps) BumpPortal(ctx context.Context) (int64, error) {
 	return d.Store.Incr(ctx, PortalGenerationKey, 1, 0)
+}
+
+// Scopes returns a data-scope cache over the kernel's database and cache,
+// entries kept for Service:Cache:PermissionMinutes like permission sets.
+func (d *Deps) Scopes() *datascope.Cache {
+	return datascope.New(d.Client, d.Store, time.Duration(d.Config.Service.Cache.PermissionMinutes)*time.Minute)
 }
 
 // InvalidateAccess is called after a committed change to what users may

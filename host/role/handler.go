@@ -3,9 +3,7 @@ package role
 import (
 	"github.com/gofiber/fiber/v3"
 
-	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/envelope"
-	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 )
@@ -33,11 +31,7 @@ func (h *handler) mount(api *route.Group) {
 }
 
 func (h *handler) caller(c fiber.Ctx) (Caller, error) {
-	p, ok := authn.From(c)
-	if !ok {
-		return Caller{}, errcode.New(errcode.TokenInvalid)
-	}
-	return h.svc.Caller(c.Context(), p.UserID, p.SuperAdmin)
+	return h.svc.scopes.RequestCaller(c)
 }
 
 func (h *handler) page(c fiber.Ctx) error {

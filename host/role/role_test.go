@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysroledatascope"
 	"github.com/adminkernel/kernel/ent/sysrolemenu"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
+	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
 )
 
@@ -47,16 +48,7 @@ func (e *env) do(method, path, tok string, body any) kerneltest.Reply {
 
 func (e *env) expect(what string, r kerneltest.Reply, code int) kerneltest.Reply {
 	e.t.Helper()
-	status := 200
-	switch code {
-	case 48002:
-		status = 400
-	case 40006:
-		status = 401
-	case 41001:
-		status = 403
-	}
-	return r.Expect(e.t, what, status, code)
+	return r.ExpectCode(e.t, what, errcode.Code(code))
 }
 
 func (e *env) add(body map[string]any) int64 {

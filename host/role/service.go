@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -30,11 +29,7 @@ const (
 )
 
 // Caller is the authenticated administrator and their data scope.
-type Caller struct {
-	UserID     int64
-	SuperAdmin bool
-	Scope      datascope.Scope
-}
+type Caller = datascope.Caller
 
 // Service implements the role administration.
 type Service struct {
@@ -44,26 +39,12 @@ type Service struct {
 
 // NewService returns the service.
 func NewService(d *module.Deps) *Service {
-	ttl := time.Duration(d.Config.Service.Cache.PermissionMinutes) * time.Minute
-	return &Service{d: d, scopes: datascope.New(d.Client, d.Store, ttl)}
+	return &Service{d: d, scopes: d.Scopes()}
 }
 
 // Caller resolves the data scope of an authenticated user.
 func (s *Service) Caller(ctx context.Context, userID int64, superAdmin bool) (Caller, error) {
-	if superAdmin {
-		return Caller{UserID: userID, SuperAdmin: true, Scope: datascope.Everything(userID)}, nil
-	}
-	sc, err := s.scopes.Scope(ctx, userID)
-	if err != nil {
-		return Caller{}, err
-	}
-	return Caller{UserID: userID, Scope: sc}, nil
-}
-
-// invalidate makes an access change hold on the users' next request
-// (permissions, data scopes, portal).
-func (s *Service) invalidate(ctx context.Context, ids ...int64) error {
-	return s.d.InvalidateAccess(ctx, ids...)
+	return s.scopes.Caller(ctx, userID, superAdmin)
 }
 
 // holders returns the ids of the users linked to roles.
@@ -79,26 +60,6 @@ func holders(ctx context.Context, c *ent.Client, roleIDs ...int64) ([]int64, err
 		}
 	}
 	return out, nil
-}
-
-// withTx runs fn in a transaction: committed when fn succeeds, rolled back
-// otherwise (a panic included).
-func withTx(ctx context.Context, client *ent.Client, fn func(tx *ent.Tx) error) error {
-	tx, err := client.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			_ = tx.Rollback()
-			panic(v)
-		}
-	}()
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 // live loads a live role (42002 when missing).
@@ -264,7 +225,7 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in Input) er
 	if err != nil {
 		return err
 	}
-	return s.invalidate(ctx, users...)
+	return s.d.InvalidateAccess(ctx, users...)
 }
 
 // Delete soft-deletes a role.
@@ -296,7 +257,7 @@ func (s *Service) deleteRoles(ctx context.Context, who Caller, ids []int64) erro
 		return nil
 	}
 	var users []int64
-	err := withTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err := module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		for _, id := range ids {
 			n, err := tx.SysRole.Update().Where(sysrole.ID(id), sysrole.IsDelete(false)).
 				SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(who.UserID).Save(ctx)
@@ -332,7 +293,7 @@ func (s *Service) deleteRoles(ctx context.Context, who Caller, ids []int64) erro
 	if err != nil {
 		return err
 	}
-	return s.invalidate(ctx, users...)
+	return s.d.InvalidateAccess(ctx, users...)
 }
 
 // ---- menus ----
@@ -401,7 +362,7 @@ func (s *Service) SetMenus(ctx context.Context, who Caller, in MenusInput) error
 			}
 		}
 	}
-	err = withTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		if _, err := tx.SysRoleMenu.Delete().Where(sysrolemenu.RoleID(roleID)).Exec(ctx); err != nil {
 			return err
 		}
@@ -419,7 +380,7 @@ func (s *Service) SetMenus(ctx context.Context, who Caller, in MenusInput) error
 	if err != nil {
 		return err
 	}
-	return s.invalidate(ctx, users...)
+	return s.d.InvalidateAccess(ctx, users...)
 }
 
 // ---- data scope ----
@@ -476,7 +437,7 @@ func (s *Service) SetDataScope(ctx context.Context, who Caller, in DataScopeInpu
 		return err
 	}
 	write := func() error {
-		return withTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+		return module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 			cur, err := tx.SysRoleDataScope.Query().
 				Where(sysroledatascope.RoleID(roleID), sysroledatascope.IsDelete(false)).First(ctx)
 			if ent.IsNotFound(err) {
@@ -507,7 +468,7 @@ func (s *Service) SetDataScope(ctx context.Context, who Caller, in DataScopeInpu
 	if err != nil {
 		return err
 	}
-	return s.invalidate(ctx, users...)
+	return s.d.InvalidateAccess(ctx, users...)
 }
 
 // ---- users ----
@@ -574,7 +535,7 @@ func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error
 		}
 	}
 	var added, removed []int64
-	err = withTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		current, err := s.visibleHolders(ctx, tx.Client(), who, roleID)
 		if err != nil {
 			return err
@@ -611,5 +572,5 @@ func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error
 	if err != nil {
 		return err
 	}
-	return s.invalidate(ctx, append(added, removed...)...)
+	return s.d.InvalidateAccess(ctx, append(added, removed...)...)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/adminkernel/kernel/ent/sysrole"
+	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
 )
 
@@ -50,16 +51,7 @@ func (e *env) do(method, path, tok string, body any) kerneltest.Reply {
 
 func (e *env) expect(what string, r kerneltest.Reply, code int) kerneltest.Reply {
 	e.t.Helper()
-	status := 200
-	switch code {
-	case 48002:
-		status = 400
-	case 40006:
-		status = 401
-	case 41001:
-		status = 403
-	}
-	return r.Expect(e.t, what, status, code)
+	return r.ExpectCode(e.t, what, errcode.Code(code))
 }
 
 // create adds a user as tok and returns its id and initial password.

@@ -51,11 +51,7 @@ const (
 )
 
 // Caller is the authenticated administrator and their data scope.
-type Caller struct {
-	UserID     int64
-	SuperAdmin bool
-	Scope      datascope.Scope
-}
+type Caller = datascope.Caller
 
 // Service implements the user administration.
 type Service struct {
@@ -65,46 +61,12 @@ type Service struct {
 
 // NewService returns the service.
 func NewService(d *module.Deps) *Service {
-	ttl := time.Duration(d.Config.Service.Cache.PermissionMinutes) * time.Minute
-	return &Service{d: d, scopes: datascope.New(d.Client, d.Store, ttl)}
+	return &Service{d: d, scopes: d.Scopes()}
 }
 
 // Caller resolves the data scope of an authenticated user.
 func (s *Service) Caller(ctx context.Context, userID int64, superAdmin bool) (Caller, error) {
-	if superAdmin {
-		return Caller{UserID: userID, SuperAdmin: true, Scope: datascope.Everything(userID)}, nil
-	}
-	sc, err := s.scopes.Scope(ctx, userID)
-	if err != nil {
-		return Caller{}, err
-	}
-	return Caller{UserID: userID, Scope: sc}, nil
-}
-
-// invalidate makes an access change hold on the users' next request
-// (permissions, data scopes, portal).
-func (s *Service) invalidate(ctx context.Context, ids ...int64) error {
-	return s.d.InvalidateAccess(ctx, ids...)
-}
-
-// withTx runs fn in a transaction: committed when fn succeeds, rolled back
-// otherwise (a panic included).
-func withTx(ctx context.Context, client *ent.Client, fn func(tx *ent.Tx) error) (err error) {
-	tx, err := client.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			_ = tx.Rollback()
-			panic(v)
-		}
-	}()
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return s.scopes.Caller(ctx, userID, superAdmin)
 }
 
 // ---- reading ----
@@ -451,7 +413,7 @@ func (s *Service) references(ctx context.Context, who Caller, f fields, self int
 	if !who.Scope.Unrestricted && !sameOrg && (f.orgID == nil || !who.Scope.HasOrg(*f.orgID)) {
 		e := errcode.New(errcode.OrgOutOfScope)
 		if f.orgID != nil {
-			e.With("id", *f.orgID)
+			e = e.With("id", *f.orgID)
 		}
 		return e
 	}
@@ -577,7 +539,7 @@ func (s *Service) Create(ctx context.Context, who Caller, in AddInput) (*CreateO
 		return nil, err
 	}
 	var id int64
-	err = withTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		u, err := tx.SysUser.Create().
 			SetAccount(account).SetName(f.name).
 			SetNillableNickname(f.nickname).SetNillablePhone(f.phone).SetNillableEmail(f.email).SetNillableGender(f.gender).
@@ -662,7 +624,7 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in UpdateInp
 	if err := s.grantable(ctx, who, added); err != nil {
 		return err
 	}
-	err = withTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		upd := tx.SysUser.UpdateOneID(id).Where(sysuser.IsDelete(false)).
 			SetName(f.name).SetEnabled(f.enabled).SetForceTotp(f.forceTotp).SetUpdateUserID(who.UserID).
 			ClearAvatar()
@@ -694,7 +656,7 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in UpdateInp
 			return err
 		}
 	}
-	return s.invalidate(ctx, id)
+	return s.d.InvalidateAccess(ctx, id)
 }
 
 func setOrClear[T any, R any](v *T, set func(T) R, clear func() R) {
@@ -760,7 +722,7 @@ func (s *Service) deleteUsers(ctx context.Context, who Caller, ids []int64) erro
 	if len(ids) == 0 {
 		return nil
 	}
-	err := withTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err := module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		for _, id := range ids {
 			n, err := tx.SysUser.Update().
 				Where(sysuser.ID(id), sysuser.IsDelete(false), sysuser.IsSuperAdmin(false)).
@@ -797,7 +759,7 @@ func (s *Service) deleteUsers(ctx context.Context, who Caller, ids []int64) erro
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, s.invalidate(ctx, ids...))
+	errs = append(errs, s.d.InvalidateAccess(ctx, ids...))
 	return errors.Join(errs...)
 }
 
@@ -865,5 +827,5 @@ func (s *Service) SetEnabled(ctx context.Context, who Caller, id int64, enabled 
 			return fmt.Errorf("user %d disabled, but ending its sessions failed: %w", id, err)
 		}
 	}
-	return s.invalidate(ctx, id)
+	return s.d.InvalidateAccess(ctx, id)
 }

@@ -370,7 +370,7 @@ func TestResetPassword(t *testing.T) {
 		e.do("POST", "/api/v1/auth/login", "", map[string]string{"account": "rp", "password": "wrong"})
 	}
 	e.do("POST", "/api/v1/auth/login", "", map[string]string{"account": "rp", "password": "wrong"}).Expect(t, "locked", 200, 40004)
-	r = e.expect("reset while locked", e.do("PUT", path, e.admin, map[string]any{"newPassword": "After#Lock0ut1"}), 0)
+	e.expect("reset while locked", e.do("PUT", path, e.admin, map[string]any{"newPassword": "After#Lock0ut1"}), 0)
 	e.k.Login("rp", "After#Lock0ut1")
 	e.expect("unknown user", e.do("PUT", base+"/999/password", e.admin, map[string]any{}), 42001)
 }
