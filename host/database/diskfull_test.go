@@ -58,7 +58,7 @@ func fillDisk(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	chunk := make([]byte, 64<<10)
 	for {
 		if _, err := f.Write(chunk); err != nil {

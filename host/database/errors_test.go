@@ -29,7 +29,7 @@ func sqliteFullError(t *testing.T) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	for _, q := range []string{"CREATE TABLE t (v BLOB)", "PRAGMA max_page_count = 8"} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
