@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,7 +34,8 @@ const stateBucket = time.Minute
 // bucket: a state issued in bucket k increments counter k, whose TTL
 // (StateTTL + one bucket) outlives every state of the bucket; taking the
 // state (callback, or the burn of a failed callback) decrements the
-// counter of the bucket it was issued in, which the state record carries.
+// counter of the bucket it was issued in, which the state record carries
+// (a take from an older bucket is seen by acquire within olderFor).
 // The pending count is the sum of the live counters, so expired states
 // free their slot when their bucket's counter expires (at most one bucket
 // late: the count errs on the high side, never the low side).
@@ -51,6 +53,24 @@ type stateSlots struct {
 	log    hclog.Logger
 
 	lastWarn atomic.Int64 // unix nanoseconds of the last "cap reached" warning
+
+	// older remembers, for olderFor, the sum of the buckets before the
+	// current one. Those only shrink (takes) or expire: new states count
+	// in the current bucket. So a remembered sum errs high, never low, and
+	// acquire reads it at most once per olderFor instead of once per
+	// authorize (with Redis, one round trip per bucket).
+	olderMu sync.Mutex
+	older   olderSum
+}
+
+// olderFor is how long a sum of the older buckets is reused.
+const olderFor = time.Second
+
+type olderSum struct {
+	slot  int64     // the current bucket it was read for
+	at    time.Time // when it was read
+	total int64
+	retry time.Duration // TTL of the oldest counted bucket, at read time
 }
 
 func newStateSlots(store cache.Store, maxStates int, log hclog.Logger) *stateSlots {
@@ -84,21 +104,13 @@ func (l *stateSlots) acquire(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("counting the pending authorize states: %w", err)
 	}
-	total := max(n, 0)
-	retry := l.counterTTL()
-	for k := slot - 1; k >= slot-l.buckets(); k-- {
-		c, ttl, err := l.store.Count(ctx, l.key(k))
-		if err != nil {
-			l.release(ctx, slot)
-			return 0, fmt.Errorf("counting the pending authorize states: %w", err)
-		}
-		if c > 0 {
-			total += c
-			if ttl > 0 && ttl < retry {
-				retry = ttl
-			}
-		}
+	older, err := l.olderBuckets(ctx, slot)
+	if err != nil {
+		l.release(ctx, slot)
+		return 0, fmt.Errorf("counting the pending authorize states: %w", err)
 	}
+	total := max(n, 0) + older.total
+	retry := min(l.counterTTL(), older.retry)
 	if total <= l.max {
 		return slot, nil
 	}
@@ -106,6 +118,36 @@ func (l *stateSlots) acquire(ctx context.Context) (int64, error) {
 	l.warn(total)
 	secs := int64(math.Ceil(retry.Seconds()))
 	return 0, errcode.New(errcode.TooManyRequests).With("retryAfterSeconds", max(secs, 1))
+}
+
+// olderBuckets returns the sum of the live buckets before slot, reusing a
+// sum read for the same slot less than olderFor ago.
+func (l *stateSlots) olderBuckets(ctx context.Context, slot int64) (olderSum, error) {
+	now := l.now()
+	l.olderMu.Lock()
+	o := l.older
+	l.olderMu.Unlock()
+	if o.slot == slot && now.Sub(o.at) < olderFor {
+		o.retry -= now.Sub(o.at)
+		return o, nil
+	}
+	o = olderSum{slot: slot, at: now, retry: l.counterTTL()}
+	for k := slot - 1; k >= slot-l.buckets(); k-- {
+		c, ttl, err := l.store.Count(ctx, l.key(k))
+		if err != nil {
+			return olderSum{}, err
+		}
+		if c > 0 {
+			o.total += c
+			if ttl > 0 && ttl < o.retry {
+				o.retry = ttl
+			}
+		}
+	}
+	l.olderMu.Lock()
+	l.older = o
+	l.olderMu.Unlock()
+	return o, nil
 }
 
 // release frees the slot of a state issued in bucket slot (0: a record
