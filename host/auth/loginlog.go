@@ -5,7 +5,7 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
-	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/request"
 )
 
@@ -14,13 +14,9 @@ import (
 // the outcome and the client, never a password or token. A write failure is
 // logged and never changes the login's answer.
 func (s *Service) WriteLoginLog(ctx context.Context, account, method string, userID *int64, result error, cl Client) {
-	code := 0
-	if result != nil {
-		code = int(errcode.SystemError)
-		if be, ok := errcode.As(result); ok {
-			code = int(be.Code)
-		}
-	}
+	// The code the caller was answered with (envelope.CodeOf: business
+	// codes, 50001 for a full disk, 50000 for anything else).
+	code := int(envelope.CodeOf(result))
 	c := s.Client.SysLoginLog.Create().
 		SetAccount(truncate(account, loginLogAccountLen)).
 		SetSuccess(result == nil).
