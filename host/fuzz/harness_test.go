@@ -127,10 +127,10 @@ func start(f testing.TB) *harness {
 	// Whatever the inputs, the secrets of the harness never reach the
 	// kernel log, the operation log or the exception log. Literal values
 	// only: random inputs are op-logged and may take the shape of a token.
-	leakcheck.SweepAtCleanup(f, k, leakcheck.Check{
+	k.Leaks = leakcheck.Check{
 		Secrets:  []string{kerneltest.AdminPassword, is.ClientSecret, tp.AccessToken, tp.RefreshToken},
 		NoShapes: true,
-	})
+	}
 	h.createFixtures(f)
 	return h
 }

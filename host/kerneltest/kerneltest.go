@@ -26,6 +26,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host"
+	"github.com/adminkernel/kernel/host/leakcheck"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/password"
 )
@@ -38,6 +39,26 @@ type Kernel struct {
 	*host.Kernel
 	T    testing.TB
 	logs *buffer
+
+	// Leaks is what the leak sweep looks for when the test ends
+	// (leakcheck.Sweep over the kernel's log, operation log and exception
+	// log): by default the seeded admin password and anything shaped like
+	// an access, ID or refresh token. Tests add their own secrets, or set
+	// NoShapes when their inputs may take a token's shape (fuzzing).
+	Leaks leakcheck.Check
+	sweep sync.Once
+}
+
+// Close sweeps the kernel for leaked secrets (Leaks), once, unless the test
+// has failed already, then closes it. Start registers it as a cleanup, so
+// every kernel of every test is swept, also when a test closes it itself.
+func (k *Kernel) Close() error {
+	k.sweep.Do(func() {
+		if !k.T.Failed() { // after a failure the database may be in any state
+			leakcheck.Sweep(k.T, k, k.Leaks)
+		}
+	})
+	return k.Kernel.Close()
 }
 
 type buffer struct {
@@ -80,11 +101,12 @@ func Start(t testing.TB, environ []string, modules ...host.Module) *Kernel {
 	if err != nil {
 		t.Fatalf("host.New: %v\n%s", err, logs.b.String())
 	}
-	t.Cleanup(func() { _ = k.Close() })
+	kk := &Kernel{Kernel: k, T: t, logs: logs, Leaks: leakcheck.Check{Secrets: []string{AdminPassword}}}
+	t.Cleanup(func() { _ = kk.Close() })
 	if err := k.Settings().Set(context.Background(), "sys.security.rateLimit.enabled", "false"); err != nil {
 		t.Fatal(err)
 	}
-	return &Kernel{Kernel: k, T: t, logs: logs}
+	return kk
 }
 
 // Reply is one response: status, headers and the decoded envelope.

@@ -1,4 +1,4 @@
-package leakcheck
+package leakcheck_test
 
 import (
 	"context"

@@ -2,7 +2,7 @@
 // with distinctive secrets, then searches everything the kernel wrote down —
 // its log, the operation log, the exception log and the login log — for any
 // of them, and every error body it answered for stack traces and SQL.
-package leakcheck
+package leakcheck_test
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/leakcheck"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
@@ -381,7 +382,7 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 	for v := range s.secrets {
 		lits = append(lits, v)
 	}
-	if places := Sweep(t, k, Check{Secrets: lits}); places < 10 {
+	if places := leakcheck.Sweep(t, k, leakcheck.Check{Secrets: lits}); places < 10 {
 		t.Errorf("the sweep searched only %d places", places)
 	}
 }
@@ -484,4 +485,11 @@ func (b *browser) post(path string, body any) kerneltest.Reply {
 		b.s.t.Fatal(err)
 	}
 	return b.request("POST", path, strings.NewReader(string(raw)))
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

@@ -1,4 +1,4 @@
-package leakcheck
+package leakcheck_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/leakcheck"
 )
 
 // recorder captures what Sweep reports instead of failing the test.
@@ -42,7 +43,7 @@ func TestSweepFindsLeaks(t *testing.T) {
 	)
 	refresh := strings.Repeat("aZ0_-", 17) + "q" // 86 base64url characters
 
-	if r := (&recorder{T: t}); Sweep(r, k, Check{Secrets: []string{kerneltest.AdminPassword, secret}}) < 1 || len(r.errs) != 0 {
+	if r := (&recorder{T: t}); leakcheck.Sweep(r, k, leakcheck.Check{Secrets: []string{kerneltest.AdminPassword, secret}}) < 1 || len(r.errs) != 0 {
 		t.Fatalf("a clean kernel: %d reports %v", len(r.errs), r.errs)
 	}
 
@@ -51,16 +52,16 @@ func TestSweepFindsLeaks(t *testing.T) {
 		log   string
 		op    string
 		stack string
-		check Check
+		check leakcheck.Check
 		want  int
 	}{
-		{"literal in the log", "x " + secret + " y", "", "", Check{Secrets: []string{secret}}, 1},
-		{"JWT in the log", "Bearer " + jwt, "", "", Check{}, 1},
-		{"refresh token in the log", `refreshToken="` + refresh + `"`, "", "", Check{}, 1},
-		{"shapes off", "Bearer " + jwt + " " + refresh, "", "", Check{NoShapes: true}, 0},
-		{"literal in an op-log row", "", `{"x":"` + secret + `"}`, "", Check{Secrets: []string{secret}}, 1},
-		{"JWT in an exception stack", "", "", "at handler(" + jwt + ")", Check{}, 1},
-		{"43-character ids are not refresh tokens", strings.Repeat("a", 43), "", "", Check{}, 0},
+		{"literal in the log", "x " + secret + " y", "", "", leakcheck.Check{Secrets: []string{secret}}, 1},
+		{"JWT in the log", "Bearer " + jwt, "", "", leakcheck.Check{}, 1},
+		{"refresh token in the log", `refreshToken="` + refresh + `"`, "", "", leakcheck.Check{}, 1},
+		{"shapes off", "Bearer " + jwt + " " + refresh, "", "", leakcheck.Check{NoShapes: true}, 0},
+		{"literal in an op-log row", "", `{"x":"` + secret + `"}`, "", leakcheck.Check{Secrets: []string{secret}}, 1},
+		{"JWT in an exception stack", "", "", "at handler(" + jwt + ")", leakcheck.Check{}, 1},
+		{"43-character ids are not refresh tokens", strings.Repeat("a", 43), "", "", leakcheck.Check{}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +76,7 @@ func TestSweepFindsLeaks(t *testing.T) {
 				c.SysExceptionLog.Create().SetHTTPMethod("GET").SetPath("/y").SetExceptionType("E").SetStackTrace(tt.stack).ExecX(ctx)
 			}
 			r := &recorder{T: t}
-			Sweep(r, fakeTarget{log: tt.log, ent: c}, tt.check)
+			leakcheck.Sweep(r, fakeTarget{log: tt.log, ent: c}, tt.check)
 			if len(r.errs) != tt.want {
 				t.Errorf("%d reports, want %d: %v", len(r.errs), tt.want, r.errs)
 			}
