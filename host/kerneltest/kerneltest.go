@@ -26,8 +26,8 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host"
-	"github.com/adminkernel/kernel/host/leakcheck"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/leakcheck"
 	"github.com/adminkernel/kernel/host/password"
 )
 
