@@ -46,7 +46,7 @@ type Kernel struct {
 	// an access, ID or refresh token. Tests add their own secrets, or set
 	// NoShapes when their inputs may take a token's shape (fuzzing).
 	Leaks leakcheck.Check
-	sweep sync.Once
+	sweep *sync.Once // shared by copies (a copy may report on another t)
 }
 
 // Close sweeps the kernel for leaked secrets (Leaks), once, unless the test
@@ -101,7 +101,7 @@ func Start(t testing.TB, environ []string, modules ...host.Module) *Kernel {
 	if err != nil {
 		t.Fatalf("host.New: %v\n%s", err, logs.b.String())
 	}
-	kk := &Kernel{Kernel: k, T: t, logs: logs, Leaks: leakcheck.Check{Secrets: []string{AdminPassword}}}
+	kk := &Kernel{Kernel: k, T: t, logs: logs, Leaks: leakcheck.Check{Secrets: []string{AdminPassword}}, sweep: &sync.Once{}}
 	t.Cleanup(func() { _ = kk.Close() })
 	if err := k.Settings().Set(context.Background(), "sys.security.rateLimit.enabled", "false"); err != nil {
 		t.Fatal(err)
