@@ -156,6 +156,14 @@ type Security struct {
 // Captcha is `Service:Security:Captcha`.
 type Captcha struct {
 	Enabled bool `koanf:"Enabled"`
+	// MaxPending (default 100000, at least 1) caps the captcha answers
+	// waiting to be checked: each anonymous GET /api/v1/auth/captcha
+	// stores one for 2 minutes, so without a cap anonymous traffic grows
+	// the cache without bound. Beyond the cap the captcha endpoint answers
+	// HTTP 429 / 40008 with Retry-After; checking an answer is never
+	// refused by it. With the in-process cache the cap is per replica;
+	// with Redis it counts the answers of all replicas together.
+	MaxPending int `koanf:"MaxPending"`
 }
 
 // Password is `Service:Security:Password`.
@@ -350,6 +358,7 @@ func Defaults() Config {
 			},
 			Seed: Seed{AdminAccount: "superAdmin"},
 			Security: Security{
+				Captcha:  Captcha{MaxPending: 100000},
 				Password: Password{Pbkdf2Iterations: 600000},
 				Jwt:      Jwt{Issuer: "AdminKernel", ClockSkewSeconds: 30},
 				Session:  Session{RefreshGraceSeconds: 10},

@@ -88,6 +88,10 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	captchas := captcha.New(store, captcha.Options{
+		MaxPending: cfg.Service.Security.Captcha.MaxPending,
+		Log:        k.logs.For("AdminKernel.Captcha"),
+	})
 	k.auth, err = auth.New(auth.Deps{
 		Client:    client,
 		Config:    cfg,
@@ -96,7 +100,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Hasher:    password.New(cfg.Service.Security.Password.EffectiveIterations()),
 		Sessions:  k.sessions,
 		Tokens:    k.tokens,
-		Captcha:   captcha.New(store, captcha.Options{}),
+		Captcha:   captchas,
 		SmsCodes:  sms.New(store, sms.CodeOptions{}),
 		SmsSender: sender,
 		Log:       k.logs.For("AdminKernel.Auth"),

@@ -9,6 +9,13 @@
 // SHA-256 digest of its upper-case form; Verify consumes it with Take, so
 // every challenge allows exactly one guess, right or wrong.
 //
+// The endpoint is anonymous, so the answers waiting to be checked are
+// capped (Options.MaxPending, Service:Security:Captcha:MaxPending) with an
+// oncecap.Cap: Issue reserves a slot before it stores an answer and answers
+// 429 / 40008 beyond the cap; the slot is stored with the answer and
+// released when Verify takes it (a right or a wrong guess); an answer that
+// expires unchecked frees its slot when its counting bucket expires.
+//
 // Limits: the glyphs are SVG text, so a program that parses the markup can
 // read them. This captcha slows down casual scripts; the rate limiter and the
 // login lockout are the real defences against automated guessing.
@@ -22,10 +29,14 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/cache/oncecap"
 	"github.com/adminkernel/kernel/host/errcode"
 )
 
@@ -33,6 +44,8 @@ import (
 const (
 	DefaultLength = 4
 	DefaultTTL    = 2 * time.Minute
+	// DefaultMaxPending is Options.MaxPending when it is 0.
+	DefaultMaxPending = 100000
 	// MaxLength caps Options.Length.
 	MaxLength = 8
 )
@@ -42,6 +55,10 @@ const TypeChar = "char"
 
 // KeyPrefix namespaces captcha answers in the cache.
 const KeyPrefix = "captcha:"
+
+// CountPrefix names the counters of the pending answers (cache counter
+// space, one per time bucket; see oncecap.Cap).
+const CountPrefix = "captchacount:"
 
 // Alphabet is the set answers are drawn from: upper-case letters and digits
 // without the easily confused 0, O, 1, I and L (answers are compared
@@ -57,6 +74,12 @@ type Options struct {
 	Length int
 	// TTL is how long a challenge can be answered (default 2 minutes).
 	TTL time.Duration
+	// MaxPending caps the answers waiting to be checked (default
+	// DefaultMaxPending; Service:Security:Captcha:MaxPending). Beyond it
+	// Issue answers 429 / 40008 with retryAfterSeconds.
+	MaxPending int
+	// Log receives the throttled "cap reached" warning (nil: discarded).
+	Log hclog.Logger
 }
 
 // Challenge is an issued captcha, shaped as the captcha endpoint's data.
@@ -68,8 +91,9 @@ type Challenge struct {
 
 // Service issues and verifies captchas.
 type Service struct {
-	store cache.Store
-	opts  Options
+	store   cache.Store
+	opts    Options
+	pending *oncecap.Cap
 }
 
 // New returns a Service storing answers in store.
@@ -83,14 +107,40 @@ func New(store cache.Store, opts Options) *Service {
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultTTL
 	}
-	return &Service{store: store, opts: opts}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = DefaultMaxPending
+	}
+	pending := oncecap.New(store, oncecap.Kind{
+		Prefix:  CountPrefix,
+		Values:  "pending captcha answers",
+		Request: "captcha",
+		Setting: "Service:Security:Captcha:MaxPending",
+	}, opts.MaxPending, opts.TTL, opts.Log)
+	return &Service{store: store, opts: opts, pending: pending}
 }
 
 // TTL is how long an issued challenge stays answerable.
 func (s *Service) TTL() time.Duration { return s.opts.TTL }
 
-// Issue creates a challenge and stores its answer for the TTL.
+// Issue creates a challenge and stores its answer for the TTL. With
+// MaxPending answers pending it answers 429 / 40008 (errcode.TooManyRequests
+// with retryAfterSeconds) and stores nothing; a cache failure is returned
+// as a plain error (fail closed).
 func (s *Service) Issue(ctx context.Context) (Challenge, error) {
+	// Reserve the answer's slot first: at the cap the request ends here,
+	// before any drawing.
+	slot, err := s.pending.Acquire(ctx)
+	if err != nil {
+		return Challenge{}, fmt.Errorf("captcha: %w", err)
+	}
+	ch, err := s.issue(ctx, slot)
+	if err != nil {
+		s.pending.Release(ctx, slot)
+	}
+	return ch, err
+}
+
+func (s *Service) issue(ctx context.Context, slot oncecap.Slot) (Challenge, error) {
 	answer, err := randomAnswer(s.opts.Length)
 	if err != nil {
 		return Challenge{}, fmt.Errorf("captcha: answer: %w", err)
@@ -101,8 +151,7 @@ func (s *Service) Issue(ctx context.Context) (Challenge, error) {
 	}
 	// crypto/rand.Text: 26 characters of A-Z2-7, 130 random bits.
 	id := rand.Text()
-	digest := digestOf(answer)
-	if err := s.store.PutOnce(ctx, KeyPrefix+id, digest[:], s.opts.TTL); err != nil {
+	if err := s.store.PutOnce(ctx, KeyPrefix+id, record(digestOf(answer), slot), s.opts.TTL); err != nil {
 		return Challenge{}, fmt.Errorf("captcha: store answer: %w", err)
 	}
 	return Challenge{ID: id, SVG: svg, Type: TypeChar}, nil
@@ -124,8 +173,11 @@ func (s *Service) Verify(ctx context.Context, id, answer string) error {
 	if !ok {
 		return errcode.New(errcode.CaptchaExpired)
 	}
+	want, slot := parseRecord(stored)
+	// The answer is gone, right or wrong: its slot is free.
+	s.pending.Release(ctx, slot)
 	got := digestOf(answer)
-	if subtle.ConstantTimeCompare(got[:], stored) != 1 {
+	if subtle.ConstantTimeCompare(got[:], want) != 1 {
 		return errcode.New(errcode.CaptchaWrong)
 	}
 	return nil
@@ -136,6 +188,25 @@ func (s *Service) Verify(ctx context.Context, id, answer string) error {
 func IsCaptchaError(err error) bool {
 	e, ok := errcode.As(err)
 	return ok && (e.Code == errcode.CaptchaExpired || e.Code == errcode.CaptchaWrong)
+}
+
+// record is the stored form of an answer: its digest, then the slot of the
+// pending cap in decimal.
+func record(digest [sha256.Size]byte, slot oncecap.Slot) []byte {
+	return strconv.AppendInt(digest[:], int64(slot), 10)
+}
+
+// parseRecord splits a stored answer into digest and slot. A bare digest
+// (stored before the cap existed) has no slot to free.
+func parseRecord(stored []byte) (digest []byte, slot oncecap.Slot) {
+	if len(stored) <= sha256.Size {
+		return stored, 0
+	}
+	n, err := strconv.ParseInt(string(stored[sha256.Size:]), 10, 64)
+	if err != nil {
+		return stored[:sha256.Size], 0
+	}
+	return stored[:sha256.Size], oncecap.Slot(n)
 }
 
 func digestOf(answer string) [sha256.Size]byte {

@@ -1,0 +1,234 @@
+package captcha_test
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/captcha"
+	"github.com/adminkernel/kernel/host/kerneltest"
+)
+
+const captchaPath = "/api/v1/auth/captcha"
+
+// issue gets a captcha and returns its id, failing unless it is issued.
+func issue(t *testing.T, k *kerneltest.Kernel, what string) string {
+	t.Helper()
+	r := k.Do("GET", captchaPath, "", nil).Expect(t, what, http.StatusOK, 0)
+	var ch captcha.Challenge
+	r.Decode(t, &ch)
+	if ch.ID == "" {
+		t.Fatalf("%s: no captchaId in %s", what, r.Raw)
+	}
+	return ch.ID
+}
+
+// refused checks that a captcha request at the cap is 429 / 40008 with a
+// Retry-After within the life of a counting bucket and no challenge.
+func refused(t *testing.T, k *kerneltest.Kernel, what string) {
+	t.Helper()
+	r := k.Do("GET", captchaPath, "", nil).Expect(t, what, http.StatusTooManyRequests, 40008)
+	maxSecs := int((captcha.DefaultTTL + time.Minute) / time.Second)
+	if n, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || n < 1 || n > maxSecs {
+		t.Errorf("%s: Retry-After = %q, want 1..%d seconds", what, r.Header.Get("Retry-After"), maxSecs)
+	}
+	if strings.Contains(r.Raw, "<svg") {
+		t.Errorf("%s: a refused request carried a challenge: %s", what, r.Raw)
+	}
+}
+
+// loginWithCaptcha logs the super-admin in with a captcha answer and
+// returns the envelope code.
+func loginWithCaptcha(t *testing.T, k *kerneltest.Kernel, id, answer string) int {
+	t.Helper()
+	return k.Do("POST", "/api/v1/auth/login", "", map[string]string{
+		"account": "superAdmin", "password": kerneltest.AdminPassword, "captchaId": id, "captchaCode": answer,
+	}).Code
+}
+
+// TestCaptchaPendingCap: with Service:Security:Captcha:MaxPending=3 the
+// fourth pending captcha is refused with 429 / 40008 and Retry-After; a
+// captcha consumed by a wrong answer frees its slot (exactly one), a
+// reused one frees nothing; the refusal is logged once, naming the setting.
+// Runs on the cache backend ADMINKERNEL_TEST_CACHE selects.
+func TestCaptchaPendingCap(t *testing.T) {
+	k := kerneltest.Start(t, []string{"Service__Security__Captcha__MaxPending=3", "Service__Security__Captcha__Enabled=true"})
+	ids := []string{issue(t, k, "first"), issue(t, k, "second"), issue(t, k, "third")}
+	refused(t, k, "fourth pending captcha")
+
+	if code := loginWithCaptcha(t, k, ids[0], "zzzz"); code != 40003 {
+		t.Fatalf("login with a wrong captcha answer = code %d, want 40003", code)
+	}
+	issue(t, k, "after a wrong answer consumed one")
+	refused(t, k, "cap reached again")
+
+	if code := loginWithCaptcha(t, k, ids[0], "zzzz"); code != 40002 {
+		t.Fatalf("login with a used captcha = code %d, want 40002", code)
+	}
+	refused(t, k, "after a reused captcha")
+
+	if got := strings.Count(k.Log(), "pending captcha answers are at the cap (Service:Security:Captcha:MaxPending)"); got != 1 {
+		t.Errorf("the cap warning was logged %d times, want once (throttled)", got)
+	}
+}
+
+// TestCaptchaPendingCapParallel: 40 parallel captcha requests against a
+// cap of 10 never store more than 10 answers.
+func TestCaptchaPendingCapParallel(t *testing.T) {
+	k := kerneltest.Start(t, []string{"Service__Security__Captcha__MaxPending=10"})
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+		ok int
+	)
+	for range 40 {
+		wg.Go(func() {
+			r := k.Do("GET", captchaPath, "", nil)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case r.Status == http.StatusOK && r.Code == 0:
+				ok++
+			case r.Status != http.StatusTooManyRequests || r.Code != 40008:
+				t.Errorf("parallel captcha = HTTP %d code %d, want 200 or 429/40008", r.Status, r.Code)
+			}
+		})
+	}
+	wg.Wait()
+	if ok < 1 || ok > 10 {
+		t.Fatalf("%d of 40 parallel captcha requests stored an answer, want 1..10", ok)
+	}
+	for ; ok < 10; ok++ {
+		issue(t, k, "filling up to 10")
+	}
+	refused(t, k, "after filling up to 10")
+}
+
+// TestCaptchaMaxPendingValidated: the setting must be at least 1.
+func TestCaptchaMaxPendingValidated(t *testing.T) {
+	for _, v := range []string{"0", "-5"} {
+		cfg, err := config.Load(config.LoadOptions{ContentRoot: t.TempDir(), Environment: config.Development,
+			Environ: []string{"Service__Security__Captcha__MaxPending=" + v}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), "Service:Security:Captcha:MaxPending") {
+			t.Errorf("MaxPending=%s: error %v, want one naming Service:Security:Captcha:MaxPending", v, err)
+		}
+	}
+	cfg, err := config.Load(config.LoadOptions{ContentRoot: t.TempDir(), Environment: config.Development})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil && strings.Contains(err.Error(), "Captcha") {
+		t.Errorf("the default MaxPending does not validate: %v", err)
+	}
+	if got := cfg.Service.Security.Captcha.MaxPending; got != captcha.DefaultMaxPending {
+		t.Errorf("default MaxPending = %d, want %d", got, captcha.DefaultMaxPending)
+	}
+}
+
+// TestCaptchaPendingCapBoundsMemory: past the cap, anonymous captcha
+// requests do not grow the heap (the answers of refused requests are never
+// stored). The heap cost per stored answer is measured while filling up,
+// and the refused requests must cost less than a quarter of what storing
+// them would have. The kernel runs on the in-process cache whatever the
+// backend selection (with Redis the answers are not in this heap:
+// TestCaptchaPendingCapBoundsRedis counts them there).
+func TestCaptchaPendingCapBoundsMemory(t *testing.T) {
+	const (
+		capAnswers = 2000
+		beyond     = 8000
+	)
+	k := kerneltest.Start(t, []string{"Service__Security__Captcha__MaxPending=" + strconv.Itoa(capAnswers), "Service__Cache__Provider="})
+	send := func() int { return k.Do("GET", captchaPath, "", nil).Status }
+	send() // warm up pools and lazily built state
+	heap0 := heapAfterGC()
+	for i := 1; i < capAnswers; i++ {
+		if s := send(); s != http.StatusOK {
+			t.Fatalf("captcha %d = HTTP %d below the cap", i+1, s)
+		}
+	}
+	heap1 := heapAfterGC()
+	perAnswer := float64(int64(heap1)-int64(heap0)) / float64(capAnswers-1)
+	for i := range beyond {
+		if s := send(); s != http.StatusTooManyRequests {
+			t.Fatalf("captcha %d beyond the cap = HTTP %d, want 429", i+1, s)
+		}
+	}
+	heap2 := heapAfterGC()
+	growth := int64(heap2) - int64(heap1)
+	t.Logf("heap: %d B before, %d B with %d answers (%.0f B per answer), %d B after %d refused requests (%+d B)",
+		heap0, heap1, capAnswers, perAnswer, heap2, beyond, growth)
+	if perAnswer < 100 {
+		t.Fatalf("stored answers cost %.0f B each: the measurement cannot tell stored from refused", perAnswer)
+	}
+	if limit := perAnswer * beyond / 4; float64(growth) > limit {
+		t.Errorf("%d refused requests grew the heap by %d B, more than a quarter (%.0f B) of storing them", beyond, growth, limit)
+	}
+}
+
+// TestCaptchaPendingCapBoundsRedis: with Redis (ADMINKERNEL_TEST_CACHE=redis)
+// the answers live in Redis; past the cap the number of answer keys there
+// stays at the cap.
+func TestCaptchaPendingCapBoundsRedis(t *testing.T) {
+	if _, c := kerneltest.Backend(t); c != kerneltest.CacheRedis {
+		t.Skipf("needs %s=redis (the in-process bound is TestCaptchaPendingCapBoundsMemory)", kerneltest.EnvCache)
+	}
+	const (
+		capAnswers = 200
+		beyond     = 1000
+	)
+	k := kerneltest.Start(t, []string{"Service__Security__Captcha__MaxPending=" + strconv.Itoa(capAnswers)})
+	rdb := redis.NewClient(&redis.Options{Addr: kerneltest.RedisAddr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	pattern := k.Config().Service.Cache.Redis.KeyPrefix + captcha.KeyPrefix + "*"
+	keys := func() int {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		n := 0
+		iter := rdb.Scan(ctx, 0, pattern, 500).Iterator()
+		for iter.Next(ctx) {
+			n++
+		}
+		if err := iter.Err(); err != nil {
+			t.Fatalf("scanning %s: %v", pattern, err)
+		}
+		return n
+	}
+	for i := range capAnswers {
+		if s := k.Do("GET", captchaPath, "", nil).Status; s != http.StatusOK {
+			t.Fatalf("captcha %d = HTTP %d below the cap", i+1, s)
+		}
+	}
+	if got := keys(); got != capAnswers {
+		t.Fatalf("%d answer keys in Redis after %d captchas, want %d", got, capAnswers, capAnswers)
+	}
+	for i := range beyond {
+		if s := k.Do("GET", captchaPath, "", nil).Status; s != http.StatusTooManyRequests {
+			t.Fatalf("captcha %d beyond the cap = HTTP %d, want 429", i+1, s)
+		}
+	}
+	got := keys()
+	t.Logf("Redis: %d answer keys after %d captchas and %d refused requests", got, capAnswers, beyond)
+	if got != capAnswers {
+		t.Fatalf("%d answer keys in Redis after %d refused requests, want %d", got, beyond, capAnswers)
+	}
+}
+
+func heapAfterGC() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
