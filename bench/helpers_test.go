@@ -56,9 +56,11 @@ func cleanRedisPrefix(tb testing.TB, prefix string) {
 			tb.Logf("cleaning Redis keys %s*: %v", prefix, err)
 			return
 		}
-		defer c.Close()
 		if _, err := c.DeletePrefix(context.Background(), ""); err != nil {
 			tb.Logf("cleaning Redis keys %s*: %v", prefix, err)
+		}
+		if err := c.Close(); err != nil {
+			tb.Logf("closing the Redis client: %v", err)
 		}
 	})
 }

@@ -32,8 +32,11 @@ func parseGoBench(path string) ([]goBench, time.Time, error) {
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	defer f.Close()
-	st, _ := f.Stat()
+	defer func() { _ = f.Close() }() // opened read-only: nothing to flush
+	st, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
 	type acc struct {
 		pkg                    string
 		ns, cpu, bytes, allocs []float64

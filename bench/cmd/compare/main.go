@@ -47,26 +47,25 @@ const (
 	adminAccount  = "superAdmin"
 	adminPassword = "Bench#Adm1nPassw0rd"
 	userAccount   = "benchuser"
-	userPassword  = "Bench#Us3rPassw0rd"
+	userPassword  = "Bench#Us3rPassw0rd" //nolint:gosec // G101: password of the throwaway user the benchmark seeds in its temporary database
 	oidcCode      = "corp"
 )
 
 type options struct {
-	root, out   string
-	duration    time.Duration
-	warmup      time.Duration
-	conns       int
-	loginConns  int
-	rounds      int
-	restarts    int
-	client      string
-	redisAddr   string
-	skipRedis   bool
-	gomaxprocs  int
-	iterations  int
-	keep        bool
-	skipBuild   bool
-	pbkdf2Probe time.Duration
+	root, out  string
+	duration   time.Duration
+	warmup     time.Duration
+	conns      int
+	loginConns int
+	rounds     int
+	restarts   int
+	client     string
+	redisAddr  string
+	skipRedis  bool
+	gomaxprocs int
+	iterations int
+	keep       bool
+	skipBuild  bool
 }
 
 func main() {
@@ -153,10 +152,10 @@ func run(ctx context.Context, o options) error {
 		o.out = filepath.Join(o.root, "bench", "out")
 	}
 	binDir := filepath.Join(o.out, "bin")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
+	if err := os.MkdirAll(binDir, 0o750); err != nil {
 		return err
 	}
-	r := &runner{o: o, res: newResults(o), bin: filepath.Join(binDir, "adminkernel"), bareBin: filepath.Join(binDir, "bare")}
+	r := &runner{o: o, res: newResults(ctx, o), bin: filepath.Join(binDir, "adminkernel"), bareBin: filepath.Join(binDir, "bare")}
 	defer r.stopAll()
 
 	if !o.skipBuild {
@@ -168,7 +167,7 @@ func run(ctx context.Context, o options) error {
 		// The provider plugins, as `make build` does; optional.
 		if m, _ := filepath.Glob(filepath.Join(o.root, "plugins", "*", "cmd", "adminkernel-provider-*")); len(m) > 0 {
 			dir := filepath.Join(binDir, "plugins")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
 				return err
 			}
 			if err := goBuild(ctx, o.root, dir+string(filepath.Separator), "./plugins/..."); err != nil {
@@ -182,11 +181,15 @@ func run(ctx context.Context, o options) error {
 	}
 	r.content = content
 	if !o.keep {
-		defer os.RemoveAll(content)
+		defer func() {
+			if err := os.RemoveAll(content); err != nil {
+				logf("removing the content root: %v", err)
+			}
+		}()
 	} else {
 		logf("content root kept at %s", content)
 	}
-	if r.stub, err = startDiscoveryStub(); err != nil {
+	if r.stub, err = startDiscoveryStub(ctx); err != nil {
 		return err
 	}
 	defer r.stub.Close()
@@ -280,6 +283,7 @@ func (r *runner) kernelEnv(port int, redisPrefix string) []string {
 // goBuild builds pkg to out with the flags of `make build`.
 func goBuild(ctx context.Context, root, out, pkg string) error {
 	logf("building %s", pkg)
+	//nolint:gosec // G204: runs the go tool on this repository's own packages and output paths, as `make build` does
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -304,7 +308,7 @@ func (r *runner) pluginDir() string {
 // startKernel starts the kernel binary on the shared content root and
 // waits until /health/ready answers.
 func (r *runner) startKernel(ctx context.Context, label, redisPrefix string) (*server, time.Duration, time.Duration, error) {
-	port, err := freePort()
+	port, err := freePort(ctx)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -324,7 +328,7 @@ func (r *runner) startKernel(ctx context.Context, label, redisPrefix string) (*s
 }
 
 func (r *runner) startBare(ctx context.Context) (*server, error) {
-	port, err := freePort()
+	port, err := freePort(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -15,8 +16,8 @@ type discoveryStub struct {
 	srv *http.Server
 }
 
-func startDiscoveryStub() (*discoveryStub, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func startDiscoveryStub(ctx context.Context) (*discoveryStub, error) {
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}

@@ -31,24 +31,31 @@ type server struct {
 }
 
 // freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func freePort(ctx context.Context) (int, error) {
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := ln.Close(); err != nil {
+		return 0, err
+	}
+	return port, nil
 }
 
 // startServer starts bin with args and env, its output appended to logPath.
 // The child gets its own process group so that a forced stop also reaches
 // anything it started (plugin processes).
 func startServer(name, bin string, args, env []string, port int, logPath string) (*server, error) {
-	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(lf, "\n==== %s %s %s\n", time.Now().Format(time.RFC3339), bin, strings.Join(args, " "))
+	// Not CommandContext: stop ends the server gracefully (SIGTERM, then
+	// the process group), which a cancelled context's SIGKILL would skip.
+	// G204: bin is one of the binaries compare built into <out>/bin.
+	//nolint:gosec,noctx // a binary built here, stopped by stop (see above)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = lf, lf
@@ -56,8 +63,7 @@ func startServer(name, bin string, args, env []string, port int, logPath string)
 	s := &server{name: name, cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), log: lf, done: make(chan struct{})}
 	s.started = time.Now()
 	if err := cmd.Start(); err != nil {
-		lf.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
+		return nil, errors.Join(fmt.Errorf("starting %s: %w", name, err), lf.Close())
 	}
 	go func() {
 		s.waitErr = cmd.Wait()
@@ -84,7 +90,10 @@ func (s *server) waitReady(ctx context.Context, path string, timeout time.Durati
 	deadline := time.Now().Add(timeout)
 	for {
 		if s.exited() {
-			return 0, fmt.Errorf("%s exited before answering (%v); see %s", s.name, s.waitErr, s.log.Name())
+			if s.waitErr == nil {
+				return 0, fmt.Errorf("%s exited before answering (exit status 0); see %s", s.name, s.log.Name())
+			}
+			return 0, fmt.Errorf("%s exited before answering (%w); see %s", s.name, s.waitErr, s.log.Name())
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+path, nil)
 		resp, err := client.Do(req)
@@ -93,9 +102,10 @@ func (s *server) waitReady(ctx context.Context, path string, timeout time.Durati
 			if resp.StatusCode == http.StatusOK {
 				return time.Since(s.started), nil
 			}
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%s did not answer %s with 200 within %s (last error %v); see %s", s.name, path, timeout, err, s.log.Name())
+			return 0, fmt.Errorf("%s did not answer %s with 200 within %s (last error %w); see %s", s.name, path, timeout, err, s.log.Name())
 		}
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
@@ -110,7 +120,11 @@ func (s *server) stop() time.Duration {
 	if s == nil {
 		return 0
 	}
-	defer s.log.Close()
+	defer func() {
+		if err := s.log.Close(); err != nil {
+			logf("closing %s: %v", s.log.Name(), err)
+		}
+	}()
 	if s.exited() {
 		return 0
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,8 +85,8 @@ type machine struct {
 	Commit    string `json:"commit"`
 }
 
-func newResults(o options) *results {
-	r := &results{Date: time.Now(), Machine: probeMachine(o.root)}
+func newResults(ctx context.Context, o options) *results {
+	r := &results{Date: time.Now(), Machine: probeMachine(ctx, o.root)}
 	r.Options = map[string]any{
 		"duration": o.duration.String(), "warmup": o.warmup.String(), "connections": o.conns,
 		"loginConnections": o.loginConns, "rounds": o.rounds, "client": o.client, "gomaxprocs": o.gomaxprocs,
@@ -92,7 +94,7 @@ func newResults(o options) *results {
 	return r
 }
 
-func probeMachine(root string) machine {
+func probeMachine(ctx context.Context, root string) machine {
 	m := machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(raw), "\n") {
@@ -105,16 +107,17 @@ func probeMachine(root string) machine {
 	if raw, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(raw), "\n") {
 			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				var kb int64
-				fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-				m.MemTotal = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err == nil {
+					m.MemTotal = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+				}
 			}
 		}
 	}
 	if raw, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(raw))
 	}
-	cmd := exec.Command("git", "describe", "--tags", "--always", "--dirty")
+	cmd := exec.CommandContext(ctx, "git", "describe", "--tags", "--always", "--dirty")
 	cmd.Dir = root
 	if out, err := cmd.Output(); err == nil {
 		m.Commit = strings.TrimSpace(string(out))
@@ -245,11 +248,11 @@ func (r *results) write(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), raw, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), raw, 0o600); err != nil {
 		return err
 	}
 	md := r.markdown()
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md), 0o600); err != nil {
 		return err
 	}
 	fmt.Println(md)

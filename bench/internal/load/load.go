@@ -192,7 +192,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res.Requests = int64(len(all))
 	if len(all) == 0 {
-		return res, fmt.Errorf("load: no successful request to %s %s (errors %d, first: %v)", cfg.Method, cfg.URL, res.Errors, firstErr)
+		if firstErr == nil {
+			return res, fmt.Errorf("load: no successful request to %s %s (errors %d)", cfg.Method, cfg.URL, res.Errors)
+		}
+		return res, fmt.Errorf("load: no successful request to %s %s (errors %d, first: %w)", cfg.Method, cfg.URL, res.Errors, firstErr)
 	}
 	slices.Sort(all)
 	var sum time.Duration

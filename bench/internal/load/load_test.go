@@ -56,12 +56,12 @@ func TestRun(t *testing.T) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"code":0}`)
+		_, _ = fmt.Fprint(w, `{"code":0}`)
 	})
 	mux.HandleFunc("GET /chunked", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, "part one ")
+		_, _ = fmt.Fprint(w, "part one ")
 		w.(http.Flusher).Flush()
-		fmt.Fprint(w, "part two")
+		_, _ = fmt.Fprint(w, "part two")
 	})
 	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/json", http.StatusFound)
