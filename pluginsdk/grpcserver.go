@@ -51,7 +51,10 @@ func (s *grpcServer) guard(method string, err *error) {
 // ending into the matching gRPC status, so the host sees its deadline (or
 // cancellation) rather than a provider answer; nil otherwise.
 func contextStatus(ctx context.Context, err error) error {
-	if ctx.Err() == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return status.FromContextError(ctx.Err()).Err()

@@ -30,19 +30,29 @@ import (
 
 // Runtime config keys read by login (sys_config, wire contract §4.5).
 const (
-	KeyCaptchaEnabled   = "sys.security.captcha.enabled"
-	KeySmsLoginEnabled  = "sys.security.smsLogin.enabled"
-	KeyLockMaxFail      = "sys.security.loginLock.maxFailCount"
-	KeyLockMinutes      = "sys.security.loginLock.lockMinutes"
-	KeyAccessMinutes    = "sys.security.session.accessMinutes"
-	KeyRefreshMinutes   = "sys.security.session.refreshMinutes"
-	KeyPasswordExpire   = "sys.security.password.expireDays"
-	KeyPasswordMinLen   = "sys.security.password.minLength"
-	KeyPasswordUpper    = "sys.security.password.requireUpper"
-	KeyPasswordLower    = "sys.security.password.requireLower"
-	KeyPasswordDigit    = "sys.security.password.requireDigit"
-	KeyPasswordSpecial  = "sys.security.password.requireSpecial"
-	KeyPasswordHistory  = "sys.security.password.historyCount"
+	KeyCaptchaEnabled  = "sys.security.captcha.enabled"
+	KeySmsLoginEnabled = "sys.security.smsLogin.enabled"
+	KeyLockMaxFail     = "sys.security.loginLock.maxFailCount"
+	KeyLockMinutes     = "sys.security.loginLock.lockMinutes"
+	KeyAccessMinutes   = "sys.security.session.accessMinutes"
+	KeyRefreshMinutes  = "sys.security.session.refreshMinutes"
+)
+
+// Password policy keys read by login and password changes (sys_config).
+//
+//nolint:gosec // G101: setting names that contain "Password", not credentials
+const (
+	KeyPasswordExpire  = "sys.security.password.expireDays"
+	KeyPasswordMinLen  = "sys.security.password.minLength"
+	KeyPasswordUpper   = "sys.security.password.requireUpper"
+	KeyPasswordLower   = "sys.security.password.requireLower"
+	KeyPasswordDigit   = "sys.security.password.requireDigit"
+	KeyPasswordSpecial = "sys.security.password.requireSpecial"
+	KeyPasswordHistory = "sys.security.password.historyCount"
+)
+
+// Input limits, cache key prefixes and defaults of login.
+const (
 	maxAccountLen       = 64
 	maxPasswordLen      = 1024
 	loginLogAccountLen  = 128

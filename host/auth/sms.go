@@ -48,7 +48,10 @@ func validPhone(p string) bool {
 		return false
 	}
 	for i, r := range p {
-		if (r < '0' || r > '9') && !(i == 0 && r == '+') {
+		if i == 0 && r == '+' {
+			continue
+		}
+		if r < '0' || r > '9' {
 			return false
 		}
 	}

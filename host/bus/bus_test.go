@@ -270,7 +270,11 @@ func TestRecoversAfterRedisRestart(t *testing.T) {
 
 func TestStartNeedsRedis(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	defer c.Close()
+	defer func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if _, err := bus.Start(context.Background(), c, bus.Options{Channel: "x"}); err == nil {
 		t.Fatal("Start without Redis: err = nil")
 	}

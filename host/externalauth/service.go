@@ -514,7 +514,9 @@ func (s *Service) login(ctx context.Context, code string, id identity, cl auth.C
 	if err != nil {
 		return CallbackResult{}, err
 	}
-	outRaw, err := json.Marshal(out)
+	// The token response is kept server-side under the one-time ticket;
+	// Exchange hands it to the client that holds the ticket and its binder.
+	outRaw, err := json.Marshal(out) //nolint:gosec // G117: marshalling the access token is the point: this is the token response
 	if err != nil {
 		return CallbackResult{}, err
 	}

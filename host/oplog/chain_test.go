@@ -34,7 +34,11 @@ func TestPanicThroughTheChain(t *testing.T) {
 	}
 	rec := exceptionlog.New(db.Client, log)
 	w := oplog.New(oplog.EntInserter(db.Client), oplog.Options{Config: config.OpLog{Sync: true}, Catalog: catalog, Recorder: rec})
-	defer w.Close(context.Background())
+	defer func() {
+		if err := w.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
 
 	app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(catalog, log, rec.Record)})
 	app.Use(requestid.New(), envelope.Recover())

@@ -118,11 +118,17 @@ func (s *Service) Int(ctx context.Context, key string, def int) (int, error) {
 	if err != nil || !ok {
 		return def, err
 	}
-	n, perr := strconv.Atoi(strings.TrimSpace(v))
-	if perr != nil {
-		return def, nil
+	return parseInt(v, def), nil
+}
+
+// parseInt reads a decimal integer, surrounding space ignored; anything
+// else is def: a malformed setting reads as the default, not as an error.
+func parseInt(v string, def int) int {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return def
 	}
-	return n, nil
+	return n
 }
 
 // Invalidate drops cached keys (and the site info when a key feeds it) and

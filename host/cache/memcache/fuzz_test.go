@@ -39,7 +39,11 @@ func FuzzTake(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		defer func() {
+			if err := c.Close(); err != nil {
+				t.Error(err)
+			}
+		}()
 		ctx := context.Background()
 		keys := []string{"once:a", "once:b", "once:c", "once:d"}
 		type held struct {

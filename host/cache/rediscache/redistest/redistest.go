@@ -55,12 +55,15 @@ func Start(t testing.TB) *Server {
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
 }
 
 // Restart starts the server again (empty: nothing is persisted) on the same
@@ -76,6 +79,11 @@ func (s *Server) Restart() {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		out := &bytes.Buffer{}
+		// Not CommandContext: the server lives until Stop (a test cleanup),
+		// which runs after the test's context is cancelled. G204: s.bin is
+		// redis-server from PATH or from EnvServer, set by whoever runs the
+		// tests.
+		//nolint:gosec,noctx // outlives the test's context; the operator's redis-server (see above)
 		cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no")
 		cmd.Stdout, cmd.Stderr = out, out
@@ -100,18 +108,21 @@ func (s *Server) Restart() {
 
 // ping waits until the server answers PING, it exits, or the deadline.
 func ping(addr string, exited <-chan struct{}, deadline time.Time) bool {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	d := &net.Dialer{Timeout: 200 * time.Millisecond}
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
 			return false
 		default:
 		}
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+		if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
 			_ = c.SetDeadline(time.Now().Add(time.Second))
 			_, _ = c.Write([]byte("PING\r\n"))
 			buf := make([]byte, 16)
 			n, _ := c.Read(buf)
-			c.Close()
+			_ = c.Close() // a probe: its answer is already read
 			if bytes.HasPrefix(buf[:n], []byte("+PONG")) {
 				return true
 			}
@@ -139,7 +150,7 @@ func (s *Server) Stop() {
 		if err != nil {
 			return
 		}
-		c.Close()
+		_ = c.Close() // a probe: only whether it connected matters
 		time.Sleep(20 * time.Millisecond)
 	}
 }
