@@ -122,7 +122,7 @@ func startKernel(tb testing.TB, cacheKind string, environ ...string) *host.Kerne
 		"Service__Security__Password__Pbkdf2Iterations=100000",
 	}, environ...)
 	if cacheKind == "redis-nonear" {
-		env = append(env, "Service__Cache__Redis__NearCacheSeconds=0")
+		env = append(env, "Service__Cache__NearCacheSeconds=0")
 	}
 	if strings.HasPrefix(cacheKind, "redis") {
 		requireRedis(tb)

@@ -111,6 +111,13 @@ type Cache struct {
 	MemoryEntryLimit  int    `koanf:"MemoryEntryLimit"`
 	MaxEntryMinutes   int    `koanf:"MaxEntryMinutes"`
 	Redis             Redis  `koanf:"Redis"`
+	// NearCacheSeconds caps how long a replica keeps a near copy of a hot
+	// entry (session marks, permission sets, data scopes, config values,
+	// dictionaries; default 30) in a plain map in front of the cache
+	// (host/cache/nearcache). With Redis, copies are dropped on every
+	// replica before a change returns and this is only the safety net. 0
+	// turns it off: every read goes to the cache (with Redis, a round trip).
+	NearCacheSeconds int `koanf:"NearCacheSeconds"`
 }
 
 // Redis is `Service:Cache:Redis`.
@@ -122,12 +129,6 @@ type Redis struct {
 	// KeyPrefix namespaces every key the kernel writes (default "ak:").
 	KeyPrefix string   `koanf:"KeyPrefix"`
 	TLS       RedisTLS `koanf:"Tls"`
-	// NearCacheSeconds caps how long a replica keeps a local copy of a hot
-	// entry (session marks, permission sets, data scopes, config values,
-	// dictionaries; default 30). Copies are dropped on every replica before
-	// a change returns (host/cache/nearcache); this is only the safety
-	// net. 0 turns the near cache off: every read goes to Redis.
-	NearCacheSeconds int `koanf:"NearCacheSeconds"`
 }
 
 // RedisTLS is `Service:Cache:Redis:Tls`.
@@ -351,10 +352,10 @@ func Defaults() Config {
 				MemoryEntryLimit:  100000,
 				MaxEntryMinutes:   1440,
 				Redis: Redis{
-					Address:          "127.0.0.1:6379",
-					KeyPrefix:        "ak:",
-					NearCacheSeconds: 30,
+					Address:   "127.0.0.1:6379",
+					KeyPrefix: "ak:",
 				},
+				NearCacheSeconds: 30,
 			},
 			Seed: Seed{AdminAccount: "superAdmin"},
 			Security: Security{

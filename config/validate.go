@@ -69,8 +69,8 @@ func (c *Config) Validate() error {
 	atLeast(&p, "Service:Cache:PermissionMinutes", s.Cache.PermissionMinutes, 1)
 	atLeast(&p, "Service:Cache:MemoryEntryLimit", s.Cache.MemoryEntryLimit, 0)
 	atLeast(&p, "Service:Cache:MaxEntryMinutes", s.Cache.MaxEntryMinutes, 0)
-	if v := s.Cache.Redis.NearCacheSeconds; v < 0 || v > 3600 {
-		p.add("Service:Cache:Redis:NearCacheSeconds %d is out of range 0..3600 (0 turns the near cache off)", v)
+	if v := s.Cache.NearCacheSeconds; v < 0 || v > 3600 {
+		p.add("Service:Cache:NearCacheSeconds %d is out of range 0..3600 (0 turns the near cache off)", v)
 	}
 	atLeast(&p, "Service:Logging:OpLog:QueueCapacity", s.Logging.OpLog.QueueCapacity, 1)
 	atLeast(&p, "Service:Logging:OpLog:ParamMaxChars", s.Logging.OpLog.ParamMaxChars, 1)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/bus"
 	"github.com/adminkernel/kernel/host/cache/nearcache"
@@ -23,22 +25,16 @@ import (
 type scaleOut struct {
 	lease *snowflake.Lease
 	relay *bus.Relay
-	near  *nearcache.Cache // nil when Service:Cache:Redis:NearCacheSeconds is 0
 }
 
-// NearPrefixes are the cache entries every replica keeps a local copy of
-// with Redis: the ones read on every request (session marks, permission
-// sets, data scopes, config values) and dictionaries.
+// NearPrefixes are the cache entries every replica keeps a near copy of
+// (host/cache/nearcache): the ones read on every request (session marks,
+// permission sets, data scopes, config values) and dictionaries.
 var NearPrefixes = []string{session.KeyPrefix, authz.KeyPrefix, datascope.KeyPrefix, sysconfig.KeyPrefix, dict.KeyPrefix}
 
-// NearCache returns the replica-local near cache (nil without Redis or with
-// it turned off).
-func (k *Kernel) NearCache() *nearcache.Cache {
-	if k.scale == nil {
-		return nil
-	}
-	return k.scale.near
-}
+// NearCache returns the near cache (nil when Service:Cache:NearCacheSeconds
+// is 0).
+func (k *Kernel) NearCache() *nearcache.Cache { return k.near }
 
 // openShared opens the configured cache and, with Redis, leases the
 // snowflake worker id and starts the event relay. It runs before the
@@ -57,28 +53,33 @@ func (k *Kernel) openShared(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rc, ok := store.(*rediscache.Cache)
-	if !ok {
-		k.store = withChangeEvents(store)
+	rc, shared := store.(*rediscache.Cache)
+	if secs := k.cfg.Service.Cache.NearCacheSeconds; secs > 0 {
+		opts := nearcache.Options{
+			Prefixes:   NearPrefixes,
+			TTL:        time.Duration(secs) * time.Second,
+			MaxEntries: nearcache.DefaultMaxEntries,
+			Log:        k.logs.For("AdminKernel.NearCache"),
+		}
+		if limit := k.cfg.Service.Cache.MemoryEntryLimit; limit > 0 {
+			opts.MaxEntries = min(opts.MaxEntries, limit)
+		}
+		var client *redis.Client // in process: local only
+		if shared {
+			client, opts.Channel = rc.Client(), rc.Prefix()+nearcache.ChannelSuffix
+		}
+		near, err := nearcache.New(ctx, store, client, opts)
+		if err != nil {
+			_ = store.Close()
+			return err
+		}
+		k.near, store = near, near
+	}
+	k.store = withChangeEvents(store)
+	if !shared {
 		return nil
 	}
 	k.scale = &scaleOut{}
-	if secs := k.cfg.Service.Cache.Redis.NearCacheSeconds; secs > 0 {
-		near, err := nearcache.New(ctx, rc, rc.Client(), nearcache.Options{
-			Channel:    rc.Prefix() + nearcache.ChannelSuffix,
-			Prefixes:   NearPrefixes,
-			TTL:        time.Duration(secs) * time.Second,
-			MaxEntries: k.cfg.Service.Cache.MemoryEntryLimit,
-			Log:        k.logs.For("AdminKernel.NearCache"),
-		})
-		if err != nil {
-			_ = rc.Close()
-			return err
-		}
-		k.scale.near = near
-		store = near
-	}
-	k.store = withChangeEvents(store)
 	log := k.logs.For("AdminKernel.Snowflake")
 	configured := k.cfg.Service.Snowflake.WorkerID
 	lease, err := snowflake.AcquireLease(ctx, rc, snowflake.LeaseOptions{

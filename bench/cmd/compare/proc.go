@@ -121,7 +121,7 @@ func (s *server) stop() time.Duration {
 		return 0
 	}
 	defer func() {
-		if err := s.log.Close(); err != nil {
+		if err := s.log.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			logf("closing %s: %v", s.log.Name(), err)
 		}
 	}()

@@ -29,6 +29,12 @@
 //
 // Entries outside the configured prefixes, one-time values and counters go
 // straight to Redis.
+//
+// Without a Redis client (New with a nil client) the cache is local only:
+// for the in-process store of a single replica, where every change goes
+// through this one Cache and is dropped synchronously. It then serves the
+// same hot entries from a plain sharded map, cheaper to read than the
+// bounded store underneath (ristretto's admission bookkeeping on every Get).
 package nearcache
 
 import (
@@ -94,7 +100,8 @@ type Options struct {
 type Cache struct {
 	cache.Store // the shared store: everything not overridden goes there
 
-	client   *redis.Client
+	client   *redis.Client // nil: local only
+	alone    bool // no client: local only
 	ps       *redis.PubSub
 	opts     Options
 	origin   string
@@ -149,8 +156,8 @@ var _ cache.Store = (*Cache)(nil)
 // New wraps shared, subscribes to the channel with client (the client of
 // shared's Redis) and waits until Redis confirms the subscription.
 func New(ctx context.Context, shared cache.Store, client *redis.Client, opts Options) (*Cache, error) {
-	if shared == nil || client == nil || opts.Channel == "" || len(opts.Prefixes) == 0 {
-		return nil, errors.New("nearcache: a shared store, a client, a channel and prefixes are required")
+	if shared == nil || (client != nil && opts.Channel == "") || len(opts.Prefixes) == 0 {
+		return nil, errors.New("nearcache: a shared store, prefixes and (with a client) a channel are required")
 	}
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultTTL
@@ -179,6 +186,11 @@ func New(ctx context.Context, shared cache.Store, client *redis.Client, opts Opt
 	for i := range c.shards {
 		c.shards[i].m = map[string]copyOf{}
 	}
+	if client == nil {
+		c.alone = true
+		close(c.done)
+		return c, nil
+	}
 	sctx, cancel := context.WithTimeout(ctx, startWithin)
 	defer cancel()
 	ps := client.Subscribe(sctx, opts.Channel)
@@ -198,9 +210,11 @@ func New(ctx context.Context, shared cache.Store, client *redis.Client, opts Opt
 // Close stops the subscription and closes the shared store.
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
-		c.stop()
-		_ = c.ps.Close()
-		<-c.done
+		if !c.alone {
+			c.stop()
+			_ = c.ps.Close()
+			<-c.done
+		}
 		c.dropAll()
 	})
 	return c.Store.Close()
@@ -219,7 +233,7 @@ func (c *Cache) near(key string) bool {
 // trusted reports whether local copies may answer now: subscribed and heard
 // from Redis within StaleAfter.
 func (c *Cache) trusted(now int64) bool {
-	return c.subscribed.Load() && now-c.heard.Load() < int64(c.opts.StaleAfter)
+	return c.alone || (c.subscribed.Load() && now-c.heard.Load() < int64(c.opts.StaleAfter))
 }
 
 func (c *Cache) shard(key string) *shard {
@@ -398,6 +412,9 @@ func (c *Cache) dropAll() { c.dropPrefix("") }
 // Failures are logged, not returned: the shared entries are already gone,
 // and every replica's copies are bounded by StaleAfter and TTL.
 func (c *Cache) broadcast(ctx context.Context, m message) {
+	if c.alone {
+		return
+	}
 	m.Type, m.Origin = "inv", c.origin
 	m.ID = c.origin + "-" + fmt.Sprint(c.nextID.Add(1))
 	raw, err := json.Marshal(m)
