@@ -101,7 +101,7 @@ type Cache struct {
 	cache.Store // the shared store: everything not overridden goes there
 
 	client   *redis.Client // nil: local only
-	alone    bool // no client: local only
+	alone    bool          // no client: local only
 	ps       *redis.PubSub
 	opts     Options
 	origin   string
