@@ -3,7 +3,6 @@ package captcha_test
 import (
 	"context"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/cache/oncecap/oncecaptest"
 	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/kerneltest"
 )
@@ -150,31 +150,11 @@ func TestCaptchaPendingCapBoundsMemory(t *testing.T) {
 		beyond     = 8000
 	)
 	k := kerneltest.Start(t, []string{"Service__Security__Captcha__MaxPending=" + strconv.Itoa(capAnswers), "Service__Cache__Provider="})
-	send := func() int { return k.Do("GET", captchaPath, "", nil).Status }
-	send() // warm up pools and lazily built state
-	heap0 := heapAfterGC()
-	for i := 1; i < capAnswers; i++ {
-		if s := send(); s != http.StatusOK {
-			t.Fatalf("captcha %d = HTTP %d below the cap", i+1, s)
-		}
-	}
-	heap1 := heapAfterGC()
-	perAnswer := float64(int64(heap1)-int64(heap0)) / float64(capAnswers-1)
-	for i := range beyond {
-		if s := send(); s != http.StatusTooManyRequests {
-			t.Fatalf("captcha %d beyond the cap = HTTP %d, want 429", i+1, s)
-		}
-	}
-	heap2 := heapAfterGC()
-	growth := int64(heap2) - int64(heap1)
-	t.Logf("heap: %d B before, %d B with %d answers (%.0f B per answer), %d B after %d refused requests (%+d B)",
-		heap0, heap1, capAnswers, perAnswer, heap2, beyond, growth)
-	if perAnswer < 100 {
-		t.Fatalf("stored answers cost %.0f B each: the measurement cannot tell stored from refused", perAnswer)
-	}
-	if limit := perAnswer * beyond / 4; float64(growth) > limit {
-		t.Errorf("%d refused requests grew the heap by %d B, more than a quarter (%.0f B) of storing them", beyond, growth, limit)
-	}
+	oncecaptest.BoundsMemory(t, oncecaptest.Memory{
+		What: "answer", Send: func() int { return k.Do("GET", captchaPath, "", nil).Status },
+		Stored: http.StatusOK, Refused: http.StatusTooManyRequests,
+		Cap: capAnswers, Beyond: beyond, MinPerValue: 100,
+	})
 }
 
 // TestCaptchaPendingCapBoundsRedis: with Redis (ADMINKERNEL_TEST_CACHE=redis)
@@ -223,12 +203,4 @@ func TestCaptchaPendingCapBoundsRedis(t *testing.T) {
 	if got != capAnswers {
 		t.Fatalf("%d answer keys in Redis after %d refused requests, want %d", got, beyond, capAnswers)
 	}
-}
-
-func heapAfterGC() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

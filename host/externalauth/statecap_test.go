@@ -3,12 +3,12 @@ package externalauth_test
 import (
 	"net/http"
 	"net/url"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/adminkernel/kernel/host/cache/oncecap/oncecaptest"
 	"github.com/adminkernel/kernel/host/externalauth"
 )
 
@@ -139,42 +139,11 @@ func TestAuthorizeStateCapBoundsMemory(t *testing.T) {
 	)
 	e := start(t, "Service__ExternalAuth__MaxPendingStates="+strconv.Itoa(capStates), "Service__Cache__Provider=")
 	b := e.browser()
-	send := func() int {
-		r := b.send("GET", base+"/corp/authorize", "", "")
-		return r.Status
-	}
-	send() // warm up pools and lazily built state
-	heap0 := heapAfterGC()
-	for i := 1; i < capStates; i++ {
-		if s := send(); s != http.StatusFound {
-			t.Fatalf("authorize %d = HTTP %d below the cap", i+1, s)
-		}
-	}
-	heap1 := heapAfterGC()
-	perState := float64(int64(heap1)-int64(heap0)) / float64(capStates-1)
-	for i := range beyond {
-		if s := send(); s != http.StatusTooManyRequests {
-			t.Fatalf("authorize %d beyond the cap = HTTP %d, want 429", i+1, s)
-		}
-	}
-	heap2 := heapAfterGC()
-	growth := int64(heap2) - int64(heap1)
-	t.Logf("heap: %d B before, %d B with %d states (%.0f B per state), %d B after %d refused authorizes (%+d B)",
-		heap0, heap1, capStates, perState, heap2, beyond, growth)
-	if perState < 200 {
-		t.Fatalf("stored states cost %.0f B each: the measurement cannot tell stored from refused", perState)
-	}
-	if limit := perState * beyond / 4; float64(growth) > limit {
-		t.Errorf("%d refused authorizes grew the heap by %d B, more than a quarter (%.0f B) of storing them", beyond, growth, limit)
-	}
-}
-
-func heapAfterGC() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+	oncecaptest.BoundsMemory(t, oncecaptest.Memory{
+		What: "state", Send: func() int { return b.send("GET", base+"/corp/authorize", "", "").Status },
+		Stored: http.StatusFound, Refused: http.StatusTooManyRequests,
+		Cap: capStates, Beyond: beyond, MinPerValue: 200,
+	})
 }
 
 func countLines(log, s string) int { return strings.Count(log, s) }

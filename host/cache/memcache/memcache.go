@@ -160,15 +160,11 @@ func (c *Cache) enter(ctx context.Context) error {
 
 // Get returns the entry under key.
 func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	if err := c.enter(ctx); err != nil {
-		return nil, false, err
+	v, ok, err := c.Peek(ctx, key)
+	if !ok || err != nil {
+		return nil, ok, err
 	}
-	defer c.life.RUnlock()
-	e, ok := c.entries.Get(key)
-	if !ok || e.key != key || (!c.realClock && expired(e.exp, c.now())) {
-		return nil, false, nil
-	}
-	return bytes.Clone(e.val), true, nil
+	return bytes.Clone(v), true, nil
 }
 
 // Peek returns the entry under key without copying it (cache.Peeker): the
