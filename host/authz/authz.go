@@ -105,7 +105,12 @@ func decode(set []byte) []string {
 	return strings.Split(s, "\n")
 }
 
-func key(userID int64) string { return KeyPrefix + strconv.FormatInt(userID, 10) }
+// key is KeyPrefix + the decimal id, built with one allocation (it is on
+// the path of every permission check).
+func key(userID int64) string {
+	var b [len(KeyPrefix) + 20]byte
+	return string(strconv.AppendInt(append(b[:0], KeyPrefix...), userID, 10))
+}
 
 func (r *Resolver) set(ctx context.Context, userID int64) ([]byte, error) {
 	if b, ok, err := r.store.Get(ctx, key(userID)); err == nil && ok {
