@@ -38,21 +38,21 @@ func BoundsMemory(t testing.TB, m Memory) {
 		}
 	}
 	heap1 := heapAfterGC()
-	per := float64(int64(heap1)-int64(heap0)) / float64(m.Cap-1)
+	per := (float64(heap1) - float64(heap0)) / float64(m.Cap-1)
 	for i := range m.Beyond {
 		if s := m.Send(); s != m.Refused {
 			t.Fatalf("request %d beyond the cap = HTTP %d, want %d", i+1, s, m.Refused)
 		}
 	}
 	heap2 := heapAfterGC()
-	growth := int64(heap2) - int64(heap1)
-	t.Logf("heap: %d B before, %d B with %d %ss (%.0f B per %s), %d B after %d refused requests (%+d B)",
+	growth := float64(heap2) - float64(heap1)
+	t.Logf("heap: %d B before, %d B with %d %ss (%.0f B per %s), %d B after %d refused requests (%+.0f B)",
 		heap0, heap1, m.Cap, m.What, per, m.What, heap2, m.Beyond, growth)
 	if per < m.MinPerValue {
 		t.Fatalf("stored %ss cost %.0f B each: the measurement cannot tell stored from refused", m.What, per)
 	}
-	if limit := per * float64(m.Beyond) / 4; float64(growth) > limit {
-		t.Errorf("%d refused requests grew the heap by %d B, more than a quarter (%.0f B) of storing them", m.Beyond, growth, limit)
+	if limit := per * float64(m.Beyond) / 4; growth > limit {
+		t.Errorf("%d refused requests grew the heap by %.0f B, more than a quarter (%.0f B) of storing them", m.Beyond, growth, limit)
 	}
 }
 
