@@ -24,7 +24,6 @@ import (
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
-	"github.com/adminkernel/kernel/host/cache/nearcache"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/database/sqllog"
 	"github.com/adminkernel/kernel/host/envelope"
@@ -93,7 +92,6 @@ type Kernel struct {
 
 	exceptions *exceptionlog.Recorder
 	oplog      *oplog.Writer
-	near       *nearcache.Cache // nil when Service:Cache:NearCacheSeconds is 0
 }
 
 // Catalog builds the error catalog of the options without opening anything:

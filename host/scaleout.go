@@ -32,10 +32,6 @@ type scaleOut struct {
 // permission sets, data scopes, config values) and dictionaries.
 var NearPrefixes = []string{session.KeyPrefix, authz.KeyPrefix, datascope.KeyPrefix, sysconfig.KeyPrefix, dict.KeyPrefix}
 
-// NearCache returns the near cache (nil when Service:Cache:NearCacheSeconds
-// is 0).
-func (k *Kernel) NearCache() *nearcache.Cache { return k.near }
-
 // openShared opens the configured cache and, with Redis, leases the
 // snowflake worker id and starts the event relay. It runs before the
 // database is seeded, so every id the kernel generates carries the leased
@@ -73,7 +69,7 @@ func (k *Kernel) openShared(ctx context.Context) error {
 			_ = store.Close()
 			return err
 		}
-		k.near, store = near, near
+		store = near
 	}
 	k.store = withChangeEvents(store)
 	if !shared {

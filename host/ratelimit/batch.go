@@ -47,11 +47,17 @@ func newBatcher(store cache.Store, every int) *batcher {
 // start) and returns the replica's view of the count.
 func (b *batcher) incr(ctx context.Context, key []byte, start, limit int64, window time.Duration) (int64, error) {
 	b.mu.Lock()
-	if start != b.window {
+	switch {
+	case start > b.window:
 		// Windows are aligned to the epoch: a new one starts every count
 		// afresh (a window length change only makes keys differ).
 		clear(b.counts)
 		b.window = start
+	case start < b.window:
+		// A request that read the clock before the window changed: count
+		// it in the store rather than clear the new window's counts.
+		b.mu.Unlock()
+		return b.store.Incr(ctx, string(key), 1, window)
 	}
 	c := b.counts[string(key)]
 	first := c == nil

@@ -90,6 +90,21 @@ func TestBatchedGeneralBucket(t *testing.T) {
 		}
 	})
 
+	t.Run("a request that read the clock before the window changed keeps the new window's counts", func(t *testing.T) {
+		store := &countingStore{Store: newFakeStore()}
+		clk := &clock{t: windowStart.Add(59 * time.Second)}
+		app := replicaApp(t, store, clk, Options{Batch: 16, Limit: limitOf(20)})
+		expectOK(t, do(t, app, http.MethodGet, "/api/v1/ping", ""), "last second of the first window")
+		clk.advance(2 * time.Second)
+		for range 20 {
+			expectOK(t, do(t, app, http.MethodGet, "/api/v1/ping", ""), "request within the new window's allowance")
+		}
+		clk.advance(-2 * time.Second) // a late request of the first window
+		expectOK(t, do(t, app, http.MethodGet, "/api/v1/ping", ""), "late request of the first window")
+		clk.advance(2 * time.Second)
+		expectLimited(t, do(t, app, http.MethodGet, "/api/v1/ping", ""), 60)
+	})
+
 	t.Run("the auth bucket is never batched", func(t *testing.T) {
 		store := &countingStore{Store: newFakeStore()}
 		clk := &clock{t: windowStart.Add(15 * time.Second)}

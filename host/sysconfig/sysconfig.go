@@ -10,7 +10,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/adminkernel/kernel/ent"
@@ -26,7 +25,6 @@ type Service struct {
 	client *ent.Client
 	store  cache.Store
 	ttl    time.Duration
-	keys   sync.Map // config key → cache key (cacheKey)
 }
 
 // New returns the service; ttl is Service:Cache:PermissionMinutes.
@@ -48,7 +46,7 @@ func (s *Service) Value(ctx context.Context, key string) (string, bool, error) {
 // is missing), reading the database on a miss. On a hit the slice is the
 // cache's own (cache.Peek): read it, never keep or change it.
 func (s *Service) raw(ctx context.Context, key string) ([]byte, error) {
-	ck := s.cacheKey(key)
+	ck := KeyPrefix + key
 	if b, hit, err := cache.Peek(ctx, s.store, ck); err == nil && hit && len(b) > 0 {
 		return b, nil
 	}
@@ -75,18 +73,6 @@ func (s *Service) raw(ctx context.Context, key string) ([]byte, error) {
 	// A cache write failure only costs a database read next time.
 	_ = s.store.Set(ctx, ck, enc, s.ttl)
 	return enc, nil
-}
-
-// cacheKey returns KeyPrefix + key, remembered: the keys read are the
-// constants of the code and the provider codes, a bounded set, and the
-// rate limiter reads one on every request.
-func (s *Service) cacheKey(key string) string {
-	if ck, ok := s.keys.Load(key); ok {
-		return ck.(string)
-	}
-	ck := KeyPrefix + key
-	s.keys.Store(strings.Clone(key), ck)
-	return ck
 }
 
 // String returns the value, or def when the key is missing or empty.
