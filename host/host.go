@@ -15,7 +15,6 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/gofiber/fiber/v3"
-	"github.com/gofiber/fiber/v3/middleware/requestid"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/config"
@@ -191,7 +190,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 		ReadTimeout:      30 * time.Second,
 		IdleTimeout:      120 * time.Second,
 	})
-	k.app.Use(requestid.New(requestid.Config{Generator: newRequestIDs().next}), envelope.Recover())
+	k.app.Use(newRequestIDs().middleware(), envelope.Recover())
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
 	k.app.Use("/api", k.rateLimiter())
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))

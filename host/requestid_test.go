@@ -1,9 +1,15 @@
 package host
 
 import (
+	"net/http/httptest"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gofiber/fiber/v3"
+
+	"github.com/adminkernel/kernel/host/envelope"
 )
 
 func TestRequestIDs(t *testing.T) {
@@ -18,7 +24,7 @@ func TestRequestIDs(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for range 1000 {
-				id := a.next()
+				id := string(a.appendNext(nil))
 				mu.Lock()
 				dup := seen[id]
 				seen[id] = true
@@ -33,5 +39,51 @@ func TestRequestIDs(t *testing.T) {
 	wg.Wait()
 	if len(seen) != 4000 {
 		t.Fatalf("%d distinct ids, want 4000", len(seen))
+	}
+}
+
+func TestRequestIDMiddleware(t *testing.T) {
+	app := fiber.New()
+	app.Use(newRequestIDs().middleware())
+	var seen string
+	app.Get("/", func(c fiber.Ctx) error {
+		seen = envelope.TraceID(c)
+		return c.SendStatus(fiber.StatusNoContent)
+	})
+	generated := regexp.MustCompile(`^[0-9a-f]{16}-[0-9a-z]+$`)
+	long := strings.Repeat("a", MaxRequestIDLen)
+	tests := []struct {
+		name, in string
+		keep     bool
+	}{
+		{"none", "", false},
+		{"caller's id", "trace-42 from the gateway", true},
+		{"longest kept", long, true},
+		{"too long", long + "a", false},
+		{"tab", "abc\tdef", false},
+		{"non-ASCII", "trace-\xc3\xa9", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(fiber.MethodGet, "/", nil)
+			if tt.in != "" {
+				req.Header.Set(fiber.HeaderXRequestID, tt.in)
+			}
+			resp, err := app.Test(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			got := resp.Header.Get(fiber.HeaderXRequestID)
+			if got != seen {
+				t.Errorf("handler saw %q, response carries %q", seen, got)
+			}
+			if tt.keep && got != tt.in {
+				t.Errorf("X-Request-ID = %q, want the caller's %q", got, tt.in)
+			}
+			if !tt.keep && !generated.MatchString(got) {
+				t.Errorf("X-Request-ID = %q, want a generated id", got)
+			}
+		})
 	}
 }

@@ -135,10 +135,7 @@ func (k *Kernel) rateLimiter() fiber.Handler {
 		batch = ratelimit.DefaultBatch
 	}
 	return ratelimit.New(k.store, ratelimit.Options{
-		Enabled: func(ctx context.Context) bool {
-			on, _ := k.settings.Bool(ctx, "sys.security.rateLimit.enabled", true)
-			return on
-		},
+		Enabled: k.settings.Switch("sys.security.rateLimit.enabled", true),
 		Window: func(ctx context.Context) time.Duration {
 			return time.Duration(num("sys.security.rateLimit.windowSeconds", 60)(ctx)) * time.Second
 		},

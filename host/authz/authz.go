@@ -72,18 +72,25 @@ func (r *Resolver) Has(ctx context.Context, userID int64, code string) (bool, er
 	return contains(set, code), nil
 }
 
-// contains scans the encoded set ("\ncode1\ncode2\n") line by line; the
-// string(...) == comparisons do not allocate.
+// contains reports whether the encoded set ("\ncode1\ncode2\n", lines
+// sorted in byte order and unique: see set) holds code. It binary-searches
+// the lines in place: O(log n) line comparisons, no allocation (the
+// string(...) comparisons do not allocate).
 func contains(set []byte, code string) bool {
-	for len(set) > 0 {
-		i := bytes.IndexByte(set, '\n')
-		if i < 0 {
-			return string(set) == code
-		}
-		if string(set[:i]) == code {
+	// [lo, hi) holds whole lines, each ending in '\n'.
+	lo, hi := 1, len(set)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start := lo + bytes.LastIndexByte(set[lo:mid], '\n') + 1
+		end := mid + bytes.IndexByte(set[mid:hi], '\n')
+		switch line := set[start:end]; {
+		case string(line) == code:
 			return true
+		case string(line) < code:
+			lo = end + 1
+		default:
+			hi = start
 		}
-		set = set[i+1:]
 	}
 	return false
 }

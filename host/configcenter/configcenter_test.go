@@ -424,12 +424,19 @@ func TestSettingsSeeChanges(t *testing.T) {
 	tok := k.Admin()
 	ctx := context.Background()
 	const key = "sys.externalauth.oidc.enabled"
-	if on, err := k.Settings().Bool(ctx, key, true); err != nil || !on {
-		t.Fatalf("%s = %v, %v", key, on, err)
+	sw := k.Settings().Switch(key, true) // the per-request reader (rate limiter)
+	if on, err := k.Settings().Bool(ctx, key, true); err != nil || !on || !sw(ctx) {
+		t.Fatalf("%s = %v, %v; switch %v", key, on, err, sw(ctx))
 	}
 	k.Do("PUT", base+"/batch", tok, []map[string]any{{"configKey": key, "configValue": "false"}}).Expect(t, "switch off", 200, 0)
 	if on, _ := k.Settings().Bool(ctx, key, true); on {
 		t.Fatal("settings service still reads the provider as enabled")
+	}
+	if sw(ctx) {
+		t.Fatal("the switch reader still reads the provider as enabled")
+	}
+	if !k.Settings().Switch("sys.no.such.key", true)(ctx) || k.Settings().Switch("sys.no.such.key", false)(ctx) {
+		t.Fatal("a missing key does not read as the default")
 	}
 	id := k.Ent().SysConfig.Query().Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).OnlyIDX(ctx)
 	k.Do("DELETE", fmt.Sprintf("%s/%d", base, id), tok, nil).Expect(t, "delete", 200, 0)

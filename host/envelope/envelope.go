@@ -30,11 +30,6 @@ type Envelope struct {
 	Data    any    `json:"data"`
 }
 
-// OK writes a success envelope carrying data.
-func OK(c fiber.Ctx, data any) error {
-	return c.JSON(Envelope{Code: errcode.Success, MsgKey: SuccessKey, Data: data})
-}
-
 // PanicError is a recovered panic, kept with its stack for the exception log.
 type PanicError struct {
 	Value any

@@ -46,7 +46,11 @@ func (s *Service) Value(ctx context.Context, key string) (string, bool, error) {
 // is missing), reading the database on a miss. On a hit the slice is the
 // cache's own (cache.Peek): read it, never keep or change it.
 func (s *Service) raw(ctx context.Context, key string) ([]byte, error) {
-	ck := KeyPrefix + key
+	return s.rawCached(ctx, key, KeyPrefix+key)
+}
+
+// rawCached is raw with the cache key (KeyPrefix+key) already built.
+func (s *Service) rawCached(ctx context.Context, key, ck string) ([]byte, error) {
 	if b, hit, err := cache.Peek(ctx, s.store, ck); err == nil && hit && len(b) > 0 {
 		return b, nil
 	}
@@ -88,10 +92,32 @@ func (s *Service) String(ctx context.Context, key, def string) (string, error) {
 // anything else, or a missing key, is def.
 func (s *Service) Bool(ctx context.Context, key string, def bool) (bool, error) {
 	b, err := s.raw(ctx, key)
-	if err != nil || b[0] != '1' {
+	if err != nil {
 		return def, err
 	}
-	return parseBool(b[1:], def), nil
+	return boolOf(b, def), nil
+}
+
+// Switch returns a reader of one boolean key for settings read on every
+// request (the rate limiter's switch): Bool with the cache key built once,
+// so a cached read allocates nothing. A read error gives def.
+func (s *Service) Switch(key string, def bool) func(context.Context) bool {
+	ck := KeyPrefix + key
+	return func(ctx context.Context) bool {
+		b, err := s.rawCached(ctx, key, ck)
+		if err != nil {
+			return def
+		}
+		return boolOf(b, def)
+	}
+}
+
+// boolOf reads the cached encoding of a boolean key (see raw).
+func boolOf(enc []byte, def bool) bool {
+	if enc[0] != '1' {
+		return def
+	}
+	return parseBool(enc[1:], def)
 }
 
 // ParseBool is the kernel's reading of a boolean config value.

@@ -109,8 +109,12 @@ type Cache struct {
 	seed     maphash.Seed
 	shards   [shards]shard
 
+	// epoch is the origin of the cache's clock (now): monotonic time since
+	// construction, which reads one clock instead of time.Now's two and
+	// ignores wall-clock steps.
+	epoch      time.Time
 	gen        atomic.Uint64 // bumped by every invalidation
-	heard      atomic.Int64  // UnixNano of the last message on the subscription
+	heard      atomic.Int64  // now() of the last message on the subscription
 	subscribed atomic.Bool
 
 	wmu     sync.Mutex
@@ -131,8 +135,11 @@ type shard struct {
 
 type copyOf struct {
 	val []byte
-	exp int64 // UnixNano
+	exp int64 // now() at expiry
 }
+
+// now is the cache's clock: nanoseconds since epoch, monotonic.
+func (c *Cache) now() int64 { return int64(time.Since(c.epoch)) }
 
 // waiter collects the acknowledgements of one invalidation.
 type waiter struct {
@@ -179,7 +186,7 @@ func New(ctx context.Context, shared cache.Store, client *redis.Client, opts Opt
 		return nil, fmt.Errorf("nearcache: origin: %w", err)
 	}
 	c := &Cache{
-		Store: shared, client: client, opts: opts, origin: hex.EncodeToString(b[:]),
+		Store: shared, client: client, opts: opts, origin: hex.EncodeToString(b[:]), epoch: time.Now(),
 		perShard: max(opts.MaxEntries/shards, 1), seed: maphash.MakeSeed(),
 		waiters: map[string]*waiter{}, done: make(chan struct{}),
 	}
@@ -200,7 +207,7 @@ func New(ctx context.Context, shared cache.Store, client *redis.Client, opts Opt
 	}
 	c.ps = ps
 	c.subscribed.Store(true)
-	c.heard.Store(time.Now().UnixNano())
+	c.heard.Store(c.now())
 	rctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	go c.receive(rctx)
@@ -242,7 +249,7 @@ func (c *Cache) shard(key string) *shard {
 
 // local returns the local copy of key, if it may answer.
 func (c *Cache) local(key string) ([]byte, bool) {
-	now := time.Now().UnixNano()
+	now := c.now()
 	if !c.trusted(now) {
 		return nil, false
 	}
@@ -262,8 +269,8 @@ func (c *Cache) keep(key string, val []byte, ttl time.Duration, gen uint64) {
 	if ttl <= 0 || ttl > c.opts.TTL {
 		ttl = c.opts.TTL
 	}
-	now := time.Now()
-	if !c.trusted(now.UnixNano()) {
+	now := c.now()
+	if !c.trusted(now) {
 		c.skipped.Add(1)
 		return
 	}
@@ -280,7 +287,7 @@ func (c *Cache) keep(key string, val []byte, ttl time.Duration, gen uint64) {
 			break
 		}
 	}
-	s.m[key] = copyOf{val: val, exp: now.Add(ttl).UnixNano()}
+	s.m[key] = copyOf{val: val, exp: now + int64(ttl)}
 	c.fills.Add(1)
 }
 
@@ -503,7 +510,7 @@ func (c *Cache) receive(ctx context.Context) {
 			}
 			continue
 		}
-		now := time.Now().UnixNano()
+		now := c.now()
 		if now-c.heard.Load() >= int64(c.opts.StaleAfter) {
 			// Copies were not trusted during the silence; invalidations
 			// sent meanwhile may still be queued behind this message.
@@ -574,6 +581,6 @@ func (c *Cache) Stats() Stats {
 	return Stats{
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Fills: c.fills.Load(), Skipped: c.skipped.Load(),
 		Invalidations: c.invalidations.Load(), AckTimeouts: c.ackTimeouts.Load(), Entries: n,
-		Trusted: c.trusted(time.Now().UnixNano()),
+		Trusted: c.trusted(c.now()),
 	}
 }

@@ -49,8 +49,22 @@ type statsKey struct{}
 // Statements run through a Wrap driver with that context (or a context
 // derived from it, or in a transaction begun with it) are counted.
 func WithStats(ctx context.Context) (context.Context, *Stats) {
-	s := &Stats{}
-	return context.WithValue(ctx, statsKey{}, s), s
+	sc := &statsCtx{Context: ctx}
+	return sc, &sc.stats
+}
+
+// statsCtx is the context WithStats returns: the collector and the context
+// that carries it in one allocation (it is made for every request).
+type statsCtx struct {
+	context.Context
+	stats Stats
+}
+
+func (c *statsCtx) Value(key any) any {
+	if _, ok := key.(statsKey); ok {
+		return &c.stats
+	}
+	return c.Context.Value(key)
 }
 
 // StatsFrom returns the collector of ctx, or nil.
@@ -96,7 +110,10 @@ func Middleware(log hclog.Logger, requestSummary bool) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		ctx, s := WithStats(c.Context())
 		c.SetContext(ctx)
-		c.Locals(statsKey{}, s)
+		// The collector is also a user value, for handlers that pass the
+		// fiber.Ctx itself as their context (its Value reads user values);
+		// set directly, which spares Locals' variadic allocation.
+		c.RequestCtx().SetUserValue(statsKey{}, s)
 		err := c.Next()
 		if requestSummary {
 			if line, ok := Summary(s); ok && log.IsInfo() {
