@@ -39,6 +39,34 @@ func servePing(b *testing.B, app *fiber.App, path, token string) {
 	}
 }
 
+// servePingParallel is servePing from GOMAXPROCS goroutines at once, each
+// with its own request context, as the server runs its connections: shared
+// state written on every request (locks, counters) shows here and not in
+// servePing.
+func servePingParallel(b *testing.B, app *fiber.App, path, token string) {
+	b.Helper()
+	h := app.Handler()
+	b.ReportAllocs()
+	report := cpuPerOp(b)
+	b.RunParallel(func(pb *testing.PB) {
+		fctx := newOf(h)
+		fctx.Request.Header.SetMethod(http.MethodGet)
+		fctx.Request.SetRequestURI(path)
+		if token != "" {
+			fctx.Request.Header.Set("Authorization", "Bearer "+token)
+		}
+		for pb.Next() {
+			fctx.Response.Reset()
+			h(fctx)
+			if fctx.Response.StatusCode() != http.StatusOK {
+				b.Errorf("GET %s: HTTP %d: %s", path, fctx.Response.StatusCode(), fctx.Response.Body())
+				return
+			}
+		}
+	})
+	report()
+}
+
 // BenchmarkPing is the HTTP comparison without the network: the bare Fiber
 // server's GET /ping against the kernel's GET /api/v1/ping through its whole
 // middleware chain (request id, recover, rate limiter, SQL-log scope, the
@@ -51,6 +79,9 @@ func BenchmarkPing(b *testing.B) {
 	b.Run("bare", func(b *testing.B) {
 		servePing(b, bare.NewApp(), "/ping", "")
 	})
+	b.Run("bare/parallel", func(b *testing.B) {
+		servePingParallel(b, bare.NewApp(), "/ping", "")
+	})
 	for _, kind := range kernelKinds {
 		b.Run("kernel/"+kind, func(b *testing.B) {
 			k := startKernel(b, kind)
@@ -59,6 +90,7 @@ func BenchmarkPing(b *testing.B) {
 			user := login(b, k, "pinguser", userPassword)
 			b.Run("superAdmin", func(b *testing.B) { servePing(b, k.App(), host.APIPrefix+"/ping", admin) })
 			b.Run("user", func(b *testing.B) { servePing(b, k.App(), host.APIPrefix+"/ping", user) })
+			b.Run("user/parallel", func(b *testing.B) { servePingParallel(b, k.App(), host.APIPrefix+"/ping", user) })
 			b.Run("user+ratelimit", func(b *testing.B) {
 				set(b, k, "sys.security.rateLimit.permitPerWindow", "2000000000")
 				set(b, k, "sys.security.rateLimit.enabled", "true")

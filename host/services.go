@@ -122,14 +122,9 @@ func smsSender(cfg *config.Config, log hclog.Logger) (sms.Sender, error) {
 // rateLimiter limits /api per client IP with the runtime settings
 // sys.security.rateLimit.*.
 func (k *Kernel) rateLimiter() fiber.Handler {
-	num := func(key string, def int) func(context.Context) int {
-		return func(ctx context.Context) int {
-			n, _ := k.settings.Int(ctx, key, def)
-			return n
-		}
-	}
 	// With Redis every Incr is a round trip: the general bucket is counted
 	// in batches (ratelimit.Options.Batch); the in-process cache needs none.
+	window := k.settings.Number("sys.security.rateLimit.windowSeconds", 60)
 	batch := 0
 	if k.scale != nil {
 		batch = ratelimit.DefaultBatch
@@ -137,10 +132,10 @@ func (k *Kernel) rateLimiter() fiber.Handler {
 	return ratelimit.New(k.store, ratelimit.Options{
 		Enabled: k.settings.Switch("sys.security.rateLimit.enabled", true),
 		Window: func(ctx context.Context) time.Duration {
-			return time.Duration(num("sys.security.rateLimit.windowSeconds", 60)(ctx)) * time.Second
+			return time.Duration(window(ctx)) * time.Second
 		},
-		AuthLimit: num("sys.security.rateLimit.authPermitPerWindow", 20),
-		Limit:     num("sys.security.rateLimit.permitPerWindow", 300),
+		AuthLimit: k.settings.Number("sys.security.rateLimit.authPermitPerWindow", 20),
+		Limit:     k.settings.Number("sys.security.rateLimit.permitPerWindow", 300),
 		Trusted:   k.trusted,
 		Log:       k.logs.For("AdminKernel.RateLimit"),
 		Batch:     batch,

@@ -438,6 +438,20 @@ func TestSettingsSeeChanges(t *testing.T) {
 	if !k.Settings().Switch("sys.no.such.key", true)(ctx) || k.Settings().Switch("sys.no.such.key", false)(ctx) {
 		t.Fatal("a missing key does not read as the default")
 	}
+	const limit = "sys.security.rateLimit.permitPerWindow"
+	num := k.Settings().Number(limit, 300)
+	for _, tc := range []struct {
+		value string
+		want  int
+	}{{"1234", 1234}, {" 77 ", 77}, {"many", 300}, {"", 300}} {
+		k.Do("PUT", base+"/batch", tok, []map[string]any{{"configKey": limit, "configValue": tc.value}}).Expect(t, "set "+limit, 200, 0)
+		if got := num(ctx); got != tc.want {
+			t.Errorf("%s = %q: Number reads %d, want %d", limit, tc.value, got, tc.want)
+		}
+		if got, _ := k.Settings().Int(ctx, limit, 300); got != tc.want {
+			t.Errorf("%s = %q: Int reads %d, want %d", limit, tc.value, got, tc.want)
+		}
+	}
 	id := k.Ent().SysConfig.Query().Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).OnlyIDX(ctx)
 	k.Do("DELETE", fmt.Sprintf("%s/%d", base, id), tok, nil).Expect(t, "delete", 200, 0)
 	if _, ok, _ := k.Settings().Value(ctx, key); ok {

@@ -112,6 +112,19 @@ func (s *Service) Switch(key string, def bool) func(context.Context) bool {
 	}
 }
 
+// Number is Switch for an integer key: Int with the cache key built once
+// and the value parsed in place. A read error gives def.
+func (s *Service) Number(key string, def int) func(context.Context) int {
+	ck := KeyPrefix + key
+	return func(ctx context.Context) int {
+		b, err := s.rawCached(ctx, key, ck)
+		if err != nil || b[0] != '1' {
+			return def
+		}
+		return parseInt(string(b[1:]), def) // the conversion does not escape: no allocation
+	}
+}
+
 // boolOf reads the cached encoding of a boolean key (see raw).
 func boolOf(enc []byte, def bool) bool {
 	if enc[0] != '1' {
