@@ -15,6 +15,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/bus"
 	"github.com/adminkernel/kernel/host/cache/rediscache/redistest"
+	"github.com/adminkernel/kernel/host/kerneltest/poll"
 	"github.com/adminkernel/kernel/host/sysconfig"
 )
 
@@ -115,17 +116,6 @@ func (w *wire) snapshot() []map[string]string {
 	return slices.Clone(w.msgs)
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // settle waits a little so that anything still in flight would arrive.
 func settle() { time.Sleep(300 * time.Millisecond) }
 
@@ -142,7 +132,7 @@ func TestLocalEventIsPublished(t *testing.T) {
 		{Kind: bus.KindSession, Key: marker + "sid"},
 	} {
 		sysconfig.Publish(e)
-		eventually(t, "the event on the wire", func() bool {
+		poll.Until(t, 10*time.Second, "the event on the wire", func() bool {
 			for _, m := range w.snapshot() {
 				if m["o"] == r.Origin() && m["k"] == e.Kind && m["v"] == e.Key {
 					return true
@@ -169,7 +159,7 @@ func TestRemoteEventIsRelayedOnceAndNotEchoed(t *testing.T) {
 	if err := c.Publish(context.Background(), ch, raw).Err(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the relayed event", func() bool { return rec.count(e) == 1 })
+	poll.Until(t, 10*time.Second, "the relayed event", func() bool { return rec.count(e) == 1 })
 	// A message of its own origin is ignored.
 	own, _ := json.Marshal(map[string]string{"o": r.Origin(), "k": e.Kind, "v": e.Key})
 	if err := c.Publish(context.Background(), ch, own).Err(); err != nil {
@@ -201,7 +191,7 @@ func TestTwoReplicasNoLoop(t *testing.T) {
 	sysconfig.Publish(e)
 	// Both relays live in this process, so both forward the local event;
 	// each relays the other's message once: 1 local + 2 relayed deliveries.
-	eventually(t, "the relayed events", func() bool { return rec.count(e) == 3 })
+	poll.Until(t, 10*time.Second, "the relayed events", func() bool { return rec.count(e) == 3 })
 	settle()
 	if n := rec.count(e); n != 3 {
 		t.Fatalf("event delivered %d times in process, want 3 (a loop?)", n)
@@ -242,15 +232,15 @@ func TestRecoversAfterRedisRestart(t *testing.T) {
 
 	srv.Stop()
 	sysconfig.Publish(sysconfig.Event{Kind: sysconfig.KindDict, Key: marker + "lost"})
-	eventually(t, "the failed publish", func() bool { return r.Stats().Dropped == 1 })
+	poll.Until(t, 10*time.Second, "the failed publish", func() bool { return r.Stats().Dropped == 1 })
 	srv.Restart()
 
 	for _, k := range bus.Kinds {
-		eventually(t, "the local resync of "+k, func() bool { return rec.count(sysconfig.Event{Kind: k}) >= 1 })
+		poll.Until(t, 10*time.Second, "the local resync of "+k, func() bool { return rec.count(sysconfig.Event{Kind: k}) >= 1 })
 	}
 	other := client(t, srv.Addr)
 	w := listen(t, other, ch)
-	eventually(t, "the resync request on the wire", func() bool {
+	poll.Until(t, 10*time.Second, "the resync request on the wire", func() bool {
 		for _, m := range w.snapshot() {
 			if m["o"] == r.Origin() && m["k"] == "*" {
 				return true
@@ -261,7 +251,7 @@ func TestRecoversAfterRedisRestart(t *testing.T) {
 	})
 	e := sysconfig.Event{Kind: bus.KindScope, Key: marker + "9"}
 	raw, _ := json.Marshal(map[string]string{"o": "replica-a", "k": e.Kind, "v": e.Key})
-	eventually(t, "relaying after the restart", func() bool {
+	poll.Until(t, 10*time.Second, "relaying after the restart", func() bool {
 		_ = other.Publish(context.Background(), ch, raw).Err()
 		time.Sleep(50 * time.Millisecond)
 		return rec.count(e) >= 1

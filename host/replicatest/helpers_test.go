@@ -193,16 +193,3 @@ func (h health) check(name string) string {
 	}
 	return ""
 }
-
-// eventually polls cond every 50 ms for up to limit.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			t.Fatalf("%s: not within %s", what, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Since(start)
-}

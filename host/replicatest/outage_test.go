@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/host/database/dbtest"
 	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/kerneltest/poll"
 )
 
 const bobPassword = "Bob#Pass12345"
@@ -73,7 +74,7 @@ func (e *outageEnv) ssoCallbackURL(t *testing.T, b *browser, user string) *url.U
 // check; it returns how long that took.
 func expectReady(t *testing.T, b *browser, base string, want int, checks map[string]string) time.Duration {
 	t.Helper()
-	return eventually(t, 15*time.Second, "readiness "+strconv.Itoa(want), func() bool {
+	return poll.Until(t, 15*time.Second, "readiness "+strconv.Itoa(want), func() bool {
 		status, h := probe(t, b, base, "/health/ready")
 		if status != want {
 			return false

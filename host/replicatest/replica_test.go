@@ -23,6 +23,7 @@ import (
 	"github.com/adminkernel/kernel/host/database/dbtest"
 	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/kerneltest/poll"
 	"github.com/adminkernel/kernel/host/snowflake"
 	"github.com/adminkernel/kernel/host/sysconfig"
 )
@@ -436,7 +437,7 @@ func TestTwoReplicas(t *testing.T) {
 			t.Fatalf("title on B = %q (before %q), want %q", got, before, title)
 		}
 		// The change event reached B over Redis.
-		eventually(t, 5*time.Second, "B relays A's config event", func() bool {
+		poll.Until(t, 5*time.Second, "B relays A's config event", func() bool {
 			return b.logged("relaying a change event from another replica", "kind=config", "key=sys.site.title")
 		})
 	})
@@ -450,7 +451,7 @@ func TestTwoReplicas(t *testing.T) {
 		c.do("PUT", A+"/api/v1/sys/role/menu", admin, map[string]any{"roleId": pingRole, "menuIds": []int64{301}}).
 			expect(t, "grant ping again on A", 200, 0)
 		c.do("GET", B+"/api/v1/ping", erin, nil).expect(t, "ping on B after the grant", 200, 0)
-		eventually(t, 5*time.Second, "B relays A's permission event", func() bool {
+		poll.Until(t, 5*time.Second, "B relays A's permission event", func() bool {
 			return b.logged("relaying a change event from another replica", "kind=permission")
 		})
 	})
@@ -494,7 +495,7 @@ func TestTwoReplicas(t *testing.T) {
 		key := "replicatest-" + strings.ToLower(rand.Text()[:8])
 		sysconfig.Publish(sysconfig.Event{Kind: sysconfig.KindDict, Key: key})
 		for _, r := range []*replica{a, b} {
-			eventually(t, 5*time.Second, r.name+" relays this process's event", func() bool {
+			poll.Until(t, 5*time.Second, r.name+" relays this process's event", func() bool {
 				return r.logged("relaying a change event from another replica", "kind=dict", "key="+key)
 			})
 		}

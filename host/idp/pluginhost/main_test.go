@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -194,18 +193,6 @@ func (e env) info(t testing.TB, code string) pluginhost.Info {
 	}
 	t.Fatalf("no plugin %q in %+v", code, e.host.Plugins())
 	return pluginhost.Info{}
-}
-
-// eventually polls cond for up to 10 s.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // running reports whether pid is a live (not zombie) process.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/idp/pluginhost"
+	"github.com/adminkernel/kernel/host/kerneltest/poll"
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/grpcprovider"
 	"github.com/adminkernel/kernel/pluginsdk/providertest"
@@ -96,7 +97,7 @@ func TestLoadRegistersAndRoundTrips(t *testing.T) {
 
 	// Plugin output reaches the host log under the provider's name (it
 	// travels on the plugin's stderr, so it may trail the answer).
-	eventually(t, "the plugin's log line in the host log", func() bool {
+	poll.Until(t, 10*time.Second, "the plugin's log line in the host log", func() bool {
 		return len(e.log.lines("provider.alpha:", "exchange received", "ok-u-1")) == 1
 	})
 
@@ -164,7 +165,7 @@ func TestKilledPluginIsRestartedAndOthersNeverNotice(t *testing.T) {
 		resp, err := alpha.Exchange(context.Background(), pluginsdk.ExchangeRequest{Query: map[string]string{"code": "hang"}})
 		done <- result{resp, err}
 	}()
-	eventually(t, "alpha to receive the exchange", func() bool {
+	poll.Until(t, 10*time.Second, "alpha to receive the exchange", func() bool {
 		return len(e.log.lines("provider.alpha", "exchange received", "code=hang")) == 1
 	})
 	killedAt := time.Now()
@@ -233,7 +234,7 @@ func TestRestartBacksOffAndOnlyThatProviderIsDegraded(t *testing.T) {
 	if err := syscall.Kill(e.info(t, "alpha").PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a failed restart", func() bool { return len(e.log.lines("restarting provider plugin failed", "provider=alpha")) > 0 })
+	poll.Until(t, 10*time.Second, "a failed restart", func() bool { return len(e.log.lines("restarting provider plugin failed", "provider=alpha")) > 0 })
 	if status(e.reg, "alpha") != idp.Degraded || e.info(t, "alpha").State != pluginhost.Degraded {
 		t.Errorf("alpha: registry %s, Plugins %+v; want degraded", status(e.reg, "alpha"), e.info(t, "alpha"))
 	}
@@ -264,7 +265,7 @@ func TestRestartBacksOffAndOnlyThatProviderIsDegraded(t *testing.T) {
 	if err := os.Rename(path+".away", path); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "alpha ready again", func() bool { return status(e.reg, "alpha") == idp.Ready })
+	poll.Until(t, 10*time.Second, "alpha ready again", func() bool { return status(e.reg, "alpha") == idp.Ready })
 	if resp, err := login(t, alpha, "back"); err != nil || resp.Identity == nil {
 		t.Errorf("alpha after recovery = %+v, %v", resp, err)
 	}
@@ -517,7 +518,7 @@ func TestNoPluginSurvivesAKilledHost(t *testing.T) {
 	}
 	_ = child.Wait()
 	for _, pid := range pids {
-		eventually(t, "plugin "+strconv.Itoa(pid)+" to die with its host", func() bool { return !running(pid) })
+		poll.Until(t, 10*time.Second, "plugin "+strconv.Itoa(pid)+" to die with its host", func() bool { return !running(pid) })
 	}
 }
 

@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adminkernel/kernel/ent/sysrole"
 	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/kerneltest/poll"
 	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
 )
 
@@ -108,7 +110,7 @@ func (s *suite) status(t *testing.T, code string) string {
 func (s *suite) restarted(t *testing.T, code string, old int) int {
 	t.Helper()
 	var pid int
-	eventually(t, code+" to be restarted and ready", func() bool {
+	poll.Until(t, 15*time.Second, code+" to be restarted and ready", func() bool {
 		pid = pidOf(s.dir, code)
 		return pid != 0 && pid != old && s.status(t, code) == "ready"
 	})

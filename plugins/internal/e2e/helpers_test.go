@@ -15,7 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/host/kerneltest"
@@ -259,18 +258,6 @@ func kill(t *testing.T, dir, code string) int {
 		t.Fatal(err)
 	}
 	return pid
-}
-
-// eventually polls cond every 20 ms for up to 15 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // procStatusKiB reads a "Vm...:  N kB" line of /proc/<pid>/status.
