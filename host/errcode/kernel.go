@@ -1,5 +1,5 @@
-// The kernel code table follows the wire contract (§5.1) plus the 48002-48005
-// request codes and 50001 StorageFull this kernel adds (see
+// The kernel code table follows the wire contract (§5.1) plus the codes this
+// kernel adds: 40028-40029, 41006, 42031, 48002-48006 and 50001 (see
 // docs/compatibility.md and docs/security.md).
 
 package errcode
@@ -39,41 +39,55 @@ const (
 	ReauthRequired          Code = 40024
 	MfaBindPasswordRequired Code = 40026
 	ApiKeyInvalid           Code = 40027
-	NoPermission            Code = 41001
-	DemoModeReadOnly        Code = 41002
-	SuperAdminRequired      Code = 41003
-	RoleNotDelegatable      Code = 41004
-	UserOutOfDataScope      Code = 41005
-	UserNotFound            Code = 42001
-	RoleNotFound            Code = 42002
-	OrgNotFound             Code = 42003
-	OrgHasChildren          Code = 42004
-	PositionNotFound        Code = 42005
-	AccountExists           Code = 42006
-	SuperAdminProtected     Code = 42007
-	OrgInvalidParent        Code = 42008
-	OrgCodeExists           Code = 42009
-	PositionCodeExists      Code = 42010
-	ModuleNotFound          Code = 42011
-	ModuleCodeExists        Code = 42012
-	ModuleProtected         Code = 42013
-	ModuleAccessDenied      Code = 42014
-	MenuNotFound            Code = 42015
-	MenuHasChildren         Code = 42016
-	MenuInvalidParent       Code = 42017
-	RoleCodeExists          Code = 42018
-	PasswordTooWeak         Code = 42019
-	RecycleNotFound         Code = 42020
-	RecycleUniqueConflict   Code = 42021
-	RecycleInvalidType      Code = 42022
-	ModuleHasMenus          Code = 42023
-	SessionNotFound         Code = 42024
-	PasswordReused          Code = 42025
-	AvatarUrlInvalid        Code = 42026
-	OrgHasUsers             Code = 42027
-	PositionHasUsers        Code = 42028
-	CannotOperateSelf       Code = 42029
-	OrgOutOfScope           Code = 42030
+	// PasswordChangeRequired: the session's account must change its
+	// password first (mustChangePassword); only the password change, the
+	// profile and logout answer until then. HTTP 403.
+	PasswordChangeRequired Code = 40028
+	// CaptchaRequired: this account has had too many failed logins from
+	// many clients; a captcha answer is required for it. HTTP 200.
+	CaptchaRequired    Code = 40029
+	NoPermission       Code = 41001
+	DemoModeReadOnly   Code = 41002
+	SuperAdminRequired Code = 41003
+	RoleNotDelegatable Code = 41004
+	UserOutOfDataScope Code = 41005
+	// AuthorityExceeded: the target user holds permission codes or a data
+	// scope beyond the caller's own, or a grant would give more than the
+	// caller holds. Only the super-admin passes.
+	AuthorityExceeded     Code = 41006
+	UserNotFound          Code = 42001
+	RoleNotFound          Code = 42002
+	OrgNotFound           Code = 42003
+	OrgHasChildren        Code = 42004
+	PositionNotFound      Code = 42005
+	AccountExists         Code = 42006
+	SuperAdminProtected   Code = 42007
+	OrgInvalidParent      Code = 42008
+	OrgCodeExists         Code = 42009
+	PositionCodeExists    Code = 42010
+	ModuleNotFound        Code = 42011
+	ModuleCodeExists      Code = 42012
+	ModuleProtected       Code = 42013
+	ModuleAccessDenied    Code = 42014
+	MenuNotFound          Code = 42015
+	MenuHasChildren       Code = 42016
+	MenuInvalidParent     Code = 42017
+	RoleCodeExists        Code = 42018
+	PasswordTooWeak       Code = 42019
+	RecycleNotFound       Code = 42020
+	RecycleUniqueConflict Code = 42021
+	RecycleInvalidType    Code = 42022
+	ModuleHasMenus        Code = 42023
+	SessionNotFound       Code = 42024
+	PasswordReused        Code = 42025
+	AvatarUrlInvalid      Code = 42026
+	OrgHasUsers           Code = 42027
+	PositionHasUsers      Code = 42028
+	CannotOperateSelf     Code = 42029
+	OrgOutOfScope         Code = 42030
+	// MenuPermissionInvalid: a menu's permission string is not a
+	// permission code of the route table.
+	MenuPermissionInvalid   Code = 42031
 	DictTypeNotFound        Code = 43001
 	DictTypeCodeExists      Code = 43002
 	DictItemNotFound        Code = 43003
@@ -123,7 +137,10 @@ const (
 	RouteNotFound           Code = 48003
 	MethodNotAllowed        Code = 48004
 	BodyTooLarge            Code = 48005
-	SystemError             Code = 50000
+	// UnsupportedMediaType: a JSON endpoint got a body of another
+	// Content-Type. HTTP 415.
+	UnsupportedMediaType Code = 48006
+	SystemError          Code = 50000
 	// StorageFull: the database refused a write because its storage is
 	// full (SQLite SQLITE_FULL, PostgreSQL 53100 disk_full, MySQL 1021 /
 	// 1114). Answered with HTTP 503; the write did not happen.
@@ -162,11 +179,14 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{ReauthRequired, "ReauthRequired", "error.auth.reauthRequired"},
 	{MfaBindPasswordRequired, "MfaBindPasswordRequired", "error.auth.mfaBindPasswordRequired"},
 	{ApiKeyInvalid, "ApiKeyInvalid", "error.auth.apiKeyInvalid"},
+	{PasswordChangeRequired, "PasswordChangeRequired", "error.auth.passwordChangeRequired"},
+	{CaptchaRequired, "CaptchaRequired", "error.auth.captchaRequired"},
 	{NoPermission, "NoPermission", "error.perm.denied"},
 	{DemoModeReadOnly, "DemoModeReadOnly", "error.perm.demoReadOnly"},
 	{SuperAdminRequired, "SuperAdminRequired", "error.perm.superAdminRequired"},
 	{RoleNotDelegatable, "RoleNotDelegatable", "error.role.notDelegatable"},
 	{UserOutOfDataScope, "UserOutOfDataScope", "error.user.outOfDataScope"},
+	{AuthorityExceeded, "AuthorityExceeded", "error.perm.authorityExceeded"},
 	{UserNotFound, "UserNotFound", "error.user.notFound"},
 	{RoleNotFound, "RoleNotFound", "error.role.notFound"},
 	{OrgNotFound, "OrgNotFound", "error.org.notFound"},
@@ -197,6 +217,7 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{PositionHasUsers, "PositionHasUsers", "error.position.hasUsers"},
 	{CannotOperateSelf, "CannotOperateSelf", "error.user.cannotOperateSelf"},
 	{OrgOutOfScope, "OrgOutOfScope", "error.org.outOfScope"},
+	{MenuPermissionInvalid, "MenuPermissionInvalid", "error.menu.permissionInvalid"},
 	{DictTypeNotFound, "DictTypeNotFound", "error.dict.typeNotFound"},
 	{DictTypeCodeExists, "DictTypeCodeExists", "error.dict.typeCodeExists"},
 	{DictItemNotFound, "DictItemNotFound", "error.dict.itemNotFound"},
@@ -246,6 +267,7 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{RouteNotFound, "RouteNotFound", "error.request.notFound"},
 	{MethodNotAllowed, "MethodNotAllowed", "error.request.methodNotAllowed"},
 	{BodyTooLarge, "BodyTooLarge", "error.request.bodyTooLarge"},
+	{UnsupportedMediaType, "UnsupportedMediaType", "error.request.unsupportedMediaType"},
 	{SystemError, "SystemError", "error.system.internal"},
 	{StorageFull, "StorageFull", "error.system.storageFull"},
 }}
