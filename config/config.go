@@ -313,6 +313,14 @@ type OIDCProvider struct {
 	ClientSecret Secret `koanf:"ClientSecret"`
 	Scopes       string `koanf:"Scopes"`
 	UsePkce      *bool  `koanf:"UsePkce"`
+	// AccountClaim names the ID-token claim (or userinfo claim, when the
+	// ID token lacks it) whose value is the identity's account hint: what
+	// linkByAccount matches against local account names and what names
+	// provisioned accounts. No default: empty means no account hint.
+	// preferred_username is neither unique nor stable (OIDC Core §5.7);
+	// "email" and "phone_number" count only when email_verified or
+	// phone_number_verified is true.
+	AccountClaim string `koanf:"AccountClaim"`
 }
 
 // VendorSettings is a plugin provider's settings section: plain key/value

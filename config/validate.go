@@ -306,6 +306,10 @@ func (c *Config) validateOIDC(p *problems) {
 		if strings.TrimSpace(o.ClientID) == "" {
 			p.add("%s:ClientId is required", key)
 		}
+		o.AccountClaim = strings.TrimSpace(o.AccountClaim)
+		if len(o.AccountClaim) > 256 || strings.ContainsFunc(o.AccountClaim, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			p.add("%s:AccountClaim %q must be a claim name: at most 256 characters, no spaces or control characters", key, o.AccountClaim)
+		}
 	}
 }
 
