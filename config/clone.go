@@ -15,6 +15,7 @@ func (c *Config) Clone() *Config {
 		v := *c.Service.Database.SQLLog.Color
 		s.Database.SQLLog.Color = &v
 	}
+	s.Security.Jwt.SigningKeys = slices.Clone(c.Service.Security.Jwt.SigningKeys)
 	s.ExternalAuth.PluginSHA256 = maps.Clone(c.Service.ExternalAuth.PluginSHA256)
 	s.ExternalAuth.Oidc = slices.Clone(c.Service.ExternalAuth.Oidc)
 	for i, p := range s.ExternalAuth.Oidc {

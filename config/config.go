@@ -4,6 +4,11 @@
 // a whole at startup.
 package config
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
 // Environment names recognised by the kernel. Anything else is accepted and
 // treated like Production (secure defaults).
 const (
@@ -185,12 +190,54 @@ func (p Password) EffectiveIterations() int {
 
 // Jwt is `Service:Security:Jwt`.
 type Jwt struct {
-	// SigningKey signs access tokens (HS256). Required in Production; in
-	// other environments a key is generated under DataDir when unset.
+	// SigningKey signs access tokens (HS256): the one-key form of
+	// SigningKeys (a ring of this key alone, its id derived, see
+	// JwtKey.KeyID). Set SigningKey or SigningKeys, not both. One of them is
+	// required in Production; in other environments a key is generated
+	// under DataDir when both are unset.
 	SigningKey Secret `koanf:"SigningKey"`
-	Issuer     string `koanf:"Issuer"`
+	// SigningKeys is the key ring: the first key signs new access tokens,
+	// every key verifies them (each token names its key in the kid header).
+	// Rotation: docs/security.md, "Access tokens: key ring".
+	SigningKeys []JwtKey `koanf:"SigningKeys"`
+	Issuer      string   `koanf:"Issuer"`
+	// Audience is the aud of issued access tokens and the only aud
+	// accepted (default: Issuer).
+	Audience string `koanf:"Audience"`
 	// ClockSkewSeconds tolerated when validating exp/nbf (default 30).
 	ClockSkewSeconds int `koanf:"ClockSkewSeconds"`
+}
+
+// JwtKey is one entry of `Service:Security:Jwt:SigningKeys`.
+type JwtKey struct {
+	// ID is the key's kid: 1 to 64 characters among letters, digits, '.',
+	// '_' and '-'. Optional: KeyID derives one from the key.
+	ID string `koanf:"Id"`
+	// Key is the HMAC-SHA256 secret, its bytes as written, at least 32.
+	Key Secret `koanf:"Key"`
+}
+
+// KeyID returns the entry's kid: ID when set, else DerivedKeyID of Key.
+func (k JwtKey) KeyID() string {
+	if k.ID != "" {
+		return k.ID
+	}
+	return DerivedKeyID([]byte(k.Key.Reveal()))
+}
+
+// DerivedKeyID is the kid of a signing key configured without an id (the
+// one-key SigningKey, a SigningKeys entry without Id, the development
+// key): "k" followed by the first 8 bytes of SHA-256("adminkernel jwt
+// kid\x00" || key) in lowercase hex, 17 characters. It names the key
+// without disclosing it (a preimage of SHA-256 is out of reach for a key
+// of 32 bytes or more; for a guessable key, a token's signature already
+// allows the same offline guessing) and stays the same when the key moves
+// from SigningKey to SigningKeys.
+func DerivedKeyID(key []byte) string {
+	h := sha256.New()
+	h.Write([]byte("adminkernel jwt kid\x00"))
+	h.Write(key)
+	return "k" + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // Session is `Service:Security:Session`.
@@ -266,6 +313,14 @@ type OIDCProvider struct {
 	ClientSecret Secret `koanf:"ClientSecret"`
 	Scopes       string `koanf:"Scopes"`
 	UsePkce      *bool  `koanf:"UsePkce"`
+	// AccountClaim names the ID-token claim (or userinfo claim, when the
+	// ID token lacks it) whose value is the identity's account hint: what
+	// linkByAccount matches against local account names and what names
+	// provisioned accounts. No default: empty means no account hint.
+	// preferred_username is neither unique nor stable (OIDC Core §5.7);
+	// "email" and "phone_number" count only when email_verified or
+	// phone_number_verified is true.
+	AccountClaim string `koanf:"AccountClaim"`
 }
 
 // VendorSettings is a plugin provider's settings section: plain key/value

@@ -15,6 +15,7 @@ func TestWriteEffective(t *testing.T) {
 		"conn-pass-1", "redis-pass-2", "seed-pass-3", "signing-key-4-0123456789abcdefghij",
 		"webhook-secret-5", "X-Api-Key: header-6", "client-secret-7", "corp-secret-8",
 		"vendor-token-9", "vendor-pwd-10", "redis-url-pass-11",
+		"ring-key-12-0123456789abcdefghijklmn", "ring-key-13-0123456789abcdefghijklmn",
 	}
 	c := validConfig()
 	c.ContentRoot = "/srv/kernel"
@@ -24,6 +25,7 @@ func TestWriteEffective(t *testing.T) {
 	s.Cache.Redis.Address = "redis://cache:" + secrets[10] + "@cache.internal:6379/0"
 	s.Seed.AdminPassword = Secret(secrets[2])
 	s.Security.Jwt.SigningKey = Secret(secrets[3])
+	s.Security.Jwt.SigningKeys = []JwtKey{{ID: "2026-11", Key: Secret(secrets[11])}, {Key: Secret(secrets[12])}}
 	s.Security.Sms.WebhookSecret = Secret(secrets[4])
 	s.Security.Sms.WebhookHeader = secrets[5]
 	s.Security.Sms.WebhookURL = "https://sms.example/send"
@@ -53,6 +55,8 @@ func TestWriteEffective(t *testing.T) {
 		`"Address": "redis://cache:***@cache.internal:6379/0"`,
 		`"AdminAccount": "superAdmin"`,
 		`"SigningKey": "***"`,
+		`"Id": "2026-11"`,
+		`"Key": "***"`,
 		`"WebhookHeader": "***"`,
 		`"WebhookUrl": "https://sms.example/send"`,
 		`"CallbackBaseUrl": "https://kernel.example/admin"`,

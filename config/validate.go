@@ -90,14 +90,7 @@ func (c *Config) Validate() error {
 	} else {
 		p.add("Service:Security:Sms:Sender %q is not supported; valid values: Log, Webhook", sms.Sender)
 	}
-	if c.IsProduction() {
-		switch key := s.Security.Jwt.SigningKey; {
-		case !key.IsSet():
-			p.add("Service:Security:Jwt:SigningKey is required in %s", c.Environment)
-		case len(key.Reveal()) < 32:
-			p.add("Service:Security:Jwt:SigningKey must be at least 32 bytes long")
-		}
-	}
+	c.validateJwt(&p)
 
 	c.validateCallback(&p)
 	c.validateOIDC(&p)
@@ -233,6 +226,54 @@ func (c *Config) validateCallback(p *problems) {
 	}
 }
 
+// MinJwtKeyBytes is the shortest accepted access-token signing key: 256
+// bits, the size of the HMAC-SHA256 output.
+const MinJwtKeyBytes = 32
+
+// jwtKeyID is the shape of a configured kid: it is written into the
+// token's header as is, so nothing needs escaping.
+var jwtKeyID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// validateJwt checks the signing key or key ring: SigningKey or
+// SigningKeys (not both; one of them in Production), every key at least
+// MinJwtKeyBytes long, ids well formed and unique.
+func (c *Config) validateJwt(p *problems) {
+	jwt := &c.Service.Security.Jwt
+	const key = "Service:Security:Jwt"
+	switch {
+	case jwt.SigningKey.IsSet() && len(jwt.SigningKeys) > 0:
+		p.add("%s:SigningKey and %s:SigningKeys are both set; set one of them (SigningKey is the one-key form of SigningKeys)", key, key)
+	case jwt.SigningKey.IsSet():
+		if c.IsProduction() && len(jwt.SigningKey.Reveal()) < MinJwtKeyBytes {
+			p.add("%s:SigningKey must be at least %d bytes long", key, MinJwtKeyBytes)
+		}
+	case len(jwt.SigningKeys) == 0:
+		if c.IsProduction() {
+			p.add("%s:SigningKey is required in %s (or the key ring SigningKeys)", key, c.Environment)
+		}
+	}
+	ids := map[string]int{}
+	for i, k := range jwt.SigningKeys {
+		at := fmt.Sprintf("%s:SigningKeys:%d", key, i)
+		if len(k.Key.Reveal()) < MinJwtKeyBytes {
+			p.add("%s:Key must be at least %d bytes long", at, MinJwtKeyBytes)
+		}
+		if k.ID != "" && !jwtKeyID.MatchString(k.ID) {
+			p.add("%s:Id %q must be 1 to 64 letters, digits, '.', '_' or '-'", at, k.ID)
+			continue
+		}
+		if !k.Key.IsSet() {
+			continue
+		}
+		id := k.KeyID()
+		if first, dup := ids[id]; dup {
+			p.add("%s: the key id %q is also the id of %s:SigningKeys:%d; ids (and keys without an id) must be unique", at, id, key, first)
+		} else {
+			ids[id] = i
+		}
+	}
+}
+
 func (c *Config) validateOIDC(p *problems) {
 	seen := map[string]int{}
 	for i := range c.Service.ExternalAuth.Oidc {
@@ -264,6 +305,10 @@ func (c *Config) validateOIDC(p *problems) {
 		}
 		if strings.TrimSpace(o.ClientID) == "" {
 			p.add("%s:ClientId is required", key)
+		}
+		o.AccountClaim = strings.TrimSpace(o.AccountClaim)
+		if len(o.AccountClaim) > 256 || strings.ContainsFunc(o.AccountClaim, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			p.add("%s:AccountClaim %q must be a claim name: at most 256 characters, no spaces or control characters", key, o.AccountClaim)
 		}
 	}
 }

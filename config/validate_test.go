@@ -173,6 +173,41 @@ func TestValidate(t *testing.T) {
 			want:   []string{"at least 32 bytes"},
 		},
 		{
+			name: "key ring instead of SigningKey",
+			mutate: func(c *Config) {
+				c.Service.Security.Jwt.SigningKey = ""
+				c.Service.Security.Jwt.SigningKeys = []JwtKey{{ID: "2026-11", Key: Secret(strings.Repeat("n", 32))}, {Key: Secret(strings.Repeat("o", 32))}}
+			},
+		},
+		{
+			name: "SigningKey and SigningKeys together",
+			mutate: func(c *Config) {
+				c.Service.Security.Jwt.SigningKeys = []JwtKey{{Key: Secret(strings.Repeat("n", 32))}}
+			},
+			want: []string{"SigningKey and Service:Security:Jwt:SigningKeys are both set"},
+		},
+		{
+			name: "key ring: short key, bad id, duplicate ids, also in Development",
+			mutate: func(c *Config) {
+				c.Environment = Development
+				c.Service.Security.Jwt.SigningKey = ""
+				c.Service.Security.Jwt.SigningKeys = []JwtKey{
+					{ID: "a", Key: Secret(strings.Repeat("n", 32))},
+					{ID: "b", Key: "short"},
+					{ID: `x"y`, Key: Secret(strings.Repeat("o", 32))},
+					{ID: "a", Key: Secret(strings.Repeat("p", 32))},
+					{Key: Secret(strings.Repeat("q", 32))},
+					{Key: Secret(strings.Repeat("q", 32))},
+				}
+			},
+			want: []string{
+				"SigningKeys:1:Key must be at least 32 bytes long",
+				`SigningKeys:2:Id "x\"y" must be 1 to 64`,
+				`SigningKeys:3: the key id "a" is also the id of Service:Security:Jwt:SigningKeys:0`,
+				"SigningKeys:5: the key id",
+			},
+		},
+		{
 			name: "signing key optional in Development",
 			mutate: func(c *Config) {
 				c.Environment = Development

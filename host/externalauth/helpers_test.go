@@ -38,7 +38,21 @@ func oidcEnv(is *oidctest.Issuer, i int, code string) []string {
 	}
 }
 
+// byUsername makes the fixture provider take its account hint from
+// preferred_username: the tests written before AccountClaim existed link
+// and name accounts by it, which an operator now has to choose explicitly.
+const byUsername = "Service__ExternalAuth__Oidc__0__AccountClaim=preferred_username"
+
+// start is startBare with the account hint taken from preferred_username
+// (byUsername); extra comes after it.
 func start(t *testing.T, extra ...string) *env {
+	t.Helper()
+	return startBare(t, append([]string{byUsername}, extra...)...)
+}
+
+// startBare starts a kernel with the provider "corp" configured by
+// oidcEnv alone (no AccountClaim) and the extra settings.
+func startBare(t *testing.T, extra ...string) *env {
 	t.Helper()
 	is := oidctest.New(t)
 	for _, u := range []oidctest.User{

@@ -80,6 +80,7 @@ func RegisterBuiltins(reg *idp.Registry, cfg *config.Config) error {
 			ClientSecret: o.ClientSecret.Reveal(),
 			Scopes:       strings.FieldsFunc(o.Scopes, func(r rune) bool { return r == ',' || r == ' ' }),
 			UsePKCE:      o.UsePkce == nil || *o.UsePkce,
+			AccountClaim: o.AccountClaim,
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)

@@ -42,6 +42,8 @@ func startOutageEnv(t *testing.T, settings ...string) *outageEnv {
 		"Service__ExternalAuth__Oidc__0__Authority=" + is.URL,
 		"Service__ExternalAuth__Oidc__0__ClientId=" + is.ClientID,
 		"Service__ExternalAuth__Oidc__0__ClientSecret=" + is.ClientSecret,
+		// linkByAccount below links bob by preferred_username.
+		"Service__ExternalAuth__Oidc__0__AccountClaim=preferred_username",
 	}, settings...))
 	k.User("bob", bobPassword, "GET:/api/v1/ping")
 	if err := k.Settings().Set(context.Background(), "sys.externalauth.corp.linkByAccount", "1"); err != nil {

@@ -214,6 +214,8 @@ func TestTwoReplicas(t *testing.T) {
 		"Service__ExternalAuth__Oidc__0__Authority=" + is.URL,
 		"Service__ExternalAuth__Oidc__0__ClientId=" + is.ClientID,
 		"Service__ExternalAuth__Oidc__0__ClientSecret=" + is.ClientSecret,
+		// linkByAccount below links bob by preferred_username.
+		"Service__ExternalAuth__Oidc__0__AccountClaim=preferred_username",
 		"Logging__LogLevel__AdminKernel.Bus=Debug",
 	}
 	// Tables first, as an operator would (replicas should not race on

@@ -21,20 +21,47 @@ const DevKeyFile = "dev-jwt.key"
 // devKeyBytes is the size of a generated key.
 const devKeyBytes = 32
 
-// SigningKey returns the access-token signing key: Service:Security:Jwt:
-// SigningKey when it is set (its bytes as written). Without it, Production
-// fails (config validation reports this too); every other environment uses
-// a development key generated once (32 bytes from crypto/rand) and kept,
-// base64url-encoded, in <ContentRoot>/<DataDir>/dev-jwt.key with mode 0600,
-// so tokens survive restarts.
+// Keys returns the key ring of Service:Security:Jwt: SigningKeys in order
+// (each key's bytes as written, its Id or, without one, the derived id),
+// or SigningKey as a ring of one key with the derived id
+// (config.DerivedKeyID), so a key keeps its kid when it moves from
+// SigningKey to an id-less SigningKeys entry. Both set is an error. With
+// neither, Production fails (config validation reports this too); every
+// other environment uses a development key generated once (32 bytes from
+// crypto/rand) and kept, base64url-encoded, in
+// <ContentRoot>/<DataDir>/dev-jwt.key with mode 0600, so tokens survive
+// restarts.
+func Keys(cfg *config.Config) ([]Key, error) {
+	jwt := &cfg.Service.Security.Jwt
+	switch {
+	case jwt.SigningKey.IsSet() && len(jwt.SigningKeys) > 0:
+		return nil, errors.New("Service:Security:Jwt:SigningKey and SigningKeys are both set; set one of them")
+	case len(jwt.SigningKeys) > 0:
+		keys := make([]Key, len(jwt.SigningKeys))
+		for n, k := range jwt.SigningKeys {
+			keys[n] = Key{ID: k.KeyID(), Secret: []byte(k.Key.Reveal())}
+		}
+		return keys, nil
+	case jwt.SigningKey.IsSet():
+		return []Key{{Secret: []byte(jwt.SigningKey.Reveal())}}, nil
+	case cfg.IsProduction():
+		return nil, fmt.Errorf("Service:Security:Jwt:SigningKey (or SigningKeys) is required in %s", cfg.Environment)
+	}
+	key, err := devKey(DevKeyPath(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return []Key{{Secret: key}}, nil
+}
+
+// SigningKey returns the key that signs new access tokens: the first key
+// of Keys.
 func SigningKey(cfg *config.Config) ([]byte, error) {
-	if k := cfg.Service.Security.Jwt.SigningKey; k.IsSet() {
-		return []byte(k.Reveal()), nil
+	keys, err := Keys(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.IsProduction() {
-		return nil, fmt.Errorf("Service:Security:Jwt:SigningKey is required in %s", cfg.Environment)
-	}
-	return devKey(DevKeyPath(cfg))
+	return keys[0].Secret, nil
 }
 
 // DevKeyPath is where the development signing key is kept.

@@ -10,11 +10,16 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/adminkernel/kernel/config"
 )
 
 var (
 	testKey = []byte("0123456789abcdef0123456789abcdef")
+	testKID = config.DerivedKeyID(testKey)
 	t0      = time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	// std is the header of the tokens testKey signs.
+	std = headerFor(testKID)
 )
 
 func newTestIssuer(t testing.TB, now time.Time) *Issuer {
@@ -47,6 +52,8 @@ func claimsJSON(now time.Time, edit func(m map[string]any)) string {
 		"unique_name": "alice",
 		"sid":         "sid-1",
 		"iss":         "AdminKernel",
+		"aud":         "AdminKernel",
+		"jti":         "test-jti-0123456789",
 		"iat":         now.Unix(),
 		"nbf":         now.Unix(),
 		"exp":         now.Add(time.Hour).Unix(),
@@ -91,8 +98,8 @@ func TestRoundTrip(t *testing.T) {
 			if want := t0.Add(tt.ttl); !exp.Equal(want) {
 				t.Errorf("expiry = %v, want %v", exp, want)
 			}
-			if !strings.HasPrefix(raw, enc(`{"alg":"HS256","typ":"at+jwt"}`)+".") {
-				t.Errorf("header of %s is not the HS256 at+jwt header", raw)
+			if !strings.HasPrefix(raw, enc(`{"alg":"HS256","kid":"`+testKID+`","typ":"at+jwt"}`)+".") {
+				t.Errorf("header of %s is not the HS256 at+jwt header with the key's kid", raw)
 			}
 			got, err := iss.Verify(raw)
 			if err != nil {
@@ -186,7 +193,6 @@ func TestVerifyRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts := strings.Split(good, ".")
-	std := `{"alg":"HS256","typ":"at+jwt"}`
 	flip := func(s string, i int) string {
 		b := []byte(s)
 		if b[i] == 'A' {
@@ -231,6 +237,21 @@ func TestVerifyRejects(t *testing.T) {
 		{"no typ", forge(testKey, `{"alg":"HS256"}`, claimsJSON(t0, nil), false), ErrType},
 		{"typ refresh", forge(testKey, `{"alg":"HS256","typ":"rt+jwt"}`, claimsJSON(t0, nil), false), ErrType},
 		{"extra kid", forge(testKey, `{"alg":"HS256","typ":"at+jwt","kid":"../../etc/passwd"}`, claimsJSON(t0, nil), false), ErrHeader},
+		{"unknown kid", forge(testKey, headerFor("retired-2026"), claimsJSON(t0, nil), false), ErrKeyID},
+		{"kid of the key in another case", forge(testKey, headerFor(strings.ToUpper(testKID)), claimsJSON(t0, nil), false), ErrKeyID},
+		{"kid header with whitespace", forge(testKey, `{"alg":"HS256", "kid":"`+testKID+`","typ":"at+jwt"}`, claimsJSON(t0, nil), false), ErrHeader},
+		{"kid header reordered", forge(testKey, `{"alg":"HS256","typ":"at+jwt","kid":"`+testKID+`"}`, claimsJSON(t0, nil), false), ErrHeader},
+		{"wrong aud", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { m["aud"] = "OtherService" }), false), ErrAudience},
+		{"aud array without the audience", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { m["aud"] = []string{"a", "b"} }), false), ErrAudience},
+		{"empty aud array", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { m["aud"] = []string{} }), false), ErrAudience},
+		{"no aud", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { delete(m, "aud") }), false), ErrAudience},
+		{"aud null", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { m["aud"] = nil }), false), ErrAudience},
+		{"aud a number", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { m["aud"] = 7 }), false), ErrClaims},
+		{"no jti", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { delete(m, "jti") }), false), ErrClaims},
+		{"empty jti", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { m["jti"] = "" }), false), ErrClaims},
+		{"numeric jti", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { m["jti"] = 12 }), false), ErrClaims},
+		{"jti too long", forge(testKey, std, claimsJSON(t0, func(m map[string]any) { m["jti"] = strings.Repeat("j", 256) }), false), ErrClaims},
+		{"legacy header, wrong aud", forge(testKey, LegacyHeader, claimsJSON(t0, func(m map[string]any) { m["aud"] = "OtherService" }), false), ErrAudience},
 		{"jku", forge(testKey, `{"alg":"HS256","typ":"at+jwt","jku":"https://evil.example/jwks"}`, claimsJSON(t0, nil), false), ErrHeader},
 		{"reordered header", forge(testKey, `{"typ":"at+jwt","alg":"HS256"}`, claimsJSON(t0, nil), false), ErrHeader},
 		{"header not JSON", forge(testKey, `not json`, claimsJSON(t0, nil), false), ErrMalformed},
@@ -291,7 +312,6 @@ func TestNonCanonicalHelper(t *testing.T) {
 
 func TestVerifyAcceptsWithinSkew(t *testing.T) {
 	iss := newTestIssuer(t, t0)
-	std := `{"alg":"HS256","typ":"at+jwt"}`
 	tests := []struct {
 		name string
 		edit func(m map[string]any)
@@ -300,7 +320,8 @@ func TestVerifyAcceptsWithinSkew(t *testing.T) {
 		{"nbf 30 s ahead", func(m map[string]any) { m["nbf"] = t0.Add(30 * time.Second).Unix() }},
 		{"iat 30 s ahead", func(m map[string]any) { m["iat"] = t0.Add(30 * time.Second).Unix() }},
 		{"no nbf nor iat", func(m map[string]any) { delete(m, "nbf"); delete(m, "iat") }},
-		{"unknown claims", func(m map[string]any) { m["orgId"] = "12"; m["aud"] = "anything" }},
+		{"unknown claims", func(m map[string]any) { m["orgId"] = "12"; m["scope"] = "anything" }},
+		{"aud an array holding the audience", func(m map[string]any) { m["aud"] = []string{"other", "AdminKernel"} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,6 +24,15 @@
 // preferred_username, email with email_verified, phone_number with
 // phone_number_verified); the subject always comes from the ID token.
 //
+// Account hint: OIDC Core §5.7 says preferred_username is neither unique
+// nor stable, so it is not the account hint by default. The operator names
+// the claim per instance (AccountClaim): without one, the identity carries
+// no account hint (linkByAccount cannot match and provisioning names new
+// accounts {code}_{random}); with "email" or "phone_number" the value
+// counts only when email_verified or phone_number_verified is true (the
+// boolean or the string "true"). The claim is read from the ID token, or,
+// when the ID token lacks it, from the userinfo answer (same sub).
+//
 // Issuer: a Provider reports the issuer its ID tokens are verified against
 // (Issuer, the configured Authority). pluginsdk.Identity has no issuer, so
 // the host reads it through this optional method, stores it with a new
@@ -77,6 +86,12 @@ type Config struct {
 	Scopes []string
 	// UsePKCE sends an S256 code challenge and the verifier.
 	UsePKCE bool
+	// AccountClaim names the claim whose value is the identity's account
+	// hint (pluginsdk.Identity.AccountHint, used by linkByAccount and to
+	// name provisioned accounts). Empty (the default): no account hint.
+	// "email" and "phone_number" count only when verified. A string value is
+	// used as is, a number as its decimal text; other values give no hint.
+	AccountClaim string
 	// TrustedAudiences are audiences accepted in an ID token next to the
 	// client id (default none: a token for several audiences is refused
 	// unless every other audience is listed here and azp is the client id).
@@ -183,8 +198,8 @@ func (p *Provider) Describe(context.Context) (pluginsdk.Descriptor, error) {
 }
 
 // Configure replaces settings: DisplayName, Icon, Authority, ClientId,
-// ClientSecret, Scopes (space or comma separated), UsePkce, TrustedAudiences
-// (keys case-insensitive; missing keys keep their value). The code cannot
+// ClientSecret, Scopes (space or comma separated), UsePkce, TrustedAudiences,
+// AccountClaim (keys case-insensitive; missing keys keep their value). The code cannot
 // change. Discovery is redone on next use.
 func (p *Provider) Configure(_ context.Context, s pluginsdk.Settings) error {
 	cfg := p.cur.Load().cfg
@@ -217,6 +232,8 @@ func (p *Provider) Configure(_ context.Context, s pluginsdk.Settings) error {
 			}
 		case "trustedaudiences":
 			cfg.TrustedAudiences = splitList(v)
+		case "accountclaim":
+			cfg.AccountClaim = strings.TrimSpace(v)
 		}
 	}
 	if cfg.HTTPClient == nil {
@@ -340,6 +357,9 @@ type claims struct {
 	EmailVerified       json.RawMessage `json:"email_verified"`
 	PhoneNumber         string          `json:"phone_number"`
 	PhoneNumberVerified json.RawMessage `json:"phone_number_verified"`
+	// Account is the raw value of a configured AccountClaim other than
+	// preferred_username, email and phone_number (readAccount).
+	Account json.RawMessage `json:"-"`
 }
 
 // Exchange redeems the code and validates the ID token.
@@ -400,19 +420,22 @@ func (p *Provider) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) 
 	if err := idt.Claims(&c); err != nil {
 		return pluginsdk.Fail(pluginsdk.ExchangeFailed, "id_token claims unreadable: %v", err), nil
 	}
+	if err := c.readAccount(in.cfg.AccountClaim, idt.Claims); err != nil {
+		return pluginsdk.Fail(pluginsdk.ExchangeFailed, "id_token claims unreadable: %v", err), nil
+	}
 	if msg := in.check(idt, c, req.Nonce, tok.AccessToken); msg != "" {
 		return pluginsdk.Fail(pluginsdk.ExchangeFailed, "id_token rejected: %s", msg), nil
 	}
 	// Only now, with the ID token fully checked, may the access token be
 	// used.
-	if d.userInfo && (c.Name == "" || c.Email == "") {
-		if msg := fillFromUserInfo(xctx, d, tok, idt.Subject, &c); msg != "" {
+	if d.userInfo && (c.Name == "" || c.Email == "" || c.accountMissing(in.cfg.AccountClaim)) {
+		if msg := fillFromUserInfo(xctx, d, tok, idt.Subject, &c, in.cfg.AccountClaim); msg != "" {
 			return pluginsdk.Fail(pluginsdk.ExchangeFailed, "userinfo rejected: %s", msg), nil
 		}
 	}
 	id := pluginsdk.Identity{
 		Subject:     idt.Subject,
-		AccountHint: c.PreferredUsername,
+		AccountHint: c.accountHint(in.cfg.AccountClaim),
 		DisplayName: c.Name,
 	}
 	if v, ok := boolClaim(c.EmailVerified); !ok || v {
@@ -427,7 +450,7 @@ func (p *Provider) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) 
 // fillFromUserInfo calls the userinfo endpoint with the access token,
 // requires its sub to equal the ID token's and fills the claims the ID
 // token left empty. It returns why the answer is refused, or "".
-func fillFromUserInfo(ctx context.Context, d *discovered, tok *oauth2.Token, sub string, c *claims) string {
+func fillFromUserInfo(ctx context.Context, d *discovered, tok *oauth2.Token, sub string, c *claims, accountClaim string) string {
 	if tok.AccessToken == "" {
 		return "the token response carries no access token"
 	}
@@ -442,6 +465,12 @@ func fillFromUserInfo(ctx context.Context, d *discovered, tok *oauth2.Token, sub
 	var u claims
 	if err := ui.Claims(&u); err != nil {
 		return "claims unreadable: " + clip(err.Error(), 200)
+	}
+	if c.accountMissing(accountClaim) {
+		if err := u.readAccount(accountClaim, ui.Claims); err != nil {
+			return "claims unreadable: " + clip(err.Error(), 200)
+		}
+		c.Account = u.Account
 	}
 	if c.Name == "" {
 		c.Name = u.Name
@@ -487,6 +516,75 @@ func (in *instance) check(idt *gooidc.IDToken, c claims, nonce, accessToken stri
 		if err := idt.VerifyAccessToken(accessToken); err != nil {
 			return "at_hash does not match the access token"
 		}
+	}
+	return ""
+}
+
+// readAccount keeps the raw value of the configured account claim when it
+// is not one of the claims the struct already reads.
+func (c *claims) readAccount(name string, decode func(any) error) error {
+	if name == "" || wellKnownAccountClaim(name) {
+		return nil
+	}
+	var all map[string]json.RawMessage
+	if err := decode(&all); err != nil {
+		return err
+	}
+	c.Account = all[name]
+	return nil
+}
+
+func wellKnownAccountClaim(name string) bool {
+	switch name {
+	case "preferred_username", "email", "phone_number":
+		return true
+	}
+	return false
+}
+
+// accountMissing reports whether an account claim is configured and the
+// claims read so far lack it.
+func (c *claims) accountMissing(name string) bool {
+	switch name {
+	case "":
+		return false
+	case "preferred_username":
+		return c.PreferredUsername == ""
+	case "email":
+		return c.Email == ""
+	case "phone_number":
+		return c.PhoneNumber == ""
+	}
+	return len(c.Account) == 0 || string(c.Account) == "null"
+}
+
+// accountHint is the value of the configured account claim: "" when none
+// is configured, the claim is absent or not a string or number, or it is
+// email or phone_number and not verified (boolean true or "true").
+func (c *claims) accountHint(name string) string {
+	switch name {
+	case "":
+		return ""
+	case "preferred_username":
+		return c.PreferredUsername
+	case "email":
+		if v, ok := boolClaim(c.EmailVerified); ok && v {
+			return c.Email
+		}
+		return ""
+	case "phone_number":
+		if v, ok := boolClaim(c.PhoneNumberVerified); ok && v {
+			return c.PhoneNumber
+		}
+		return ""
+	}
+	var s string
+	if json.Unmarshal(c.Account, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(c.Account, &n) == nil {
+		return n.String()
 	}
 	return ""
 }

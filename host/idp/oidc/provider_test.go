@@ -153,13 +153,13 @@ func TestExchange(t *testing.T) {
 		kind    pluginsdk.ErrorKind
 		message string
 	}{
-		{name: "valid", want: &pluginsdk.Identity{Subject: "sub-alice", AccountHint: "alice", DisplayName: "Alice", Email: "alice@example.test"}},
-		{name: "email not verified is dropped", user: "bob", want: &pluginsdk.Identity{Subject: "sub-bob", AccountHint: "bob", DisplayName: "Bob"}},
-		{name: "email verified kept", user: "carol", want: &pluginsdk.Identity{Subject: "sub-carol", AccountHint: "carol", DisplayName: "Carol", Email: "carol@example.test"}},
+		{name: "valid", want: &pluginsdk.Identity{Subject: "sub-alice", DisplayName: "Alice", Email: "alice@example.test"}},
+		{name: "email not verified is dropped", user: "bob", want: &pluginsdk.Identity{Subject: "sub-bob", DisplayName: "Bob"}},
+		{name: "email verified kept", user: "carol", want: &pluginsdk.Identity{Subject: "sub-carol", DisplayName: "Carol", Email: "carol@example.test"}},
 		{name: "email_verified as string false", mutate: func(c map[string]any) { c["email_verified"] = "false" },
-			want: &pluginsdk.Identity{Subject: "sub-alice", AccountHint: "alice", DisplayName: "Alice"}},
+			want: &pluginsdk.Identity{Subject: "sub-alice", DisplayName: "Alice"}},
 		{name: "azp equal to the client id with one audience", mutate: func(c map[string]any) { c["azp"] = "kernel-client" },
-			want: &pluginsdk.Identity{Subject: "sub-alice", AccountHint: "alice", DisplayName: "Alice", Email: "alice@example.test"}},
+			want: &pluginsdk.Identity{Subject: "sub-alice", DisplayName: "Alice", Email: "alice@example.test"}},
 		{name: "wrong nonce", mutate: func(c map[string]any) { c["nonce"] = "someone-else" }, kind: pluginsdk.ExchangeFailed, message: "nonce"},
 		{name: "missing nonce", mutate: func(c map[string]any) { delete(c, "nonce") }, kind: pluginsdk.ExchangeFailed, message: "nonce"},
 		{name: "wrong audience", mutate: func(c map[string]any) { c["aud"] = "another-client" }, kind: pluginsdk.ExchangeFailed, message: "audience"},
@@ -395,7 +395,7 @@ func TestIssuer(t *testing.T) {
 // after the ID token passed, and its sub must equal the ID token's.
 func TestUserInfo(t *testing.T) {
 	is := oidctest.New(t)
-	p := newProvider(t, is, nil)
+	p := newProvider(t, is, func(c *oidc.Config) { c.AccountClaim = "preferred_username" })
 	noProfile := func(c map[string]any) { delete(c, "name"); delete(c, "email"); delete(c, "preferred_username") }
 	var elsewhereHits atomic.Int64
 	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -505,5 +505,56 @@ func TestKeyRotation(t *testing.T) {
 	resp, _ = login(t, p, is, newFlow(), "")
 	if resp.Error == nil {
 		t.Error("a token signed with the retired key was accepted")
+	}
+}
+
+// The account hint comes from the claim the operator names (AccountClaim),
+// never from preferred_username by default (OIDC Core §5.7: neither unique
+// nor stable); email and phone_number count only when verified.
+func TestAccountClaim(t *testing.T) {
+	is := oidctest.New(t)
+	tests := []struct {
+		name     string
+		claim    string
+		mutate   func(map[string]any)
+		userinfo func(map[string]any)
+		want     string
+	}{
+		{name: "no account claim: no hint", claim: "", want: ""},
+		{name: "preferred_username named explicitly", claim: "preferred_username", want: "alice"},
+		{name: "email without email_verified", claim: "email", want: ""},
+		{name: "email with email_verified false", claim: "email", mutate: func(c map[string]any) { c["email_verified"] = false }, want: ""},
+		{name: "email with email_verified \"false\"", claim: "email", mutate: func(c map[string]any) { c["email_verified"] = "false" }, want: ""},
+		{name: "email with email_verified 1", claim: "email", mutate: func(c map[string]any) { c["email_verified"] = 1 }, want: ""},
+		{name: "email with email_verified true", claim: "email", mutate: func(c map[string]any) { c["email_verified"] = true }, want: "alice@example.test"},
+		{name: "email with email_verified \"true\"", claim: "email", mutate: func(c map[string]any) { c["email_verified"] = "true" }, want: "alice@example.test"},
+		{name: "phone_number unverified", claim: "phone_number", mutate: func(c map[string]any) { c["phone_number"] = "+15550100" }, want: ""},
+		{name: "phone_number verified", claim: "phone_number", mutate: func(c map[string]any) {
+			c["phone_number"] = "+15550100"
+			c["phone_number_verified"] = true
+		}, want: "+15550100"},
+		{name: "custom string claim", claim: "employee_id", mutate: func(c map[string]any) { c["employee_id"] = "E-1001" }, want: "E-1001"},
+		{name: "custom numeric claim", claim: "employee_id", mutate: func(c map[string]any) { c["employee_id"] = 1001 }, want: "1001"},
+		{name: "custom claim of another type", claim: "employee_id", mutate: func(c map[string]any) { c["employee_id"] = []string{"a"} }, want: ""},
+		{name: "custom claim absent", claim: "employee_id", want: ""},
+		{name: "custom claim from userinfo when the ID token lacks it", claim: "employee_id",
+			userinfo: func(c map[string]any) { c["employee_id"] = "E-2002" }, want: "E-2002"},
+		{name: "ID token wins over userinfo", claim: "employee_id", mutate: func(c map[string]any) { c["employee_id"] = "E-1001"; delete(c, "email") },
+			userinfo: func(c map[string]any) { c["employee_id"] = "E-6666" }, want: "E-1001"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProvider(t, is, func(c *oidc.Config) { c.AccountClaim = tc.claim })
+			is.Mutate(tc.mutate)
+			is.MutateUserInfo(tc.userinfo)
+			t.Cleanup(func() { is.Mutate(nil); is.MutateUserInfo(nil) })
+			resp, err := login(t, p, is, newFlow(), "")
+			if err != nil || resp.Identity == nil {
+				t.Fatalf("Exchange = %+v, %v", resp.Error, err)
+			}
+			if resp.Identity.AccountHint != tc.want {
+				t.Errorf("account hint = %q, want %q", resp.Identity.AccountHint, tc.want)
+			}
+		})
 	}
 }
