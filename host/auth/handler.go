@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/host/authn"
+	"github.com/adminkernel/kernel/host/authority"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/ratelimit"
@@ -22,11 +23,14 @@ type Handler struct {
 	svc         *Service
 	trusted     []*net.IPNet
 	maxPageSize int
+	// targets decides whom an administrator may force out (force logout).
+	targets *authority.Targets
 }
 
 // NewHandler returns the HTTP side of the service.
 func NewHandler(svc *Service, trusted []*net.IPNet, maxPageSize int) *Handler {
-	return &Handler{svc: svc, trusted: trusted, maxPageSize: maxPageSize}
+	return &Handler{svc: svc, trusted: trusted, maxPageSize: maxPageSize,
+		targets: authority.NewTargets(svc.Client, svc.Store, svc.Config)}
 }
 
 // Routes registers the endpoints on the /api/v1 group.
@@ -263,12 +267,16 @@ func (h *Handler) online(c fiber.Ctx) error {
 
 func (h *Handler) forceLogout(c fiber.Ctx) error {
 	sid := request.Param(c, "sessionId")
-	ok, err := h.svc.Sessions.Exists(c.Context(), sid)
+	owner, ok, err := h.svc.Sessions.UserOf(c.Context(), sid)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return errcode.New(errcode.SessionNotFound)
+	}
+	// Ending a session acts on its user: the authority boundaries apply.
+	if err := h.targets.Check(c, owner); err != nil {
+		return err
 	}
 	if err := h.svc.Sessions.Revoke(c.Context(), sid, "forced by an administrator"); err != nil {
 		return err

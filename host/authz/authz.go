@@ -150,7 +150,18 @@ func (r *Resolver) load(ctx context.Context, userID int64) ([]string, error) {
 	if err != nil || len(live) == 0 {
 		return nil, err
 	}
-	grants, err := r.client.SysRoleMenu.Query().Where(sysrolemenu.RoleIDIn(live...)).All(ctx)
+	return RoleCodes(ctx, r.client, live)
+}
+
+// RoleCodes returns the codes the enabled, live menus granted to roleIDs
+// carry, sorted and distinct, whether or not the roles themselves are
+// enabled (the caller filters roles): what holding those roles gives, or
+// would give once enabled.
+func RoleCodes(ctx context.Context, client *ent.Client, roleIDs []int64) ([]string, error) {
+	if len(roleIDs) == 0 {
+		return nil, nil
+	}
+	grants, err := client.SysRoleMenu.Query().Where(sysrolemenu.RoleIDIn(roleIDs...)).All(ctx)
 	if err != nil || len(grants) == 0 {
 		return nil, err
 	}
@@ -158,9 +169,20 @@ func (r *Resolver) load(ctx context.Context, userID int64) ([]string, error) {
 	for i, g := range grants {
 		menuIDs[i] = g.MenuID
 	}
-	perms, err := r.client.SysMenu.Query().
-		Where(sysmenu.IDIn(menuIDs...), sysmenu.Enabled(true), sysmenu.IsDelete(false), sysmenu.PermissionNEQ("")).
-		Select(sysmenu.FieldPermission).Strings(ctx)
+	return MenuCodes(ctx, client, menuIDs, true)
+}
+
+// MenuCodes returns the codes the live menus among menuIDs carry (the
+// enabled ones only when enabledOnly), sorted and distinct.
+func MenuCodes(ctx context.Context, client *ent.Client, menuIDs []int64, enabledOnly bool) ([]string, error) {
+	if len(menuIDs) == 0 {
+		return nil, nil
+	}
+	q := client.SysMenu.Query().Where(sysmenu.IDIn(menuIDs...), sysmenu.IsDelete(false), sysmenu.PermissionNEQ(""))
+	if enabledOnly {
+		q.Where(sysmenu.Enabled(true))
+	}
+	perms, err := q.Select(sysmenu.FieldPermission).Strings(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,14 @@ func Resolve(ctx context.Context, client *ent.Client, userID int64) (Scope, erro
 	for i, l := range links {
 		roleIDs[i] = l.RoleID
 	}
-	var scopes []*ent.SysRoleDataScope
+	return ResolveFor(ctx, client, userID, u.OrgID, roleIDs)
+}
+
+// ResolveFor computes the scope a (non-super-admin) user in orgID would
+// have holding roleIDs: the scope of the enabled, live ones among them. It
+// answers "what would this user see after the change" before a write.
+func ResolveFor(ctx context.Context, client *ent.Client, userID int64, orgID *int64, roleIDs []int64) (Scope, error) {
+	var rows []Row
 	if len(roleIDs) > 0 {
 		live, err := client.SysRole.Query().
 			Where(sysrole.IDIn(roleIDs...), sysrole.Enabled(true), sysrole.IsDelete(false)).IDs(ctx)
@@ -144,41 +151,61 @@ func Resolve(ctx context.Context, client *ent.Client, userID int64) (Scope, erro
 			return Scope{}, err
 		}
 		if len(live) > 0 {
-			scopes, err = client.SysRoleDataScope.Query().
+			scopes, err := client.SysRoleDataScope.Query().
 				Where(sysroledatascope.RoleIDIn(live...), sysroledatascope.IsDelete(false)).All(ctx)
 			if err != nil {
 				return Scope{}, err
 			}
+			for _, sc := range scopes {
+				rows = append(rows, RowOf(sc))
+			}
 		}
 	}
+	return Of(ctx, client, userID, orgID, rows)
+}
+
+// Row is one role's data scope: its type and, for Custom, its org ids.
+type Row struct {
+	Type   Type
+	Custom []int64
+}
+
+// RowOf converts a stored sys_role_data_scope row.
+func RowOf(sc *ent.SysRoleDataScope) Row {
+	ids, _ := ParseOrgIDs(deref(sc.CustomOrgIds))
+	return Row{Type: Type(sc.ScopeType), Custom: ids}
+}
+
+// Of computes the scope of a user in orgID whose roles carry rows (the
+// widest of them; none at all means the user's own rows only).
+func Of(ctx context.Context, client *ent.Client, userID int64, orgID *int64, rows []Row) (Scope, error) {
 	s := Scope{UserID: userID}
-	if len(scopes) == 0 {
+	if len(rows) == 0 {
 		s.IncludeSelf = true
 		return s, nil
 	}
 	orgs := map[int64]bool{}
 	subtree := false
-	for _, sc := range scopes {
-		switch Type(sc.ScopeType) {
+	for _, r := range rows {
+		switch r.Type {
 		case All:
 			return Everything(userID), nil
 		case Org:
-			if u.OrgID != nil {
-				orgs[*u.OrgID] = true
+			if orgID != nil {
+				orgs[*orgID] = true
 			}
 		case OrgAndBelow:
 			subtree = true
 		case Self:
 			s.IncludeSelf = true
 		case Custom:
-			ids, _ := ParseOrgIDs(deref(sc.CustomOrgIds))
-			for _, id := range ids {
+			for _, id := range r.Custom {
 				orgs[id] = true
 			}
 		}
 	}
-	if subtree && u.OrgID != nil {
-		below, err := Subtree(ctx, client, *u.OrgID)
+	if subtree && orgID != nil {
+		below, err := Subtree(ctx, client, *orgID)
 		if err != nil {
 			return Scope{}, err
 		}
@@ -192,6 +219,29 @@ func Resolve(ctx context.Context, client *ent.Client, userID int64) (Scope, erro
 	}
 	slices.Sort(s.OrgIDs)
 	return s, nil
+}
+
+// Covers reports whether scope t lies within s ("scope within", see
+// docs/security.md, Authority boundaries). Each scope is read as the set of
+// orgs whose users it covers: unrestricted covers every org, a restricted
+// scope exactly its OrgIDs (own org, own org and below and custom are
+// resolved to org ids before they get here). Self (IncludeSelf) covers no
+// org beyond the person themselves, so it is within anything and never
+// counts. t is within s when s is unrestricted, or t is restricted and
+// every org of t is an org of s.
+func (s Scope) Covers(t Scope) bool {
+	if s.Unrestricted {
+		return true
+	}
+	if t.Unrestricted {
+		return false
+	}
+	for _, id := range t.OrgIDs {
+		if !s.HasOrg(id) {
+			return false
+		}
+	}
+	return true
 }
 
 // Subtree returns root and every live org below it (by parent_id).

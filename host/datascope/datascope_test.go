@@ -203,3 +203,36 @@ func TestCache(t *testing.T) {
 		t.Fatal("Invalidate without ids")
 	}
 }
+
+// TestCovers is the "scope within" definition of docs/security.md
+// (Authority boundaries): scopes as sets of org ids, self counting for
+// nothing.
+func TestCovers(t *testing.T) {
+	all := datascope.Everything(1)
+	orgs := func(ids ...int64) datascope.Scope { return datascope.Scope{UserID: 2, OrgIDs: ids} }
+	self := datascope.Scope{UserID: 3, IncludeSelf: true}
+	tests := []struct {
+		name   string
+		caller datascope.Scope
+		target datascope.Scope
+		within bool
+	}{
+		{"all covers all", all, datascope.Everything(9), true},
+		{"all covers orgs", all, orgs(2, 6), true},
+		{"orgs do not cover all", orgs(1, 2, 3, 4, 5, 6, 7), datascope.Everything(9), false},
+		{"subset", orgs(3, 4, 5), orgs(4, 5), true},
+		{"equal", orgs(3, 4, 5), orgs(3, 4, 5), true},
+		{"one org outside", orgs(3, 4, 5), orgs(4, 6), false},
+		{"self is within anything", datascope.Scope{UserID: 2}, self, true},
+		{"self plus orgs: only the orgs count", orgs(3), datascope.Scope{UserID: 3, OrgIDs: []int64{3}, IncludeSelf: true}, true},
+		{"a self-only caller covers no org", self, orgs(3), false},
+		{"nothing is within anything", datascope.Scope{}, datascope.Scope{UserID: 4, OrgIDs: []int64{}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.caller.Covers(tt.target); got != tt.within {
+				t.Fatalf("%+v covers %+v = %v, want %v", tt.caller, tt.target, got, tt.within)
+			}
+		})
+	}
+}

@@ -11,8 +11,11 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmodule"
+	"github.com/adminkernel/kernel/host/authn"
+	"github.com/adminkernel/kernel/host/authority"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
@@ -120,6 +123,7 @@ type menuAdmin struct {
 	client   *ent.Client
 	store    cache.Store
 	perms    *authz.Resolver
+	limits   *authority.Checker
 	routes   func() []route.Route
 	disabled map[string]bool
 	log      hclog.Logger
@@ -174,6 +178,31 @@ func (h *menuAdmin) routeList(c fiber.Ctx) error {
 	return envelope.OK(c, out)
 }
 
+// checkPermission checks a normalised permission field (codes joined with
+// ';'; empty is allowed, for catalogs and pages): every code must be the
+// code of a permission-gated route of the route table (42031, arg
+// permission = the first that is not; routes of disabled modules count, as
+// their seeded buttons do), and the caller must hold it (41006) unless they
+// are the super-admin.
+func (h *menuAdmin) checkPermission(ctx context.Context, who authn.Principal, field string) error {
+	if field == "" {
+		return nil
+	}
+	codes := authz.SplitCodes(field)
+	known := make(map[string]bool)
+	for _, r := range h.routes() {
+		if r.Access == route.Permission {
+			known[r.PermissionCode()] = true
+		}
+	}
+	for _, code := range codes {
+		if !known[code] {
+			return errcode.New(errcode.MenuPermissionInvalid).With("permission", code)
+		}
+	}
+	return h.limits.Codes(ctx, datascope.Caller{UserID: who.UserID, SuperAdmin: who.SuperAdmin}, codes)
+}
+
 // checkParent returns 42017 unless parentID is 0 or a live catalog or page.
 func (h *menuAdmin) checkParent(ctx context.Context, parentID int64) error {
 	if parentID == 0 {
@@ -225,6 +254,9 @@ func (h *menuAdmin) add(c fiber.Ctx) error {
 		return err
 	}
 	if err := h.checkModule(ctx, f.moduleID); err != nil {
+		return err
+	}
+	if err := h.checkPermission(ctx, p, f.permission); err != nil {
 		return err
 	}
 	m, err := h.client.SysMenu.Create().
@@ -284,6 +316,9 @@ func (h *menuAdmin) update(c fiber.Ctx) error {
 		seen[cur] = true
 	}
 	if err := h.checkModule(ctx, f.moduleID); err != nil {
+		return err
+	}
+	if err := h.checkPermission(ctx, p, f.permission); err != nil {
 		return err
 	}
 	u := h.client.SysMenu.Update().Where(sysmenu.ID(id), sysmenu.IsDelete(false)).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adminkernel/kernel/host/authority"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -52,7 +53,8 @@ func routes(d *module.Deps, api *route.Group) error {
 		}
 	}
 
-	mh := &menuAdmin{client: d.Client, store: d.Store, perms: d.Perms, routes: d.Routes, disabled: disabled, log: log}
+	mh := &menuAdmin{client: d.Client, store: d.Store, perms: d.Perms, routes: d.Routes, disabled: disabled, log: log,
+		limits: authority.New(d.Client, d.Perms, d.Scopes())}
 	m := api.Group("/sys/menu")
 	m.Get("/tree", route.Permission, mh.tree).Doc("Menu tree", nil, []*MenuTreeNode{})
 	m.Get("/routes", route.Permission, mh.routeList).Doc("Permission-gated routes", nil, []RouteItem{})

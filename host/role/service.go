@@ -16,6 +16,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysrolemenu"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
+	"github.com/adminkernel/kernel/host/authority"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
@@ -35,11 +36,27 @@ type Caller = datascope.Caller
 type Service struct {
 	d      *module.Deps
 	scopes *datascope.Cache
+	// limits enforces the authority boundaries (41006, 42029).
+	limits *authority.Checker
 }
 
 // NewService returns the service.
 func NewService(d *module.Deps) *Service {
-	return &Service{d: d, scopes: d.Scopes()}
+	scopes := d.Scopes()
+	return &Service{d: d, scopes: scopes, limits: authority.New(d.Client, d.Perms, scopes)}
+}
+
+// writable loads a live role the caller may change (42002, 42029 for a
+// role the caller holds, 41006 for one exceeding the caller's authority).
+func (s *Service) writable(ctx context.Context, who Caller, id int64) (*ent.SysRole, error) {
+	r, err := s.live(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.limits.Role(ctx, who, id); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Caller resolves the data scope of an authenticated user.
@@ -196,7 +213,7 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in Input) er
 	if err != nil {
 		return err
 	}
-	if _, err := s.live(ctx, id); err != nil {
+	if _, err := s.writable(ctx, who, id); err != nil {
 		return err
 	}
 	if taken, err := s.codeTaken(ctx, v.code, id); err != nil {
@@ -230,7 +247,7 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in Input) er
 
 // Delete soft-deletes a role.
 func (s *Service) Delete(ctx context.Context, who Caller, id int64) error {
-	if _, err := s.live(ctx, id); err != nil {
+	if _, err := s.writable(ctx, who, id); err != nil {
 		return err
 	}
 	return s.deleteRoles(ctx, who, []int64{id})
@@ -245,6 +262,11 @@ func (s *Service) BatchDelete(ctx context.Context, who Caller, ids []int64) erro
 	live, err := s.d.Client.SysRole.Query().Where(sysrole.IDIn(ids...), sysrole.IsDelete(false)).IDs(ctx)
 	if err != nil {
 		return err
+	}
+	for _, id := range live {
+		if err := s.limits.Role(ctx, who, id); err != nil {
+			return err
+		}
 	}
 	return s.deleteRoles(ctx, who, live)
 }
@@ -338,7 +360,8 @@ func distinct(in []Int64, field string) ([]int64, error) {
 	return out, nil
 }
 
-// SetMenus replaces a role's menu grants (42015 for an unknown menu).
+// SetMenus replaces a role's menu grants (42015 for an unknown menu; 41006
+// when the menus carry a code the caller does not hold).
 func (s *Service) SetMenus(ctx context.Context, who Caller, in MenusInput) error {
 	if in.RoleID <= 0 {
 		return request.Invalid("roleId")
@@ -348,7 +371,7 @@ func (s *Service) SetMenus(ctx context.Context, who Caller, in MenusInput) error
 		return err
 	}
 	roleID := int64(in.RoleID)
-	if _, err := s.live(ctx, roleID); err != nil {
+	if _, err := s.writable(ctx, who, roleID); err != nil {
 		return err
 	}
 	if len(menuIDs) > 0 {
@@ -361,6 +384,9 @@ func (s *Service) SetMenus(ctx context.Context, who Caller, in MenusInput) error
 				return errcode.New(errcode.MenuNotFound).With("id", id)
 			}
 		}
+	}
+	if err := s.limits.MenuGrant(ctx, who, menuIDs); err != nil {
+		return err
 	}
 	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		if _, err := tx.SysRoleMenu.Delete().Where(sysrolemenu.RoleID(roleID)).Exec(ctx); err != nil {
@@ -402,7 +428,8 @@ func (s *Service) DataScope(ctx context.Context, id int64) (*DataScope, error) {
 }
 
 // SetDataScope sets a role's data scope. Type 5 (custom) needs at least one
-// existing org (42003 names an unknown one); other types store no orgs.
+// existing org (42003 names an unknown one); other types store no orgs. The
+// scope may not be wider than the caller's own (41006).
 func (s *Service) SetDataScope(ctx context.Context, who Caller, in DataScopeInput) error {
 	if in.RoleID <= 0 {
 		return request.Invalid("roleId")
@@ -413,6 +440,7 @@ func (s *Service) SetDataScope(ctx context.Context, who Caller, in DataScopeInpu
 	typ := datascope.Type(in.ScopeType)
 	roleID := int64(in.RoleID)
 	var custom *string
+	var customIDs []int64
 	if typ == datascope.Custom {
 		orgIDs, err := distinct(in.CustomOrgIDs, "customOrgIds")
 		if err != nil {
@@ -431,9 +459,12 @@ func (s *Service) SetDataScope(ctx context.Context, who Caller, in DataScopeInpu
 			}
 		}
 		v := datascope.FormatOrgIDs(orgIDs)
-		custom = &v
+		custom, customIDs = &v, orgIDs
 	}
-	if _, err := s.live(ctx, roleID); err != nil {
+	if _, err := s.writable(ctx, who, roleID); err != nil {
+		return err
+	}
+	if err := s.limits.RoleScope(ctx, who, roleID, datascope.Row{Type: typ, Custom: customIDs}); err != nil {
 		return err
 	}
 	write := func() error {
@@ -500,7 +531,9 @@ func (s *Service) Users(ctx context.Context, who Caller, id int64) ([]int64, err
 // SetUsers replaces the role's holders within the caller's data scope:
 // holders the caller cannot see keep the role; naming one gives 41005, and
 // an unknown user 42001. A caller other than the super-admin may add
-// holders only to an enabled, delegatable role (41004).
+// holders only to an enabled, delegatable role (41004), may not change a
+// role they hold (42029), and every holder added or removed must be within
+// the caller's authority, the added ones also with the role (41006).
 func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error {
 	if in.RoleID <= 0 {
 		return request.Invalid("roleId")
@@ -510,7 +543,7 @@ func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error
 		return err
 	}
 	roleID := int64(in.RoleID)
-	role, err := s.live(ctx, roleID)
+	role, err := s.writable(ctx, who, roleID)
 	if err != nil {
 		return err
 	}
@@ -532,6 +565,11 @@ func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error
 			if !who.Scope.ContainsUser(u.ID, u.OrgID) {
 				return errcode.New(errcode.UserOutOfDataScope).With("id", id)
 			}
+		}
+	}
+	if !who.SuperAdmin {
+		if err := s.holderChangeWithin(ctx, who, roleID, userIDs); err != nil {
+			return err
 		}
 	}
 	var added, removed []int64
@@ -557,6 +595,7 @@ func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error
 		if len(added) > 0 && !who.SuperAdmin && (!role.Enabled || !role.IsDelegatable) {
 			return errcode.New(errcode.RoleNotDelegatable).With("id", roleID)
 		}
+
 		if len(removed) > 0 {
 			if _, err := tx.SysUserRole.Delete().Where(sysuserrole.RoleID(roleID), sysuserrole.UserIDIn(removed...)).Exec(ctx); err != nil {
 				return err
@@ -573,4 +612,59 @@ func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error
 		return err
 	}
 	return s.d.InvalidateAccess(ctx, append(added, removed...)...)
+}
+
+// holderChangeWithin checks, before the write, that every holder the new
+// list adds or removes is within the caller's authority and that each
+// added one, given the role too, stays within it (41006).
+func (s *Service) holderChangeWithin(ctx context.Context, who Caller, roleID int64, userIDs []int64) error {
+	c := s.d.Client
+	current, err := s.visibleHolders(ctx, c, who, roleID)
+	if err != nil {
+		return err
+	}
+	all, err := holders(ctx, c, roleID)
+	if err != nil {
+		return err
+	}
+	var touched, added []int64
+	for _, id := range userIDs {
+		if !slices.Contains(all, id) {
+			touched = append(touched, id)
+			added = append(added, id)
+		}
+	}
+	for _, id := range current {
+		if !slices.Contains(userIDs, id) {
+			touched = append(touched, id)
+		}
+	}
+	if err := s.limits.Users(ctx, who, touched...); err != nil {
+		return err
+	}
+	for _, id := range added {
+		if err := s.wouldHold(ctx, c, who, id, roleID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wouldHold checks that user id, given the role too, stays within the
+// caller's authority.
+func (s *Service) wouldHold(ctx context.Context, c *ent.Client, who Caller, id, roleID int64) error {
+	u, err := c.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(false)).
+		Select(sysuser.FieldID, sysuser.FieldOrgID).Only(ctx)
+	if err != nil {
+		return err
+	}
+	links, err := c.SysUserRole.Query().Where(sysuserrole.UserID(id)).All(ctx)
+	if err != nil {
+		return err
+	}
+	roles := []int64{roleID}
+	for _, l := range links {
+		roles = append(roles, l.RoleID)
+	}
+	return s.limits.WouldHold(ctx, who, id, u.OrgID, roles)
 }

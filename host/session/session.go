@@ -640,6 +640,23 @@ func (s *Service) Exists(ctx context.Context, sid string) (bool, error) {
 	return ok, nil
 }
 
+// UserOf returns the user a session belongs to; ok is false when no
+// session with this id was ever created.
+func (s *Service) UserOf(ctx context.Context, sid string) (userID int64, ok bool, err error) {
+	if sid == "" || len(sid) > maxSessionIDLen {
+		return 0, false, nil
+	}
+	row, err := s.client.SysSession.Query().Where(syssession.SessionID(sid)).
+		Select(syssession.FieldUserID).First(ctx)
+	if ent.IsNotFound(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("session: read: %w", err)
+	}
+	return row.UserID, true, nil
+}
+
 // Online returns a page of active, unexpired sessions, newest login first,
 // with the users' accounts, and the total count.
 func (s *Service) Online(ctx context.Context, f OnlineFilter) ([]Info, int, error) {

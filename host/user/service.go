@@ -23,6 +23,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 	"github.com/adminkernel/kernel/host/auth"
+	"github.com/adminkernel/kernel/host/authority"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
@@ -57,11 +58,14 @@ type Caller = datascope.Caller
 type Service struct {
 	d      *module.Deps
 	scopes *datascope.Cache
+	// limits enforces the authority boundaries (41006).
+	limits *authority.Checker
 }
 
 // NewService returns the service.
 func NewService(d *module.Deps) *Service {
-	return &Service{d: d, scopes: d.Scopes()}
+	scopes := d.Scopes()
+	return &Service{d: d, scopes: scopes, limits: authority.New(d.Client, d.Perms, scopes)}
 }
 
 // Caller resolves the data scope of an authenticated user.
@@ -134,12 +138,15 @@ func (s *Service) Page(ctx context.Context, who Caller, f Filter, p request.Page
 	if err != nil {
 		return nil, 0, err
 	}
-	items, err := s.items(ctx, rows)
+	items, err := s.items(ctx, who, rows)
 	return items, total, err
 }
 
-// items converts rows and joins the org, position and director names.
-func (s *Service) items(ctx context.Context, rows []*ent.SysUser) ([]Item, error) {
+// items converts rows and joins the org, position and director names. A
+// director outside the reader's data scope keeps its id but is not
+// resolved to a name (directorName null): the field must not reveal who
+// the reader may not see.
+func (s *Service) items(ctx context.Context, who Caller, rows []*ent.SysUser) ([]Item, error) {
 	var orgIDs, posIDs, dirIDs []int64
 	for _, u := range rows {
 		if u.OrgID != nil {
@@ -174,12 +181,15 @@ func (s *Service) items(ctx context.Context, rows []*ent.SysUser) ([]Item, error
 	}
 	directors := map[int64]string{}
 	if len(dirIDs) > 0 {
-		list, err := s.d.Client.SysUser.Query().Where(sysuser.IDIn(dirIDs...)).Select(sysuser.FieldID, sysuser.FieldName).All(ctx)
+		list, err := s.d.Client.SysUser.Query().Where(sysuser.IDIn(dirIDs...)).
+			Select(sysuser.FieldID, sysuser.FieldName, sysuser.FieldOrgID).All(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, u := range list {
-			directors[u.ID] = u.Name
+			if who.Scope.ContainsUser(u.ID, u.OrgID) {
+				directors[u.ID] = u.Name
+			}
 		}
 	}
 	out := make([]Item, len(rows))
@@ -230,7 +240,7 @@ func (s *Service) Get(ctx context.Context, who Caller, id int64) (*Detail, error
 	if err != nil {
 		return nil, err
 	}
-	items, err := s.items(ctx, []*ent.SysUser{u})
+	items, err := s.items(ctx, who, []*ent.SysUser{u})
 	if err != nil {
 		return nil, err
 	}
@@ -395,10 +405,11 @@ func (s *Service) validGender(ctx context.Context, v string) (bool, error) {
 }
 
 // references checks that the org, position, director and roles exist
-// (42003, 42005, 42001, 42002) and that a restricted caller places the user
-// in an org of their scope (42030); keeping the current org (curOrg) is
+// (42003, 42005, 42001, 42002), that a restricted caller places the user
+// in an org of their scope (42030) and names a director within their scope
+// (41005); keeping the current org (curOrg) or director (curDirector) is
 // always allowed.
-func (s *Service) references(ctx context.Context, who Caller, f fields, self int64, curOrg *int64) error {
+func (s *Service) references(ctx context.Context, who Caller, f fields, self int64, curOrg, curDirector *int64) error {
 	c := s.d.Client
 	if f.orgID != nil {
 		ok, err := c.SysOrg.Query().Where(sysorg.ID(*f.orgID), sysorg.IsDelete(false)).Exist(ctx)
@@ -430,12 +441,17 @@ func (s *Service) references(ctx context.Context, who Caller, f fields, self int
 		if *f.directorID == self {
 			return invalid("directorId")
 		}
-		ok, err := c.SysUser.Query().Where(sysuser.ID(*f.directorID), sysuser.IsDelete(false)).Exist(ctx)
+		d, err := c.SysUser.Query().Where(sysuser.ID(*f.directorID), sysuser.IsDelete(false)).
+			Select(sysuser.FieldID, sysuser.FieldOrgID).Only(ctx)
+		if ent.IsNotFound(err) {
+			return errcode.New(errcode.UserNotFound).With("id", *f.directorID)
+		}
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return errcode.New(errcode.UserNotFound).With("id", *f.directorID)
+		kept := curDirector != nil && *curDirector == d.ID
+		if !kept && !who.Scope.ContainsUser(d.ID, d.OrgID) {
+			return errcode.New(errcode.UserOutOfDataScope).With("id", d.ID)
 		}
 	}
 	if len(f.roleIDs) > 0 {
@@ -524,10 +540,13 @@ func (s *Service) Create(ctx context.Context, who Caller, in AddInput) (*CreateO
 	if taken {
 		return nil, errcode.New(errcode.AccountExists)
 	}
-	if err := s.references(ctx, who, f, 0, nil); err != nil {
+	if err := s.references(ctx, who, f, 0, nil, nil); err != nil {
 		return nil, err
 	}
 	if err := s.grantable(ctx, who, f.roleIDs); err != nil {
+		return nil, err
+	}
+	if err := s.limits.WouldHold(ctx, who, 0, f.orgID, f.roleIDs); err != nil {
 		return nil, err
 	}
 	plain, err := s.effectivePassword(ctx, in.Password)
@@ -591,6 +610,9 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in UpdateInp
 	if err := protect(who, u); err != nil {
 		return err
 	}
+	if err := s.limits.Users(ctx, who, u.ID); err != nil {
+		return err
+	}
 	f, err := s.check(ctx, in)
 	if err != nil {
 		return err
@@ -603,7 +625,7 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in UpdateInp
 			return errcode.New(errcode.CannotOperateSelf)
 		}
 	}
-	if err := s.references(ctx, who, f, u.ID, u.OrgID); err != nil {
+	if err := s.references(ctx, who, f, u.ID, u.OrgID, u.DirectorID); err != nil {
 		return err
 	}
 	current, err := userRoleIDs(ctx, s.d.Client, id)
@@ -622,6 +644,11 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in UpdateInp
 		}
 	}
 	if err := s.grantable(ctx, who, added); err != nil {
+		return err
+	}
+	// After the change the user must still be within the caller's
+	// authority (new roles, or an org move widening an org-relative scope).
+	if err := s.limits.WouldHold(ctx, who, u.ID, f.orgID, f.roleIDs); err != nil {
 		return err
 	}
 	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
@@ -688,6 +715,9 @@ func (s *Service) Delete(ctx context.Context, who Caller, id int64) error {
 	if e := deletable(who, u); e != nil {
 		return e
 	}
+	if err := s.limits.Users(ctx, who, u.ID); err != nil {
+		return err
+	}
 	return s.deleteUsers(ctx, who, []int64{id})
 }
 
@@ -711,6 +741,9 @@ func (s *Service) BatchDelete(ctx context.Context, who Caller, ids []int64) erro
 			return errcode.New(errcode.UserOutOfDataScope).With("id", u.ID)
 		}
 		live = append(live, u.ID)
+	}
+	if err := s.limits.Users(ctx, who, live...); err != nil {
+		return err
 	}
 	return s.deleteUsers(ctx, who, live)
 }
@@ -765,13 +798,20 @@ func (s *Service) deleteUsers(ctx context.Context, who Caller, ids []int64) erro
 
 // ResetPassword sets a new password (given, or generated), forces a change
 // at the next login and ends the user's sessions. It returns the effective
-// plaintext.
+// plaintext. Nobody resets their own password here (42029: the personal
+// password change asks for the current one).
 func (s *Service) ResetPassword(ctx context.Context, who Caller, id int64, in PasswordInput) (string, error) {
 	u, err := s.target(ctx, who, id)
 	if err != nil {
 		return "", err
 	}
+	if u.ID == who.UserID {
+		return "", errcode.New(errcode.CannotOperateSelf)
+	}
 	if err := protect(who, u); err != nil {
+		return "", err
+	}
+	if err := s.limits.Users(ctx, who, u.ID); err != nil {
 		return "", err
 	}
 	plain, err := s.effectivePassword(ctx, in.NewPassword)
@@ -813,6 +853,9 @@ func (s *Service) SetEnabled(ctx context.Context, who Caller, id int64, enabled 
 	}
 	if u.ID == who.UserID {
 		return errcode.New(errcode.CannotOperateSelf)
+	}
+	if err := s.limits.Users(ctx, who, u.ID); err != nil {
+		return err
 	}
 	n, err := s.d.Client.SysUser.Update().Where(sysuser.ID(id), sysuser.IsDelete(false)).
 		SetEnabled(enabled).SetUpdateUserID(who.UserID).Save(ctx)
