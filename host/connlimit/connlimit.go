@@ -105,8 +105,11 @@ func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			if !Temporary(err) || l.closed() {
+			if !Temporary(err) {
 				return nil, err
+			}
+			if l.closed() {
+				return nil, net.ErrClosed
 			}
 			if delay == 0 {
 				delay = l.opts.MinBackoff
