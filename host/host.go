@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -40,6 +41,7 @@ import (
 	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
+	"github.com/adminkernel/kernel/host/secheaders"
 	"github.com/adminkernel/kernel/host/seed"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/snowflake"
@@ -192,7 +194,10 @@ func (k *Kernel) buildApp(modules []Module) error {
 		ReadTimeout:      30 * time.Second,
 		IdleTimeout:      120 * time.Second,
 	})
-	k.app.Use(newRequestIDs().middleware(), envelope.Recover())
+	k.app.Use(secheaders.New(secheaders.Options{
+		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),
+		AuthPrefix: APIPrefix + "/auth",
+	}), newRequestIDs().middleware(), envelope.Recover())
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
 	k.app.Use("/api", k.rateLimiter())
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))
@@ -217,8 +222,9 @@ func (k *Kernel) buildApp(modules []Module) error {
 			return err
 		}
 	}
-	// Anything unmatched ends in the central handler as 404 / 48003.
-	k.app.Use(func(fiber.Ctx) error { return fiber.ErrNotFound })
+	// Anything unmatched ends in the central handler: Fiber's router
+	// answers a path served under other methods with 405 / 48004 and an
+	// Allow header listing them, any other path with 404 / 48003.
 	return nil
 }
 
