@@ -557,7 +557,7 @@ func TestCallbackRefusals(t *testing.T) {
 func TestStateBoundToProvider(t *testing.T) {
 	is := oidctest.New(t)
 	is.AddUser(oidctest.User{Subject: "sub-bob", PreferredUsername: "bob", Name: "Bob"})
-	k := kerneltest.Start(t, append(append(oidcEnv(is, 0, "corp"), oidcEnv(is, 1, "corp2")...), testListen))
+	k := kerneltest.Start(t, append(oidcEnv(is, 0, "corp"), oidcEnv(is, 1, "corp2")...))
 	e2 := &env{t: t, k: k, is: is}
 	b := e2.browser()
 	cb := is.Login(t, b.authorize("corp"), "bob")

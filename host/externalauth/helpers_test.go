@@ -26,11 +26,6 @@ type env struct {
 	is *oidctest.Issuer
 }
 
-// testListen is the listen address of the test kernels: the host
-// httptest.NewRequest sends (example.com), so that Development without
-// CallbackBaseUrl may take the redirect URI from the request's Host.
-const testListen = "Service__Http__ListenAddress=http://example.com:80"
-
 func oidcEnv(is *oidctest.Issuer, i int, code string) []string {
 	p := "Service__ExternalAuth__Oidc__" + string(rune('0'+i)) + "__"
 	return []string{
@@ -54,7 +49,7 @@ func start(t *testing.T, extra ...string) *env {
 	} {
 		is.AddUser(u)
 	}
-	k := kerneltest.Start(t, append(append(oidcEnv(is, 0, "corp"), testListen), extra...))
+	k := kerneltest.Start(t, append(oidcEnv(is, 0, "corp"), extra...))
 	// Whatever the test does, no password, client secret or token (by
 	// shape: access and ID tokens, refresh tokens) may reach the log, the
 	// operation log or the exception log.
