@@ -43,22 +43,40 @@ type Options struct {
 	AuthPrefix string
 }
 
+// Pre-built header names and values (canonical form), so that setting
+// them copies bytes and nothing else.
+var (
+	keyNoSniff        = []byte(fiber.HeaderXContentTypeOptions)
+	keyFrame          = []byte(fiber.HeaderXFrameOptions)
+	keyCSP            = []byte(fiber.HeaderContentSecurityPolicy)
+	keyReferrer       = []byte(fiber.HeaderReferrerPolicy)
+	keyHSTS           = []byte(fiber.HeaderStrictTransportSecurity)
+	keyCacheControl   = []byte(fiber.HeaderCacheControl)
+	keyAuthorization  = []byte(fiber.HeaderAuthorization)
+	valNoSniff        = []byte(NoSniff)
+	valFrameDeny      = []byte(FrameDeny)
+	valFrameAncestors = []byte(FrameAncestors)
+	valNoReferrer     = []byte(NoReferrer)
+	valNoStore        = []byte(NoStore)
+	valHSTS           = []byte(HSTS)
+)
+
 // New returns the middleware.
 func New(o Options) fiber.Handler {
 	prefix := []byte(o.AuthPrefix)
 	hsts := o.HSTS
 	return func(c fiber.Ctx) error {
 		h := &c.Response().Header
-		h.Set(fiber.HeaderXContentTypeOptions, NoSniff)
-		h.Set(fiber.HeaderXFrameOptions, FrameDeny)
-		h.Set(fiber.HeaderContentSecurityPolicy, FrameAncestors)
-		h.Set(fiber.HeaderReferrerPolicy, NoReferrer)
+		h.SetCanonical(keyNoSniff, valNoSniff)
+		h.SetCanonical(keyFrame, valFrameDeny)
+		h.SetCanonical(keyCSP, valFrameAncestors)
+		h.SetCanonical(keyReferrer, valNoReferrer)
 		if hsts {
-			h.Set(fiber.HeaderStrictTransportSecurity, HSTS)
+			h.SetCanonical(keyHSTS, valHSTS)
 		}
-		req := &c.Request().Header
-		if len(req.Peek(fiber.HeaderAuthorization)) > 0 || under(c.Request().URI().Path(), prefix) {
-			h.Set(fiber.HeaderCacheControl, NoStore)
+		req := c.Request()
+		if len(req.Header.PeekBytes(keyAuthorization)) > 0 || under(req.URI().Path(), prefix) {
+			h.SetCanonical(keyCacheControl, valNoStore)
 		}
 		return c.Next()
 	}
