@@ -1,6 +1,8 @@
 package host_test
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -72,6 +74,7 @@ func TestSecurityHeaders(t *testing.T) {
 		{name: "auth error", method: "POST", path: "/api/v1/auth/login", body: `{"account":"superAdmin","password":"wrong"}`, status: 200, noStore: true},
 		{name: "auth captcha", method: "GET", path: "/api/v1/auth/captcha", status: 200, noStore: true},
 		{name: "auth path in other case", method: "GET", path: "/API/V1/AUTH/captcha", status: 200, noStore: true},
+		{name: "contract document", method: "GET", path: "/openapi/v1.json", status: 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,4 +197,46 @@ func TestJSONBodyNeedsJSONContentType(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		k.Send(req).Expect(t, "logout", 200, 0)
 	})
+}
+
+// A body over Service:Http:BodyLimitBytes is refused by fasthttp before any
+// handler runs (App().Test cannot send one): the 413 of a real listener
+// carries the headers too.
+func TestSecurityHeadersOn413(t *testing.T) {
+	k := kerneltest.Start(t, []string{"Service__Http__BodyLimitBytes=1024"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- k.ServeListener(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serving: %v", err)
+		}
+	}()
+	body := `{"account":"` + strings.Repeat("a", 2048) + `"}`
+	req, err := http.NewRequestWithContext(t.Context(), "POST", "http://"+ln.Addr().String()+"/api/v1/auth/login", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("HTTP %d, want 413", resp.StatusCode)
+	}
+	for name, want := range baseline {
+		if got := resp.Header.Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if got := resp.Header.Get("Cache-Control"); got != "no-store" {
+		t.Errorf("Cache-Control = %q on an /api/v1/auth answer, want no-store", got)
+	}
 }
