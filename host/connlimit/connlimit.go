@@ -308,5 +308,5 @@ func EffectiveMax(configured int, fdLimit uint64) (limit int, lowered bool) {
 	if uint64(configured) <= room {
 		return configured, false
 	}
-	return int(room), true // room < configured, so it fits an int
+	return int(room), true //nolint:gosec // room < configured, so it fits an int
 }

@@ -81,7 +81,7 @@ func IsJSONContentType(ct []byte) bool {
 		return true
 	}
 	return len(sub) > len(plusJSON) && bytes.EqualFold(sub[len(sub)-len(plusJSON):], []byte(plusJSON)) &&
-		bytes.IndexAny(sub, "/ \t") < 0
+		!bytes.ContainsAny(sub, "/ \t")
 }
 
 // hasNUL reports whether a valid JSON document holds a string (key or value)
