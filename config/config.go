@@ -69,6 +69,16 @@ type HTTP struct {
 	BodyLimitBytes int `koanf:"BodyLimitBytes"`
 	// ShutdownTimeoutSeconds bounds graceful shutdown (default 10).
 	ShutdownTimeoutSeconds int `koanf:"ShutdownTimeoutSeconds"`
+	// MaxConnections caps the TCP connections open at once (default
+	// 10000; 0 = unlimited). A connection beyond it is accepted and closed
+	// at once (host/connlimit). At serve time it is lowered to the
+	// descriptor limit minus a reserve for the database, the log and
+	// plugins, so that the cap is reached before the descriptors run out.
+	MaxConnections int `koanf:"MaxConnections"`
+	// MaxConnectionsPerIP caps the connections open at once from one
+	// direct peer IP (default 256; 0 = unlimited). Peers in TrustedProxies
+	// are exempt: every client arrives through them.
+	MaxConnectionsPerIP int `koanf:"MaxConnectionsPerIp"`
 }
 
 // Database dialects accepted by Service:Database:DbType.
@@ -392,6 +402,8 @@ func Defaults() Config {
 				ListenAddress:          "http://localhost:5100",
 				BodyLimitBytes:         4 << 20,
 				ShutdownTimeoutSeconds: 10,
+				MaxConnections:         10000,
+				MaxConnectionsPerIP:    256,
 			},
 			Database: Database{
 				DbType:           DBSqlite,

@@ -56,6 +56,8 @@ func (c *Config) Validate() error {
 	if _, err := listenHostPort(s.HTTP.ListenAddress); err != nil {
 		p.add("Service:Http:ListenAddress %q: %v", s.HTTP.ListenAddress, err)
 	}
+	atLeast(&p, "Service:Http:MaxConnections", s.HTTP.MaxConnections, 0)
+	atLeast(&p, "Service:Http:MaxConnectionsPerIp", s.HTTP.MaxConnectionsPerIP, 0)
 	if v, ok := canonical(s.Database.DbType, DBTypes); ok {
 		s.Database.DbType = v
 	} else {

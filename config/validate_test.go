@@ -208,6 +208,21 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "negative connection caps",
+			mutate: func(c *Config) {
+				c.Service.HTTP.MaxConnections = -1
+				c.Service.HTTP.MaxConnectionsPerIP = -5
+			},
+			want: []string{"Service:Http:MaxConnections -1 must be at least 0", "Service:Http:MaxConnectionsPerIp -5 must be at least 0"},
+		},
+		{
+			name: "connection caps of 0 mean unlimited",
+			mutate: func(c *Config) {
+				c.Service.HTTP.MaxConnections = 0
+				c.Service.HTTP.MaxConnectionsPerIP = 0
+			},
+		},
+		{
 			name: "signing key optional in Development",
 			mutate: func(c *Config) {
 				c.Environment = Development

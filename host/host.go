@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -23,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/connlimit"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/database/sqllog"
 	"github.com/adminkernel/kernel/host/envelope"
@@ -38,6 +41,7 @@ import (
 	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
+	"github.com/adminkernel/kernel/host/secheaders"
 	"github.com/adminkernel/kernel/host/seed"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/snowflake"
@@ -190,7 +194,10 @@ func (k *Kernel) buildApp(modules []Module) error {
 		ReadTimeout:      30 * time.Second,
 		IdleTimeout:      120 * time.Second,
 	})
-	k.app.Use(newRequestIDs().middleware(), envelope.Recover())
+	k.app.Use(secheaders.New(secheaders.Options{
+		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),
+		AuthPrefix: APIPrefix + "/auth",
+	}), newRequestIDs().middleware(), envelope.Recover())
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
 	k.app.Use("/api", k.rateLimiter())
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))
@@ -215,8 +222,9 @@ func (k *Kernel) buildApp(modules []Module) error {
 			return err
 		}
 	}
-	// Anything unmatched ends in the central handler as 404 / 48003.
-	k.app.Use(func(fiber.Ctx) error { return fiber.ErrNotFound })
+	// Anything unmatched ends in the central handler: Fiber's router
+	// answers a path served under other methods with 405 / 48004 and an
+	// Allow header listing them, any other path with 404 / 48003.
 	return nil
 }
 
@@ -236,6 +244,36 @@ func (k *Kernel) mountContract() error {
 		return c.Send(body)
 	})
 	return nil
+}
+
+// limitListener wraps ln with the connection caps and the accept retry.
+func (k *Kernel) limitListener(ln net.Listener) net.Listener {
+	if _, done := ln.(*connlimit.Listener); done {
+		return ln
+	}
+	h := k.cfg.Service.HTTP
+	maxConns := h.MaxConnections
+	if limit, ok := connlimit.FileLimit(); ok {
+		if eff, lowered := connlimit.EffectiveMax(maxConns, limit); lowered {
+			k.log.Info("Service:Http:MaxConnections lowered to fit the descriptor limit", "configured", maxConns, "effective", eff, "descriptor_limit", limit)
+			maxConns = eff
+		}
+	}
+	k.log.Info("connection limits", "max_connections", maxConns, "max_connections_per_ip", h.MaxConnectionsPerIP, "per_ip_exempt_proxies", len(k.trusted))
+	trusted := k.trusted
+	return connlimit.Wrap(ln, connlimit.Options{
+		MaxConns: maxConns,
+		MaxPerIP: h.MaxConnectionsPerIP,
+		Exempt: func(ip netip.Addr) bool {
+			for _, n := range trusted {
+				if n.Contains(ip.AsSlice()) {
+					return true
+				}
+			}
+			return false
+		},
+		Log: k.logs.For("AdminKernel.Http"),
+	})
 }
 
 func proxyHeader(trusted []string) string {
@@ -271,8 +309,10 @@ func (k *Kernel) Routes() []route.Route { return k.routes.Routes() }
 func (k *Kernel) App() *fiber.App { return k.app }
 
 // Serve listens on Service:Http:ListenAddress until ctx is cancelled, then
-// shuts down gracefully within Service:Http:ShutdownTimeoutSeconds.
+// shuts down gracefully within Service:Http:ShutdownTimeoutSeconds. Before
+// listening it raises the soft descriptor limit to the hard one (Linux).
 func (k *Kernel) Serve(ctx context.Context) error {
+	k.raiseFileLimit()
 	addr := k.cfg.ListenHostPort()
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
@@ -281,9 +321,29 @@ func (k *Kernel) Serve(ctx context.Context) error {
 	return k.ServeListener(ctx, ln)
 }
 
-// ServeListener serves on an existing listener until ctx is cancelled.
+// raiseFileLimit raises the soft RLIMIT_NOFILE to the hard limit and logs
+// both values (Go's runtime already does so at start since Go 1.19; doing it
+// here makes the figure visible and holds for any runtime).
+func (k *Kernel) raiseFileLimit() {
+	before, after, ok, err := connlimit.RaiseFileLimit()
+	switch {
+	case !ok:
+		return
+	case err != nil:
+		k.log.Warn("raising the descriptor limit failed", "soft_before", before, "error", err)
+	default:
+		k.log.Info("descriptor limit", "soft_before", before, "soft_after", after)
+	}
+}
+
+// ServeListener serves on an existing listener until ctx is cancelled. The
+// listener is wrapped by connlimit: temporary accept errors (out of
+// descriptors, ...) are retried with back-off instead of ending Serve, and
+// Service:Http:MaxConnections / MaxConnectionsPerIp shed connections beyond
+// them.
 func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	k.log.Info("listening", "address", "http://"+ln.Addr().String())
+	ln = k.limitListener(ln)
 	errc := make(chan error, 1)
 	go func() {
 		errc <- k.app.Listener(ln, fiber.ListenConfig{DisableStartupMessage: true})

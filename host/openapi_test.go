@@ -50,6 +50,10 @@ func TestContractDocument(t *testing.T) {
 		if code, _ := op.Extensions["x-permission-code"].(string); r.Access.String() == "permission" && code != r.PermissionCode() {
 			t.Errorf("%s %s: x-permission-code %q, want %q", r.Method, r.Path, code, r.PermissionCode())
 		}
+		// A JSON body may be refused as 415 / 48006; nothing else is.
+		if has415 := op.Responses.Value("415") != nil; has415 != (r.Input != nil) {
+			t.Errorf("%s %s: documents 415 = %v, but has a JSON body = %v", r.Method, r.Path, has415, r.Input != nil)
+		}
 	}
 
 	// The ErrorCode schema equals the catalog endpoint, index by index.

@@ -131,6 +131,9 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 			if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 				return nil, fmt.Errorf("create the directory of the Sqlite database: %w", err)
 			}
+			if err := privateSqliteFiles(path, log); err != nil {
+				return nil, err
+			}
 		}
 		db, err = sql.Open("sqlite", sqliteDSN(path))
 		if err != nil {
@@ -206,6 +209,42 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 		Target:  target,
 		log:     log,
 	}, nil
+}
+
+// sqliteFileMode is the mode of the SQLite database and its -wal and -shm
+// companions: they hold password hashes, sessions and settings, so only the
+// service's own user may read them.
+const sqliteFileMode os.FileMode = 0o600
+
+// privateSqliteFiles creates the database file with mode 0600 when it is
+// missing (SQLite then creates -wal and -shm with the same permission bits)
+// and narrows an existing database, -wal or -shm file whose mode lets the
+// group or others in to 0600, logging it at Info. A file the service cannot
+// narrow (another owner) is logged as a warning and left alone: the database
+// may still be usable, and refusing to start over it would be worse.
+func privateSqliteFiles(path string, log hclog.Logger) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, sqliteFileMode)
+	switch {
+	case err == nil:
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("create the Sqlite database %s: %w", path, err)
+		}
+		log.Info("Sqlite database file created", "path", path, "mode", sqliteFileMode.String())
+	case !errors.Is(err, os.ErrExist):
+		return fmt.Errorf("create the Sqlite database %s: %w", path, err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&^sqliteFileMode == 0 {
+			continue
+		}
+		if err := os.Chmod(p, sqliteFileMode); err != nil {
+			log.Warn("the Sqlite file is readable by others and could not be narrowed", "path", p, "mode", st.Mode().Perm().String(), "error", err)
+			continue
+		}
+		log.Info("Sqlite file mode narrowed", "path", p, "from", st.Mode().Perm().String(), "to", sqliteFileMode.String())
+	}
+	return nil
 }
 
 // Close closes the client and the connection pool.

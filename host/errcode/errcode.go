@@ -178,6 +178,8 @@ func StatusOf(code Code) int {
 		return http.StatusMethodNotAllowed
 	case BodyTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case UnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
 	case SystemError:
 		return http.StatusInternalServerError
 	case StorageFull:

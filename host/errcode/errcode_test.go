@@ -185,6 +185,8 @@ func TestErrorStatusAndMatching(t *testing.T) {
 		{errcode.TooManyRequests, http.StatusTooManyRequests},
 		{errcode.RequestInvalid, http.StatusBadRequest},
 		{errcode.RouteNotFound, http.StatusNotFound},
+		{errcode.MethodNotAllowed, http.StatusMethodNotAllowed},
+		{errcode.UnsupportedMediaType, http.StatusUnsupportedMediaType},
 		{errcode.SystemError, http.StatusInternalServerError},
 		{errcode.StorageFull, http.StatusServiceUnavailable},
 		{60001, http.StatusOK},

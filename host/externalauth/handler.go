@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v3"
@@ -67,6 +68,8 @@ type Handler struct {
 	// httpsBase: CallbackBaseUrl is https, so cookies are always Secure.
 	httpsBase bool
 	log       hclog.Logger
+	// hostWarned: a refused Host was logged once already.
+	hostWarned atomic.Bool
 }
 
 // NewHandler returns the handler; prefix is the path of CallbackBaseUrl
@@ -137,6 +140,30 @@ func requestBase(c fiber.Ctx) string {
 	return scheme + "://" + host
 }
 
+// requestBase is requestBase(c) when the request may choose the redirect
+// URI: always when CallbackBaseUrl is set (the base is then unused), when a
+// trusted proxy names the host (X-Forwarded-Host), or when the Host header
+// names the address the kernel listens on (hostAllowed). Otherwise "" (the
+// authorization answers 400 / 48002 naming host) and the first refusal is
+// logged with the remedy.
+func (h *Handler) requestBase(c fiber.Ctx) string {
+	base := requestBase(c)
+	if base == "" || h.svc.CallbackBaseURL != "" {
+		return base
+	}
+	if c.IsProxyTrusted() && c.Get(fiber.HeaderXForwardedHost) != "" {
+		return base
+	}
+	if hostAllowed(c.Scheme(), c.Host(), h.svc.ListenAddress, c.RequestCtx().LocalAddr()) {
+		return base
+	}
+	if h.hostWarned.CompareAndSwap(false, true) {
+		h.log.Warn("external login refused a Host header that does not name the listen address as the redirect URI base; set Service:ExternalAuth:CallbackBaseUrl to the public root of the backend",
+			"listen_address", h.svc.ListenAddress)
+	}
+	return ""
+}
+
 // redirect answers 302 to a location without leaking it further.
 func redirect(c fiber.Ctx, location string) error {
 	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
@@ -167,7 +194,7 @@ func (h *Handler) authorize(c fiber.Ctx) error {
 	res, err := h.svc.Authorize(c.Context(), AuthorizeInput{
 		Provider:    strings.Clone(c.Params("provider")),
 		Mode:        ModeLogin,
-		RequestBase: requestBase(c),
+		RequestBase: h.requestBase(c),
 		UserAgent:   strings.Clone(c.Get(fiber.HeaderUserAgent)),
 	})
 	if err != nil {
@@ -304,7 +331,7 @@ func (h *Handler) bind(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	res, err := h.svc.StartBind(c.Context(), p.UserID, strings.Clone(c.Params("provider")), requestBase(c), strings.Clone(c.Get(fiber.HeaderUserAgent)))
+	res, err := h.svc.StartBind(c.Context(), p.UserID, strings.Clone(c.Params("provider")), h.requestBase(c), strings.Clone(c.Get(fiber.HeaderUserAgent)))
 	if err != nil {
 		return err
 	}

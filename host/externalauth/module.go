@@ -48,6 +48,7 @@ func routes(d *module.Deps, api *route.Group) error {
 		Hasher:             d.Hasher,
 		CallbackBaseURL:    ea.CallbackBaseURL,
 		AllowRequestBase:   !d.Config.IsProduction(),
+		ListenAddress:      d.Config.ListenHostPort(),
 		FrontendResultPath: ea.FrontendResultPath,
 		// See config.ExternalAuth.BindTicketToBrowser and
 		// docs/compatibility.md.

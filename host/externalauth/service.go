@@ -95,8 +95,12 @@ type Options struct {
 	// without trailing slash).
 	CallbackBaseURL string
 	// AllowRequestBase lets a missing CallbackBaseURL fall back to the
-	// request's scheme://host (never in Production).
+	// request's scheme://host (never in Production), when its Host names
+	// the address the kernel listens on (see hostAllowed).
 	AllowRequestBase bool
+	// ListenAddress is the host:port of Service:Http:ListenAddress, which
+	// a request's Host must match for AllowRequestBase.
+	ListenAddress string
 	// FrontendResultPath is where callbacks end (default /oauth/callback).
 	FrontendResultPath string
 	// AllowUnboundTickets accepts a login ticket at the exchange without the

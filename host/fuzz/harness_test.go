@@ -116,6 +116,9 @@ func start(f testing.TB) *harness {
 		p + "Authority=" + is.URL,
 		p + "ClientId=" + is.ClientID,
 		p + "ClientSecret=" + is.ClientSecret,
+		// The Host every request carries (raw): external login takes the
+		// redirect URI from it only when it names the listen address.
+		"Service__Http__ListenAddress=http://kernel.test:80",
 	})
 	h := &harness{k: k, is: is, fixtures: map[string]string{}}
 	h.serve(f)

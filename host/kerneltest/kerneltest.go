@@ -31,6 +31,11 @@ import (
 	"github.com/adminkernel/kernel/host/password"
 )
 
+// ListenEnviron is the listen address of kernels started here: nothing
+// listens on it (tests use App().Test or their own listener), but it names
+// the host httptest.NewRequest sends, example.com on port 80.
+const ListenEnviron = "Service__Http__ListenAddress=http://example.com:80"
+
 // AdminPassword is the seeded super-admin's password in kernels started here.
 const AdminPassword = "Adm1n#Passw0rd"
 
@@ -90,6 +95,10 @@ func Start(t testing.TB, environ []string, modules ...host.Module) *Kernel {
 	env := append([]string{
 		"Service__Seed__AdminPassword=" + AdminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
+		// Nominal: tests drive App().Test, whose requests carry Host
+		// example.com, the name external login's Development fallback
+		// requires the Host to match (host/externalauth hostAllowed).
+		ListenEnviron,
 	}, BackendEnviron(t, environ)...)
 	env = append(env, environ...)
 	cfg, err := config.Load(config.LoadOptions{ContentRoot: t.TempDir(), Environment: config.Development, Environ: env})

@@ -148,6 +148,9 @@ func operation(gen *openapi3gen.Generator, schemas openapi3.Schemas, r route.Rou
 	if r.Access == route.Permission {
 		op.Responses.Set("403", errResp("permission not held (41001)"))
 	}
+	if r.Input != nil {
+		op.Responses.Set("415", errResp("the body is not declared as JSON: Content-Type must be application/json or application/*+json (48006)"))
+	}
 	op.Responses.Set("429", errResp("rate limited (40008)"))
 	op.Responses.Set("500", errResp("unhandled error (50000)"))
 	return op, nil

@@ -25,14 +25,27 @@ func Invalid(field string) *errcode.Error {
 	return errcode.New(errcode.RequestInvalid).With("field", field)
 }
 
-// JSON decodes the request body into v. Property names match
-// case-insensitively (encoding/json's rule); an empty body, malformed JSON,
-// a wrong type, trailing data or a string holding a NUL character (\u0000)
-// is a 48002 error naming the field when known.
+// UnsupportedMediaType returns the 48006 error (HTTP 415) of a body that is
+// not declared as JSON.
+func UnsupportedMediaType() *errcode.Error {
+	return errcode.New(errcode.UnsupportedMediaType)
+}
+
+// JSON decodes the request body into v. A non-empty body whose Content-Type
+// is not application/json or application/*+json (parameters such as
+// charset allowed) is 48006 / HTTP 415: a form or text/plain body is what a
+// cross-site form can send without a CORS preflight, so it is refused before
+// it is read. Property names match case-insensitively (encoding/json's
+// rule); an empty body, malformed JSON, a wrong type, trailing data or a
+// string holding a NUL character (\u0000) is a 48002 error naming the field
+// when known.
 func JSON(c fiber.Ctx, v any) error {
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Invalid("body")
+	}
+	if !IsJSONContentType(c.Request().Header.ContentType()) {
+		return UnsupportedMediaType()
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
@@ -49,6 +62,26 @@ func JSON(c fiber.Ctx, v any) error {
 		return Invalid("body")
 	}
 	return nil
+}
+
+// IsJSONContentType reports whether a Content-Type header value declares
+// JSON: application/json or application/<anything>+json, any case, with or
+// without parameters.
+func IsJSONContentType(ct []byte) bool {
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = bytes.TrimSpace(ct)
+	const app, plusJSON = "application/", "+json"
+	if len(ct) <= len(app) || !bytes.EqualFold(ct[:len(app)], []byte(app)) {
+		return false
+	}
+	sub := ct[len(app):]
+	if bytes.EqualFold(sub, []byte("json")) {
+		return true
+	}
+	return len(sub) > len(plusJSON) && bytes.EqualFold(sub[len(sub)-len(plusJSON):], []byte(plusJSON)) &&
+		!bytes.ContainsAny(sub, "/ \t")
 }
 
 // hasNUL reports whether a valid JSON document holds a string (key or value)
