@@ -53,8 +53,18 @@ func (d *DB) HasTables(ctx context.Context) (bool, error) {
 
 // Migrate creates missing tables, columns and indexes and alters changed
 // columns (ent auto-migration). It never drops columns, indexes or tables.
+//
+// Before changing anything it checks that no two live users have accounts
+// that differ only in case (ErrAccountCaseDuplicates names them); after the
+// change it fills sys_user.account_norm of older rows.
 func (d *DB) Migrate(ctx context.Context) error {
+	if err := d.checkAccountCase(ctx); err != nil {
+		return fmt.Errorf("migrate the %s schema: %w", d.DbType, err)
+	}
 	if err := d.Client.Schema.Create(ctx, migrateOptions...); err != nil {
+		return fmt.Errorf("migrate the %s schema: %w", d.DbType, err)
+	}
+	if err := d.backfillAccountNorm(ctx); err != nil {
 		return fmt.Errorf("migrate the %s schema: %w", d.DbType, err)
 	}
 	return nil
