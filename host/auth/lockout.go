@@ -3,8 +3,8 @@ package auth
 import (
 	"context"
 	"crypto/rand"
-	"math/big"
 	"fmt"
+	"math/big"
 	"net"
 	"strconv"
 	"strings"

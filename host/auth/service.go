@@ -153,10 +153,10 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 		UserID:             u.ID,
 		Method:             method,
 		MustChangePassword: must,
-		IP:            cl.IP,
-		UserAgent:     truncate(cl.UserAgent, userAgentColumnLen),
-		MaxConcurrent: s.Config.Service.Security.Session.MaxConcurrent,
-		RefreshTTL:    time.Duration(refreshMin) * time.Minute,
+		IP:                 cl.IP,
+		UserAgent:          truncate(cl.UserAgent, userAgentColumnLen),
+		MaxConcurrent:      s.Config.Service.Security.Session.MaxConcurrent,
+		RefreshTTL:         time.Duration(refreshMin) * time.Minute,
 	})
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -250,7 +251,9 @@ func (a *Authenticator) checkSession(c fiber.Ctx, claims token.Claims, passwordC
 	case session.PasswordChange:
 		if !passwordChange {
 			a.log.Debug("password change required", "user_id", claims.UserID, "method", c.Method(), "path", c.Path())
-			return errcode.New(errcode.PasswordChangeRequired)
+			e := errcode.New(errcode.PasswordChangeRequired)
+			e.Status = http.StatusForbidden
+			return e
 		}
 	}
 	return nil
