@@ -7,7 +7,11 @@
 // Failures are business errors for the central error handler: a missing,
 // malformed, invalid or expired token and a revoked or expired session give
 // HTTP 401 with errcode.TokenInvalid (40006), so that the UI refreshes; a
-// missing permission gives HTTP 403 with errcode.NoPermission (41001).
+// missing permission gives HTTP 403 with errcode.NoPermission (41001). A
+// session whose user must change the password (session.PasswordChange,
+// carried in the cached session mark) gives HTTP 403 with
+// errcode.PasswordChangeRequired (40028) on every Session and Permission
+// route except PasswordChangeRoutes; Token routes (logout) are not affected.
 // A failure to read the session or the permissions is returned as is (HTTP
 // 500): the guard fails closed and never lets a request through unchecked.
 package authn

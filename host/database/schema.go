@@ -107,6 +107,11 @@ func EnsureSchema(ctx context.Context, cfg *config.Config, db *DB) error {
 		return db.Migrate(ctx)
 	case has:
 		db.log.Debug("schema present; automatic migration is off in Production")
+		// Tables created or updated by hand (`adminkernel migrate --print`)
+		// lack the data step of Migrate: fill sys_user.account_norm here.
+		if err := db.backfillAccountNorm(ctx); err != nil {
+			db.log.Warn("could not fill sys_user.account_norm; run `adminkernel migrate`", "error", err)
+		}
 		return nil
 	default:
 		return fmt.Errorf("%w (%s, %s) and tables are not created automatically in the %s environment: "+
