@@ -65,7 +65,7 @@ func (d *DB) liveUsers(ctx context.Context, onlyUnnormalised bool) ([]userRow, e
 	if err != nil {
 		return nil, fmt.Errorf("read the accounts: %w", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []userRow
 	for rows.Next() {
 		var r userRow
