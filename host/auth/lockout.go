@@ -127,8 +127,10 @@ func (l *lockout) state(ctx context.Context, p lockPolicy) (lockState, error) {
 		}
 		if n > 0 {
 			st.locked = max(ttl, time.Second)
-			if _, err := l.store.Incr(ctx, l.accountKey(), 1, p.window()); err != nil {
-				return st, fmt.Errorf("counting a failed login: %w", err)
+			if p.captchaAt > 0 {
+				if _, err := l.store.Incr(ctx, l.accountKey(), 1, p.window()); err != nil {
+					return st, fmt.Errorf("counting a failed login: %w", err)
+				}
 			}
 			return st, nil
 		}
@@ -145,11 +147,10 @@ func (l *lockout) state(ctx context.Context, p lockPolicy) (lockState, error) {
 
 // fail counts a failed attempt and reports whether it locked the pair.
 func (l *lockout) fail(ctx context.Context, p lockPolicy) (locked bool, err error) {
-	if p.maxFail <= 0 && p.captchaAt <= 0 {
-		return false, nil
-	}
-	if _, err := l.store.Incr(ctx, l.accountKey(), 1, p.window()); err != nil {
-		return false, fmt.Errorf("counting a failed login: %w", err)
+	if p.captchaAt > 0 {
+		if _, err := l.store.Incr(ctx, l.accountKey(), 1, p.window()); err != nil {
+			return false, fmt.Errorf("counting a failed login: %w", err)
+		}
 	}
 	if p.maxFail <= 0 {
 		return false, nil

@@ -145,3 +145,45 @@ func TestLockoutFailsClosed(t *testing.T) {
 		t.Errorf("fail = %v, want the cache error", err)
 	}
 }
+
+// TestLockoutPolicyOff: maxFailCount 0 never locks, accountCaptchaThreshold
+// 0 never asks for a captcha.
+func TestLockoutPolicyOff(t *testing.T) {
+	tests := []struct {
+		name        string
+		p           lockPolicy
+		wantLocked  bool
+		wantCaptcha bool
+	}{
+		{"both on", lockPolicy{maxFail: 3, minutes: 10, captchaAt: 3}, true, false},
+		{"no lock", lockPolicy{maxFail: 0, minutes: 10, captchaAt: 3}, false, true},
+		{"no captcha", lockPolicy{maxFail: 3, minutes: 10, captchaAt: 0}, true, false},
+		{"both off", lockPolicy{maxFail: 0, minutes: 10, captchaAt: 0}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := cachetest.NewFake()
+			for i := 0; i < 10; i++ {
+				l, err := openLockout(ctx, store, "nghost", "203.0.113.7")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st, err := l.state(ctx, tt.p); err != nil || st.locked > 0 {
+					break
+				}
+				if _, err := l.fail(ctx, tt.p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := openLockout(ctx, store, "nghost", "203.0.113.7")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := l.state(ctx, tt.p)
+			if err != nil || (st.locked > 0) != tt.wantLocked || st.needCaptcha != tt.wantCaptcha {
+				t.Fatalf("after 10 failures: %+v, %v; want locked %v captcha %v", st, err, tt.wantLocked, tt.wantCaptcha)
+			}
+		})
+	}
+}
