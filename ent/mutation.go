@@ -14708,6 +14708,7 @@ type SysSessionMutation struct {
 	adduser_id              *int64
 	login_method            *string
 	mfa                     *bool
+	must_change_password    *bool
 	ip                      *string
 	user_agent              *string
 	create_time             *time.Time
@@ -14991,6 +14992,42 @@ func (m *SysSessionMutation) OldMfa(ctx context.Context) (v bool, err error) {
 // ResetMfa resets all changes to the "mfa" field.
 func (m *SysSessionMutation) ResetMfa() {
 	m.mfa = nil
+}
+
+// SetMustChangePassword sets the "must_change_password" field.
+func (m *SysSessionMutation) SetMustChangePassword(b bool) {
+	m.must_change_password = &b
+}
+
+// MustChangePassword returns the value of the "must_change_password" field in the mutation.
+func (m *SysSessionMutation) MustChangePassword() (r bool, exists bool) {
+	v := m.must_change_password
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMustChangePassword returns the old "must_change_password" field's value of the SysSession entity.
+// If the SysSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysSessionMutation) OldMustChangePassword(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMustChangePassword is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMustChangePassword requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMustChangePassword: %w", err)
+	}
+	return oldValue.MustChangePassword, nil
+}
+
+// ResetMustChangePassword resets all changes to the "must_change_password" field.
+func (m *SysSessionMutation) ResetMustChangePassword() {
+	m.must_change_password = nil
 }
 
 // SetIP sets the "ip" field.
@@ -15501,7 +15538,7 @@ func (m *SysSessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysSessionMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.session_id != nil {
 		fields = append(fields, syssession.FieldSessionID)
 	}
@@ -15513,6 +15550,9 @@ func (m *SysSessionMutation) Fields() []string {
 	}
 	if m.mfa != nil {
 		fields = append(fields, syssession.FieldMfa)
+	}
+	if m.must_change_password != nil {
+		fields = append(fields, syssession.FieldMustChangePassword)
 	}
 	if m.ip != nil {
 		fields = append(fields, syssession.FieldIP)
@@ -15563,6 +15603,8 @@ func (m *SysSessionMutation) Field(name string) (ent.Value, bool) {
 		return m.LoginMethod()
 	case syssession.FieldMfa:
 		return m.Mfa()
+	case syssession.FieldMustChangePassword:
+		return m.MustChangePassword()
 	case syssession.FieldIP:
 		return m.IP()
 	case syssession.FieldUserAgent:
@@ -15602,6 +15644,8 @@ func (m *SysSessionMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldLoginMethod(ctx)
 	case syssession.FieldMfa:
 		return m.OldMfa(ctx)
+	case syssession.FieldMustChangePassword:
+		return m.OldMustChangePassword(ctx)
 	case syssession.FieldIP:
 		return m.OldIP(ctx)
 	case syssession.FieldUserAgent:
@@ -15660,6 +15704,13 @@ func (m *SysSessionMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetMfa(v)
+		return nil
+	case syssession.FieldMustChangePassword:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMustChangePassword(v)
 		return nil
 	case syssession.FieldIP:
 		v, ok := value.(string)
@@ -15852,6 +15903,9 @@ func (m *SysSessionMutation) ResetField(name string) error {
 		return nil
 	case syssession.FieldMfa:
 		m.ResetMfa()
+		return nil
+	case syssession.FieldMustChangePassword:
+		m.ResetMustChangePassword()
 		return nil
 	case syssession.FieldIP:
 		m.ResetIP()
@@ -16814,6 +16868,7 @@ type SysUserMutation struct {
 	delete_key           *int64
 	adddelete_key        *int64
 	account              *string
+	account_norm         *string
 	name                 *string
 	nickname             *string
 	password_hash        *string
@@ -17302,6 +17357,55 @@ func (m *SysUserMutation) OldAccount(ctx context.Context) (v string, err error) 
 // ResetAccount resets all changes to the "account" field.
 func (m *SysUserMutation) ResetAccount() {
 	m.account = nil
+}
+
+// SetAccountNorm sets the "account_norm" field.
+func (m *SysUserMutation) SetAccountNorm(s string) {
+	m.account_norm = &s
+}
+
+// AccountNorm returns the value of the "account_norm" field in the mutation.
+func (m *SysUserMutation) AccountNorm() (r string, exists bool) {
+	v := m.account_norm
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccountNorm returns the old "account_norm" field's value of the SysUser entity.
+// If the SysUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserMutation) OldAccountNorm(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccountNorm is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccountNorm requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccountNorm: %w", err)
+	}
+	return oldValue.AccountNorm, nil
+}
+
+// ClearAccountNorm clears the value of the "account_norm" field.
+func (m *SysUserMutation) ClearAccountNorm() {
+	m.account_norm = nil
+	m.clearedFields[sysuser.FieldAccountNorm] = struct{}{}
+}
+
+// AccountNormCleared returns if the "account_norm" field was cleared in this mutation.
+func (m *SysUserMutation) AccountNormCleared() bool {
+	_, ok := m.clearedFields[sysuser.FieldAccountNorm]
+	return ok
+}
+
+// ResetAccountNorm resets all changes to the "account_norm" field.
+func (m *SysUserMutation) ResetAccountNorm() {
+	m.account_norm = nil
+	delete(m.clearedFields, sysuser.FieldAccountNorm)
 }
 
 // SetName sets the "name" field.
@@ -18416,7 +18520,7 @@ func (m *SysUserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysUserMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 30)
 	if m.create_time != nil {
 		fields = append(fields, sysuser.FieldCreateTime)
 	}
@@ -18437,6 +18541,9 @@ func (m *SysUserMutation) Fields() []string {
 	}
 	if m.account != nil {
 		fields = append(fields, sysuser.FieldAccount)
+	}
+	if m.account_norm != nil {
+		fields = append(fields, sysuser.FieldAccountNorm)
 	}
 	if m.name != nil {
 		fields = append(fields, sysuser.FieldName)
@@ -18526,6 +18633,8 @@ func (m *SysUserMutation) Field(name string) (ent.Value, bool) {
 		return m.DeleteKey()
 	case sysuser.FieldAccount:
 		return m.Account()
+	case sysuser.FieldAccountNorm:
+		return m.AccountNorm()
 	case sysuser.FieldName:
 		return m.Name()
 	case sysuser.FieldNickname:
@@ -18593,6 +18702,8 @@ func (m *SysUserMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldDeleteKey(ctx)
 	case sysuser.FieldAccount:
 		return m.OldAccount(ctx)
+	case sysuser.FieldAccountNorm:
+		return m.OldAccountNorm(ctx)
 	case sysuser.FieldName:
 		return m.OldName(ctx)
 	case sysuser.FieldNickname:
@@ -18694,6 +18805,13 @@ func (m *SysUserMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAccount(v)
+		return nil
+	case sysuser.FieldAccountNorm:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccountNorm(v)
 		return nil
 	case sysuser.FieldName:
 		v, ok := value.(string)
@@ -18987,6 +19105,9 @@ func (m *SysUserMutation) ClearedFields() []string {
 	if m.FieldCleared(sysuser.FieldUpdateUserID) {
 		fields = append(fields, sysuser.FieldUpdateUserID)
 	}
+	if m.FieldCleared(sysuser.FieldAccountNorm) {
+		fields = append(fields, sysuser.FieldAccountNorm)
+	}
 	if m.FieldCleared(sysuser.FieldNickname) {
 		fields = append(fields, sysuser.FieldNickname)
 	}
@@ -19051,6 +19172,9 @@ func (m *SysUserMutation) ClearField(name string) error {
 		return nil
 	case sysuser.FieldUpdateUserID:
 		m.ClearUpdateUserID()
+		return nil
+	case sysuser.FieldAccountNorm:
+		m.ClearAccountNorm()
 		return nil
 	case sysuser.FieldNickname:
 		m.ClearNickname()
@@ -19122,6 +19246,9 @@ func (m *SysUserMutation) ResetField(name string) error {
 		return nil
 	case sysuser.FieldAccount:
 		m.ResetAccount()
+		return nil
+	case sysuser.FieldAccountNorm:
+		m.ResetAccountNorm()
 		return nil
 	case sysuser.FieldName:
 		m.ResetName()

@@ -780,32 +780,36 @@ func init() {
 	syssessionDescMfa := syssessionFields[3].Descriptor()
 	// syssession.DefaultMfa holds the default value on creation for the mfa field.
 	syssession.DefaultMfa = syssessionDescMfa.Default.(bool)
+	// syssessionDescMustChangePassword is the schema descriptor for must_change_password field.
+	syssessionDescMustChangePassword := syssessionFields[4].Descriptor()
+	// syssession.DefaultMustChangePassword holds the default value on creation for the must_change_password field.
+	syssession.DefaultMustChangePassword = syssessionDescMustChangePassword.Default.(bool)
 	// syssessionDescIP is the schema descriptor for ip field.
-	syssessionDescIP := syssessionFields[4].Descriptor()
+	syssessionDescIP := syssessionFields[5].Descriptor()
 	// syssession.IPValidator is a validator for the "ip" field. It is called by the builders before save.
 	syssession.IPValidator = syssessionDescIP.Validators[0].(func(string) error)
 	// syssessionDescUserAgent is the schema descriptor for user_agent field.
-	syssessionDescUserAgent := syssessionFields[5].Descriptor()
+	syssessionDescUserAgent := syssessionFields[6].Descriptor()
 	// syssession.UserAgentValidator is a validator for the "user_agent" field. It is called by the builders before save.
 	syssession.UserAgentValidator = syssessionDescUserAgent.Validators[0].(func(string) error)
 	// syssessionDescCreateTime is the schema descriptor for create_time field.
-	syssessionDescCreateTime := syssessionFields[6].Descriptor()
+	syssessionDescCreateTime := syssessionFields[7].Descriptor()
 	// syssession.DefaultCreateTime holds the default value on creation for the create_time field.
 	syssession.DefaultCreateTime = syssessionDescCreateTime.Default.(func() time.Time)
 	// syssessionDescLastSeenTime is the schema descriptor for last_seen_time field.
-	syssessionDescLastSeenTime := syssessionFields[7].Descriptor()
+	syssessionDescLastSeenTime := syssessionFields[8].Descriptor()
 	// syssession.DefaultLastSeenTime holds the default value on creation for the last_seen_time field.
 	syssession.DefaultLastSeenTime = syssessionDescLastSeenTime.Default.(func() time.Time)
 	// syssessionDescRefreshTokenHash is the schema descriptor for refresh_token_hash field.
-	syssessionDescRefreshTokenHash := syssessionFields[9].Descriptor()
+	syssessionDescRefreshTokenHash := syssessionFields[10].Descriptor()
 	// syssession.RefreshTokenHashValidator is a validator for the "refresh_token_hash" field. It is called by the builders before save.
 	syssession.RefreshTokenHashValidator = syssessionDescRefreshTokenHash.Validators[0].(func(string) error)
 	// syssessionDescPrevRefreshTokenHash is the schema descriptor for prev_refresh_token_hash field.
-	syssessionDescPrevRefreshTokenHash := syssessionFields[11].Descriptor()
+	syssessionDescPrevRefreshTokenHash := syssessionFields[12].Descriptor()
 	// syssession.PrevRefreshTokenHashValidator is a validator for the "prev_refresh_token_hash" field. It is called by the builders before save.
 	syssession.PrevRefreshTokenHashValidator = syssessionDescPrevRefreshTokenHash.Validators[0].(func(string) error)
 	// syssessionDescRevokeReason is the schema descriptor for revoke_reason field.
-	syssessionDescRevokeReason := syssessionFields[14].Descriptor()
+	syssessionDescRevokeReason := syssessionFields[15].Descriptor()
 	// syssession.RevokeReasonValidator is a validator for the "revoke_reason" field. It is called by the builders before save.
 	syssession.RevokeReasonValidator = syssessionDescRevokeReason.Validators[0].(func(string) error)
 	// syssessionDescID is the schema descriptor for id field.
@@ -904,66 +908,70 @@ func init() {
 			return nil
 		}
 	}()
+	// sysuserDescAccountNorm is the schema descriptor for account_norm field.
+	sysuserDescAccountNorm := sysuserFields[1].Descriptor()
+	// sysuser.AccountNormValidator is a validator for the "account_norm" field. It is called by the builders before save.
+	sysuser.AccountNormValidator = sysuserDescAccountNorm.Validators[0].(func(string) error)
 	// sysuserDescName is the schema descriptor for name field.
-	sysuserDescName := sysuserFields[1].Descriptor()
+	sysuserDescName := sysuserFields[2].Descriptor()
 	// sysuser.NameValidator is a validator for the "name" field. It is called by the builders before save.
 	sysuser.NameValidator = sysuserDescName.Validators[0].(func(string) error)
 	// sysuserDescNickname is the schema descriptor for nickname field.
-	sysuserDescNickname := sysuserFields[2].Descriptor()
+	sysuserDescNickname := sysuserFields[3].Descriptor()
 	// sysuser.NicknameValidator is a validator for the "nickname" field. It is called by the builders before save.
 	sysuser.NicknameValidator = sysuserDescNickname.Validators[0].(func(string) error)
 	// sysuserDescPasswordHash is the schema descriptor for password_hash field.
-	sysuserDescPasswordHash := sysuserFields[3].Descriptor()
+	sysuserDescPasswordHash := sysuserFields[4].Descriptor()
 	// sysuser.DefaultPasswordHash holds the default value on creation for the password_hash field.
 	sysuser.DefaultPasswordHash = sysuserDescPasswordHash.Default.(string)
 	// sysuser.PasswordHashValidator is a validator for the "password_hash" field. It is called by the builders before save.
 	sysuser.PasswordHashValidator = sysuserDescPasswordHash.Validators[0].(func(string) error)
 	// sysuserDescMustChangePassword is the schema descriptor for must_change_password field.
-	sysuserDescMustChangePassword := sysuserFields[4].Descriptor()
+	sysuserDescMustChangePassword := sysuserFields[5].Descriptor()
 	// sysuser.DefaultMustChangePassword holds the default value on creation for the must_change_password field.
 	sysuser.DefaultMustChangePassword = sysuserDescMustChangePassword.Default.(bool)
 	// sysuserDescIsSuperAdmin is the schema descriptor for is_super_admin field.
-	sysuserDescIsSuperAdmin := sysuserFields[6].Descriptor()
+	sysuserDescIsSuperAdmin := sysuserFields[7].Descriptor()
 	// sysuser.DefaultIsSuperAdmin holds the default value on creation for the is_super_admin field.
 	sysuser.DefaultIsSuperAdmin = sysuserDescIsSuperAdmin.Default.(bool)
 	// sysuserDescEnabled is the schema descriptor for enabled field.
-	sysuserDescEnabled := sysuserFields[7].Descriptor()
+	sysuserDescEnabled := sysuserFields[8].Descriptor()
 	// sysuser.DefaultEnabled holds the default value on creation for the enabled field.
 	sysuser.DefaultEnabled = sysuserDescEnabled.Default.(bool)
 	// sysuserDescPhone is the schema descriptor for phone field.
-	sysuserDescPhone := sysuserFields[8].Descriptor()
+	sysuserDescPhone := sysuserFields[9].Descriptor()
 	// sysuser.PhoneValidator is a validator for the "phone" field. It is called by the builders before save.
 	sysuser.PhoneValidator = sysuserDescPhone.Validators[0].(func(string) error)
 	// sysuserDescEmail is the schema descriptor for email field.
-	sysuserDescEmail := sysuserFields[9].Descriptor()
+	sysuserDescEmail := sysuserFields[10].Descriptor()
 	// sysuser.EmailValidator is a validator for the "email" field. It is called by the builders before save.
 	sysuser.EmailValidator = sysuserDescEmail.Validators[0].(func(string) error)
 	// sysuserDescGender is the schema descriptor for gender field.
-	sysuserDescGender := sysuserFields[10].Descriptor()
+	sysuserDescGender := sysuserFields[11].Descriptor()
 	// sysuser.GenderValidator is a validator for the "gender" field. It is called by the builders before save.
 	sysuser.GenderValidator = sysuserDescGender.Validators[0].(func(string) error)
 	// sysuserDescAvatar is the schema descriptor for avatar field.
-	sysuserDescAvatar := sysuserFields[11].Descriptor()
+	sysuserDescAvatar := sysuserFields[12].Descriptor()
 	// sysuser.AvatarValidator is a validator for the "avatar" field. It is called by the builders before save.
 	sysuser.AvatarValidator = sysuserDescAvatar.Validators[0].(func(string) error)
 	// sysuserDescForceTotp is the schema descriptor for force_totp field.
-	sysuserDescForceTotp := sysuserFields[15].Descriptor()
+	sysuserDescForceTotp := sysuserFields[16].Descriptor()
 	// sysuser.DefaultForceTotp holds the default value on creation for the force_totp field.
 	sysuser.DefaultForceTotp = sysuserDescForceTotp.Default.(bool)
 	// sysuserDescTotpEnabled is the schema descriptor for totp_enabled field.
-	sysuserDescTotpEnabled := sysuserFields[16].Descriptor()
+	sysuserDescTotpEnabled := sysuserFields[17].Descriptor()
 	// sysuser.DefaultTotpEnabled holds the default value on creation for the totp_enabled field.
 	sysuser.DefaultTotpEnabled = sysuserDescTotpEnabled.Default.(bool)
 	// sysuserDescTotpSecret is the schema descriptor for totp_secret field.
-	sysuserDescTotpSecret := sysuserFields[17].Descriptor()
+	sysuserDescTotpSecret := sysuserFields[18].Descriptor()
 	// sysuser.TotpSecretValidator is a validator for the "totp_secret" field. It is called by the builders before save.
 	sysuser.TotpSecretValidator = sysuserDescTotpSecret.Validators[0].(func(string) error)
 	// sysuserDescLastLoginIP is the schema descriptor for last_login_ip field.
-	sysuserDescLastLoginIP := sysuserFields[20].Descriptor()
+	sysuserDescLastLoginIP := sysuserFields[21].Descriptor()
 	// sysuser.LastLoginIPValidator is a validator for the "last_login_ip" field. It is called by the builders before save.
 	sysuser.LastLoginIPValidator = sysuserDescLastLoginIP.Validators[0].(func(string) error)
 	// sysuserDescLoginFailCount is the schema descriptor for login_fail_count field.
-	sysuserDescLoginFailCount := sysuserFields[21].Descriptor()
+	sysuserDescLoginFailCount := sysuserFields[22].Descriptor()
 	// sysuser.DefaultLoginFailCount holds the default value on creation for the login_fail_count field.
 	sysuser.DefaultLoginFailCount = sysuserDescLoginFailCount.Default.(int)
 	// sysuser.LoginFailCountValidator is a validator for the "login_fail_count" field. It is called by the builders before save.

@@ -26,6 +26,8 @@ type SysSession struct {
 	LoginMethod string `json:"login_method,omitempty"`
 	// a second factor was verified at login
 	Mfa bool `json:"mfa,omitempty"`
+	// the user had to change the password at login: the session may only change it, read the profile and log out until it is changed
+	MustChangePassword bool `json:"must_change_password,omitempty"`
 	// IP holds the value of the "ip" field.
 	IP *string `json:"ip,omitempty"`
 	// UserAgent holds the value of the "user_agent" field.
@@ -56,7 +58,7 @@ func (*SysSession) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case syssession.FieldMfa:
+		case syssession.FieldMfa, syssession.FieldMustChangePassword:
 			values[i] = new(sql.NullBool)
 		case syssession.FieldID, syssession.FieldUserID:
 			values[i] = new(sql.NullInt64)
@@ -108,6 +110,12 @@ func (_m *SysSession) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field mfa", values[i])
 			} else if value.Valid {
 				_m.Mfa = value.Bool
+			}
+		case syssession.FieldMustChangePassword:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field must_change_password", values[i])
+			} else if value.Valid {
+				_m.MustChangePassword = value.Bool
 			}
 		case syssession.FieldIP:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -228,6 +236,9 @@ func (_m *SysSession) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("mfa=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Mfa))
+	builder.WriteString(", ")
+	builder.WriteString("must_change_password=")
+	builder.WriteString(fmt.Sprintf("%v", _m.MustChangePassword))
 	builder.WriteString(", ")
 	if v := _m.IP; v != nil {
 		builder.WriteString("ip=")

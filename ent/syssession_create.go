@@ -62,6 +62,20 @@ func (_c *SysSessionCreate) SetNillableMfa(v *bool) *SysSessionCreate {
 	return _c
 }
 
+// SetMustChangePassword sets the "must_change_password" field.
+func (_c *SysSessionCreate) SetMustChangePassword(v bool) *SysSessionCreate {
+	_c.mutation.SetMustChangePassword(v)
+	return _c
+}
+
+// SetNillableMustChangePassword sets the "must_change_password" field if the given value is not nil.
+func (_c *SysSessionCreate) SetNillableMustChangePassword(v *bool) *SysSessionCreate {
+	if v != nil {
+		_c.SetMustChangePassword(*v)
+	}
+	return _c
+}
+
 // SetIP sets the "ip" field.
 func (_c *SysSessionCreate) SetIP(v string) *SysSessionCreate {
 	_c.mutation.SetIP(v)
@@ -249,6 +263,10 @@ func (_c *SysSessionCreate) defaults() {
 		v := syssession.DefaultMfa
 		_c.mutation.SetMfa(v)
 	}
+	if _, ok := _c.mutation.MustChangePassword(); !ok {
+		v := syssession.DefaultMustChangePassword
+		_c.mutation.SetMustChangePassword(v)
+	}
 	if _, ok := _c.mutation.CreateTime(); !ok {
 		v := syssession.DefaultCreateTime()
 		_c.mutation.SetCreateTime(v)
@@ -286,6 +304,9 @@ func (_c *SysSessionCreate) check() error {
 	}
 	if _, ok := _c.mutation.Mfa(); !ok {
 		return &ValidationError{Name: "mfa", err: errors.New(`ent: missing required field "SysSession.mfa"`)}
+	}
+	if _, ok := _c.mutation.MustChangePassword(); !ok {
+		return &ValidationError{Name: "must_change_password", err: errors.New(`ent: missing required field "SysSession.must_change_password"`)}
 	}
 	if v, ok := _c.mutation.IP(); ok {
 		if err := syssession.IPValidator(v); err != nil {
@@ -380,6 +401,10 @@ func (_c *SysSessionCreate) createSpec() (*SysSession, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Mfa(); ok {
 		_spec.SetField(syssession.FieldMfa, field.TypeBool, value)
 		_node.Mfa = value
+	}
+	if value, ok := _c.mutation.MustChangePassword(); ok {
+		_spec.SetField(syssession.FieldMustChangePassword, field.TypeBool, value)
+		_node.MustChangePassword = value
 	}
 	if value, ok := _c.mutation.IP(); ok {
 		_spec.SetField(syssession.FieldIP, field.TypeString, value)
@@ -486,6 +511,18 @@ func (u *SysSessionUpsert) SetMfa(v bool) *SysSessionUpsert {
 // UpdateMfa sets the "mfa" field to the value that was provided on create.
 func (u *SysSessionUpsert) UpdateMfa() *SysSessionUpsert {
 	u.SetExcluded(syssession.FieldMfa)
+	return u
+}
+
+// SetMustChangePassword sets the "must_change_password" field.
+func (u *SysSessionUpsert) SetMustChangePassword(v bool) *SysSessionUpsert {
+	u.Set(syssession.FieldMustChangePassword, v)
+	return u
+}
+
+// UpdateMustChangePassword sets the "must_change_password" field to the value that was provided on create.
+func (u *SysSessionUpsert) UpdateMustChangePassword() *SysSessionUpsert {
+	u.SetExcluded(syssession.FieldMustChangePassword)
 	return u
 }
 
@@ -716,6 +753,20 @@ func (u *SysSessionUpsertOne) SetMfa(v bool) *SysSessionUpsertOne {
 func (u *SysSessionUpsertOne) UpdateMfa() *SysSessionUpsertOne {
 	return u.Update(func(s *SysSessionUpsert) {
 		s.UpdateMfa()
+	})
+}
+
+// SetMustChangePassword sets the "must_change_password" field.
+func (u *SysSessionUpsertOne) SetMustChangePassword(v bool) *SysSessionUpsertOne {
+	return u.Update(func(s *SysSessionUpsert) {
+		s.SetMustChangePassword(v)
+	})
+}
+
+// UpdateMustChangePassword sets the "must_change_password" field to the value that was provided on create.
+func (u *SysSessionUpsertOne) UpdateMustChangePassword() *SysSessionUpsertOne {
+	return u.Update(func(s *SysSessionUpsert) {
+		s.UpdateMustChangePassword()
 	})
 }
 
@@ -1138,6 +1189,20 @@ func (u *SysSessionUpsertBulk) SetMfa(v bool) *SysSessionUpsertBulk {
 func (u *SysSessionUpsertBulk) UpdateMfa() *SysSessionUpsertBulk {
 	return u.Update(func(s *SysSessionUpsert) {
 		s.UpdateMfa()
+	})
+}
+
+// SetMustChangePassword sets the "must_change_password" field.
+func (u *SysSessionUpsertBulk) SetMustChangePassword(v bool) *SysSessionUpsertBulk {
+	return u.Update(func(s *SysSessionUpsert) {
+		s.SetMustChangePassword(v)
+	})
+}
+
+// UpdateMustChangePassword sets the "must_change_password" field to the value that was provided on create.
+func (u *SysSessionUpsertBulk) UpdateMustChangePassword() *SysSessionUpsertBulk {
+	return u.Update(func(s *SysSessionUpsert) {
+		s.UpdateMustChangePassword()
 	})
 }
 

@@ -42,6 +42,20 @@ func (_u *SysSessionUpdate) SetNillableMfa(v *bool) *SysSessionUpdate {
 	return _u
 }
 
+// SetMustChangePassword sets the "must_change_password" field.
+func (_u *SysSessionUpdate) SetMustChangePassword(v bool) *SysSessionUpdate {
+	_u.mutation.SetMustChangePassword(v)
+	return _u
+}
+
+// SetNillableMustChangePassword sets the "must_change_password" field if the given value is not nil.
+func (_u *SysSessionUpdate) SetNillableMustChangePassword(v *bool) *SysSessionUpdate {
+	if v != nil {
+		_u.SetMustChangePassword(*v)
+	}
+	return _u
+}
+
 // SetIP sets the "ip" field.
 func (_u *SysSessionUpdate) SetIP(v string) *SysSessionUpdate {
 	_u.mutation.SetIP(v)
@@ -295,6 +309,9 @@ func (_u *SysSessionUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if value, ok := _u.mutation.Mfa(); ok {
 		_spec.SetField(syssession.FieldMfa, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.MustChangePassword(); ok {
+		_spec.SetField(syssession.FieldMustChangePassword, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.IP(); ok {
 		_spec.SetField(syssession.FieldIP, field.TypeString, value)
 	}
@@ -373,6 +390,20 @@ func (_u *SysSessionUpdateOne) SetMfa(v bool) *SysSessionUpdateOne {
 func (_u *SysSessionUpdateOne) SetNillableMfa(v *bool) *SysSessionUpdateOne {
 	if v != nil {
 		_u.SetMfa(*v)
+	}
+	return _u
+}
+
+// SetMustChangePassword sets the "must_change_password" field.
+func (_u *SysSessionUpdateOne) SetMustChangePassword(v bool) *SysSessionUpdateOne {
+	_u.mutation.SetMustChangePassword(v)
+	return _u
+}
+
+// SetNillableMustChangePassword sets the "must_change_password" field if the given value is not nil.
+func (_u *SysSessionUpdateOne) SetNillableMustChangePassword(v *bool) *SysSessionUpdateOne {
+	if v != nil {
+		_u.SetMustChangePassword(*v)
 	}
 	return _u
 }
@@ -659,6 +690,9 @@ func (_u *SysSessionUpdateOne) sqlSave(ctx context.Context) (_node *SysSession, 
 	}
 	if value, ok := _u.mutation.Mfa(); ok {
 		_spec.SetField(syssession.FieldMfa, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.MustChangePassword(); ok {
+		_spec.SetField(syssession.FieldMustChangePassword, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.IP(); ok {
 		_spec.SetField(syssession.FieldIP, field.TypeString, value)

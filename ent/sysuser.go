@@ -32,6 +32,8 @@ type SysUser struct {
 	DeleteKey int64 `json:"delete_key,omitempty"`
 	// login name; unique among live users (UNIQUE(account, delete_key))
 	Account string `json:"account,omitempty"`
+	// lower-cased account (NormalizeAccount), filled on create by the client hook host/database installs; UNIQUE(account_norm, delete_key) makes accounts unique case-insensitively on every dialect
+	AccountNorm string `json:"account_norm,omitempty"`
 	// Name holds the value of the "name" field.
 	Name string `json:"name,omitempty"`
 	// Nickname holds the value of the "nickname" field.
@@ -88,7 +90,7 @@ func (*SysUser) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case sysuser.FieldID, sysuser.FieldCreateUserID, sysuser.FieldUpdateUserID, sysuser.FieldDeleteKey, sysuser.FieldOrgID, sysuser.FieldPositionID, sysuser.FieldDirectorID, sysuser.FieldDefaultModuleID, sysuser.FieldLoginFailCount:
 			values[i] = new(sql.NullInt64)
-		case sysuser.FieldAccount, sysuser.FieldName, sysuser.FieldNickname, sysuser.FieldPasswordHash, sysuser.FieldPhone, sysuser.FieldEmail, sysuser.FieldGender, sysuser.FieldAvatar, sysuser.FieldTotpSecret, sysuser.FieldLastLoginIP:
+		case sysuser.FieldAccount, sysuser.FieldAccountNorm, sysuser.FieldName, sysuser.FieldNickname, sysuser.FieldPasswordHash, sysuser.FieldPhone, sysuser.FieldEmail, sysuser.FieldGender, sysuser.FieldAvatar, sysuser.FieldTotpSecret, sysuser.FieldLastLoginIP:
 			values[i] = new(sql.NullString)
 		case sysuser.FieldCreateTime, sysuser.FieldUpdateTime, sysuser.FieldPasswordChangedAt, sysuser.FieldLastLoginTime, sysuser.FieldLockUntil:
 			values[i] = new(sql.NullTime)
@@ -157,6 +159,12 @@ func (_m *SysUser) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field account", values[i])
 			} else if value.Valid {
 				_m.Account = value.String
+			}
+		case sysuser.FieldAccountNorm:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field account_norm", values[i])
+			} else if value.Valid {
+				_m.AccountNorm = value.String
 			}
 		case sysuser.FieldName:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -366,6 +374,9 @@ func (_m *SysUser) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("account=")
 	builder.WriteString(_m.Account)
+	builder.WriteString(", ")
+	builder.WriteString("account_norm=")
+	builder.WriteString(_m.AccountNorm)
 	builder.WriteString(", ")
 	builder.WriteString("name=")
 	builder.WriteString(_m.Name)

@@ -112,6 +112,20 @@ func (_c *SysUserCreate) SetAccount(v string) *SysUserCreate {
 	return _c
 }
 
+// SetAccountNorm sets the "account_norm" field.
+func (_c *SysUserCreate) SetAccountNorm(v string) *SysUserCreate {
+	_c.mutation.SetAccountNorm(v)
+	return _c
+}
+
+// SetNillableAccountNorm sets the "account_norm" field if the given value is not nil.
+func (_c *SysUserCreate) SetNillableAccountNorm(v *string) *SysUserCreate {
+	if v != nil {
+		_c.SetAccountNorm(*v)
+	}
+	return _c
+}
+
 // SetName sets the "name" field.
 func (_c *SysUserCreate) SetName(v string) *SysUserCreate {
 	_c.mutation.SetName(v)
@@ -526,6 +540,11 @@ func (_c *SysUserCreate) check() error {
 			return &ValidationError{Name: "account", err: fmt.Errorf(`ent: validator failed for field "SysUser.account": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.AccountNorm(); ok {
+		if err := sysuser.AccountNormValidator(v); err != nil {
+			return &ValidationError{Name: "account_norm", err: fmt.Errorf(`ent: validator failed for field "SysUser.account_norm": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Name(); !ok {
 		return &ValidationError{Name: "name", err: errors.New(`ent: missing required field "SysUser.name"`)}
 	}
@@ -665,6 +684,10 @@ func (_c *SysUserCreate) createSpec() (*SysUser, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Account(); ok {
 		_spec.SetField(sysuser.FieldAccount, field.TypeString, value)
 		_node.Account = value
+	}
+	if value, ok := _c.mutation.AccountNorm(); ok {
+		_spec.SetField(sysuser.FieldAccountNorm, field.TypeString, value)
+		_node.AccountNorm = value
 	}
 	if value, ok := _c.mutation.Name(); ok {
 		_spec.SetField(sysuser.FieldName, field.TypeString, value)
@@ -1281,6 +1304,9 @@ func (u *SysUserUpsertOne) UpdateNewValues() *SysUserUpsertOne {
 		}
 		if _, exists := u.create.mutation.Account(); exists {
 			s.SetIgnore(sysuser.FieldAccount)
+		}
+		if _, exists := u.create.mutation.AccountNorm(); exists {
+			s.SetIgnore(sysuser.FieldAccountNorm)
 		}
 	}))
 	return u
@@ -2028,6 +2054,9 @@ func (u *SysUserUpsertBulk) UpdateNewValues() *SysUserUpsertBulk {
 			}
 			if _, exists := b.mutation.Account(); exists {
 				s.SetIgnore(sysuser.FieldAccount)
+			}
+			if _, exists := b.mutation.AccountNorm(); exists {
+				s.SetIgnore(sysuser.FieldAccountNorm)
 			}
 		}
 	}))

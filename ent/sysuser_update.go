@@ -664,6 +664,9 @@ func (_u *SysUserUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedDeleteKey(); ok {
 		_spec.AddField(sysuser.FieldDeleteKey, field.TypeInt64, value)
 	}
+	if _u.mutation.AccountNormCleared() {
+		_spec.ClearField(sysuser.FieldAccountNorm, field.TypeString)
+	}
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(sysuser.FieldName, field.TypeString, value)
 	}
@@ -1472,6 +1475,9 @@ func (_u *SysUserUpdateOne) sqlSave(ctx context.Context) (_node *SysUser, err er
 	}
 	if value, ok := _u.mutation.AddedDeleteKey(); ok {
 		_spec.AddField(sysuser.FieldDeleteKey, field.TypeInt64, value)
+	}
+	if _u.mutation.AccountNormCleared() {
+		_spec.ClearField(sysuser.FieldAccountNorm, field.TypeString)
 	}
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(sysuser.FieldName, field.TypeString, value)

@@ -407,6 +407,7 @@ var (
 		{Name: "user_id", Type: field.TypeInt64},
 		{Name: "login_method", Type: field.TypeString, Size: 32},
 		{Name: "mfa", Type: field.TypeBool, Default: false},
+		{Name: "must_change_password", Type: field.TypeBool, Default: false},
 		{Name: "ip", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "user_agent", Type: field.TypeString, Nullable: true, Size: 512},
 		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
@@ -438,17 +439,17 @@ var (
 			{
 				Name:    "syssession_refresh_token_hash",
 				Unique:  true,
-				Columns: []*schema.Column{SysSessionColumns[10]},
+				Columns: []*schema.Column{SysSessionColumns[11]},
 			},
 			{
 				Name:    "syssession_prev_refresh_token_hash",
 				Unique:  false,
-				Columns: []*schema.Column{SysSessionColumns[12]},
+				Columns: []*schema.Column{SysSessionColumns[13]},
 			},
 			{
 				Name:    "syssession_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{SysSessionColumns[9]},
+				Columns: []*schema.Column{SysSessionColumns[10]},
 			},
 		},
 	}
@@ -492,6 +493,7 @@ var (
 		{Name: "is_delete", Type: field.TypeBool, Default: false},
 		{Name: "delete_key", Type: field.TypeInt64, Default: 0},
 		{Name: "account", Type: field.TypeString, Size: 64},
+		{Name: "account_norm", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "name", Type: field.TypeString, Size: 64},
 		{Name: "nickname", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "password_hash", Type: field.TypeString, Size: 256, Default: ""},
@@ -527,19 +529,24 @@ var (
 				Columns: []*schema.Column{SysUserColumns[7], SysUserColumns[6]},
 			},
 			{
+				Name:    "sysuser_account_norm_delete_key",
+				Unique:  true,
+				Columns: []*schema.Column{SysUserColumns[8], SysUserColumns[6]},
+			},
+			{
 				Name:    "sysuser_phone",
 				Unique:  false,
-				Columns: []*schema.Column{SysUserColumns[15]},
+				Columns: []*schema.Column{SysUserColumns[16]},
 			},
 			{
 				Name:    "sysuser_org_id",
 				Unique:  false,
-				Columns: []*schema.Column{SysUserColumns[19]},
+				Columns: []*schema.Column{SysUserColumns[20]},
 			},
 			{
 				Name:    "sysuser_position_id",
 				Unique:  false,
-				Columns: []*schema.Column{SysUserColumns[20]},
+				Columns: []*schema.Column{SysUserColumns[21]},
 			},
 		},
 	}

@@ -47,6 +47,9 @@ func (SysSession) Fields() []ent.Field {
 		field.String("login_method").MaxRuneLen(32).Immutable().
 			Comment("password | sms | the external provider code"),
 		field.Bool("mfa").Default(false).Comment("a second factor was verified at login"),
+		field.Bool("must_change_password").Default(false).
+			Comment("the user had to change the password at login: the session may only change it, " +
+				"read the profile and log out until it is changed"),
 		field.String("ip").MaxRuneLen(64).Optional().Nillable(),
 		field.String("user_agent").MaxRuneLen(512).Optional().Nillable(),
 		field.Time("create_time").SchemaType(timeTypes).Default(time.Now).Immutable().

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"strings"
+
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
@@ -24,6 +26,9 @@ func (SysUser) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("account").MaxRuneLen(64).NotEmpty().Immutable().
 			Comment("login name; unique among live users (UNIQUE(account, delete_key))"),
+		field.String("account_norm").MaxRuneLen(64).Optional().Immutable().
+			Comment("lower-cased account (NormalizeAccount), filled on create by the client hook host/database installs; " +
+				"UNIQUE(account_norm, delete_key) makes accounts unique case-insensitively on every dialect"),
 		field.String("name").MaxRuneLen(64),
 		field.String("nickname").MaxRuneLen(64).Optional().Nillable(),
 		field.String("password_hash").MaxRuneLen(256).Default("").Sensitive().
@@ -54,10 +59,15 @@ func (SysUser) Fields() []ent.Field {
 	}
 }
 
+// NormalizeAccount is the case-insensitive form of an account: what
+// account_norm holds and what login and the uniqueness checks compare.
+func NormalizeAccount(account string) string { return strings.ToLower(account) }
+
 // Indexes of SysUser.
 func (SysUser) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("account", "delete_key").Unique(),
+		index.Fields("account_norm", "delete_key").Unique(),
 		index.Fields("phone"),
 		index.Fields("org_id"),
 		index.Fields("position_id"),

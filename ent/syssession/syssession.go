@@ -21,6 +21,8 @@ const (
 	FieldLoginMethod = "login_method"
 	// FieldMfa holds the string denoting the mfa field in the database.
 	FieldMfa = "mfa"
+	// FieldMustChangePassword holds the string denoting the must_change_password field in the database.
+	FieldMustChangePassword = "must_change_password"
 	// FieldIP holds the string denoting the ip field in the database.
 	FieldIP = "ip"
 	// FieldUserAgent holds the string denoting the user_agent field in the database.
@@ -54,6 +56,7 @@ var Columns = []string{
 	FieldUserID,
 	FieldLoginMethod,
 	FieldMfa,
+	FieldMustChangePassword,
 	FieldIP,
 	FieldUserAgent,
 	FieldCreateTime,
@@ -86,6 +89,8 @@ var (
 	LoginMethodValidator func(string) error
 	// DefaultMfa holds the default value on creation for the "mfa" field.
 	DefaultMfa bool
+	// DefaultMustChangePassword holds the default value on creation for the "must_change_password" field.
+	DefaultMustChangePassword bool
 	// IPValidator is a validator for the "ip" field. It is called by the builders before save.
 	IPValidator func(string) error
 	// UserAgentValidator is a validator for the "user_agent" field. It is called by the builders before save.
@@ -132,6 +137,11 @@ func ByLoginMethod(opts ...sql.OrderTermOption) OrderOption {
 // ByMfa orders the results by the mfa field.
 func ByMfa(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMfa, opts...).ToFunc()
+}
+
+// ByMustChangePassword orders the results by the must_change_password field.
+func ByMustChangePassword(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMustChangePassword, opts...).ToFunc()
 }
 
 // ByIP orders the results by the ip field.

@@ -74,6 +74,11 @@ func Mfa(v bool) predicate.SysSession {
 	return predicate.SysSession(sql.FieldEQ(FieldMfa, v))
 }
 
+// MustChangePassword applies equality check predicate on the "must_change_password" field. It's identical to MustChangePasswordEQ.
+func MustChangePassword(v bool) predicate.SysSession {
+	return predicate.SysSession(sql.FieldEQ(FieldMustChangePassword, v))
+}
+
 // IP applies equality check predicate on the "ip" field. It's identical to IPEQ.
 func IP(v string) predicate.SysSession {
 	return predicate.SysSession(sql.FieldEQ(FieldIP, v))
@@ -307,6 +312,16 @@ func MfaEQ(v bool) predicate.SysSession {
 // MfaNEQ applies the NEQ predicate on the "mfa" field.
 func MfaNEQ(v bool) predicate.SysSession {
 	return predicate.SysSession(sql.FieldNEQ(FieldMfa, v))
+}
+
+// MustChangePasswordEQ applies the EQ predicate on the "must_change_password" field.
+func MustChangePasswordEQ(v bool) predicate.SysSession {
+	return predicate.SysSession(sql.FieldEQ(FieldMustChangePassword, v))
+}
+
+// MustChangePasswordNEQ applies the NEQ predicate on the "must_change_password" field.
+func MustChangePasswordNEQ(v bool) predicate.SysSession {
+	return predicate.SysSession(sql.FieldNEQ(FieldMustChangePassword, v))
 }
 
 // IPEQ applies the EQ predicate on the "ip" field.

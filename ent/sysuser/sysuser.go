@@ -27,6 +27,8 @@ const (
 	FieldDeleteKey = "delete_key"
 	// FieldAccount holds the string denoting the account field in the database.
 	FieldAccount = "account"
+	// FieldAccountNorm holds the string denoting the account_norm field in the database.
+	FieldAccountNorm = "account_norm"
 	// FieldName holds the string denoting the name field in the database.
 	FieldName = "name"
 	// FieldNickname holds the string denoting the nickname field in the database.
@@ -85,6 +87,7 @@ var Columns = []string{
 	FieldIsDelete,
 	FieldDeleteKey,
 	FieldAccount,
+	FieldAccountNorm,
 	FieldName,
 	FieldNickname,
 	FieldPasswordHash,
@@ -130,6 +133,8 @@ var (
 	DefaultDeleteKey int64
 	// AccountValidator is a validator for the "account" field. It is called by the builders before save.
 	AccountValidator func(string) error
+	// AccountNormValidator is a validator for the "account_norm" field. It is called by the builders before save.
+	AccountNormValidator func(string) error
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
 	NameValidator func(string) error
 	// NicknameValidator is a validator for the "nickname" field. It is called by the builders before save.
@@ -211,6 +216,11 @@ func ByDeleteKey(opts ...sql.OrderTermOption) OrderOption {
 // ByAccount orders the results by the account field.
 func ByAccount(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAccount, opts...).ToFunc()
+}
+
+// ByAccountNorm orders the results by the account_norm field.
+func ByAccountNorm(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAccountNorm, opts...).ToFunc()
 }
 
 // ByName orders the results by the name field.

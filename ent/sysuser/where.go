@@ -89,6 +89,11 @@ func Account(v string) predicate.SysUser {
 	return predicate.SysUser(sql.FieldEQ(FieldAccount, v))
 }
 
+// AccountNorm applies equality check predicate on the "account_norm" field. It's identical to AccountNormEQ.
+func AccountNorm(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldEQ(FieldAccountNorm, v))
+}
+
 // Name applies equality check predicate on the "name" field. It's identical to NameEQ.
 func Name(v string) predicate.SysUser {
 	return predicate.SysUser(sql.FieldEQ(FieldName, v))
@@ -502,6 +507,81 @@ func AccountEqualFold(v string) predicate.SysUser {
 // AccountContainsFold applies the ContainsFold predicate on the "account" field.
 func AccountContainsFold(v string) predicate.SysUser {
 	return predicate.SysUser(sql.FieldContainsFold(FieldAccount, v))
+}
+
+// AccountNormEQ applies the EQ predicate on the "account_norm" field.
+func AccountNormEQ(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldEQ(FieldAccountNorm, v))
+}
+
+// AccountNormNEQ applies the NEQ predicate on the "account_norm" field.
+func AccountNormNEQ(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldNEQ(FieldAccountNorm, v))
+}
+
+// AccountNormIn applies the In predicate on the "account_norm" field.
+func AccountNormIn(vs ...string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldIn(FieldAccountNorm, vs...))
+}
+
+// AccountNormNotIn applies the NotIn predicate on the "account_norm" field.
+func AccountNormNotIn(vs ...string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldNotIn(FieldAccountNorm, vs...))
+}
+
+// AccountNormGT applies the GT predicate on the "account_norm" field.
+func AccountNormGT(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldGT(FieldAccountNorm, v))
+}
+
+// AccountNormGTE applies the GTE predicate on the "account_norm" field.
+func AccountNormGTE(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldGTE(FieldAccountNorm, v))
+}
+
+// AccountNormLT applies the LT predicate on the "account_norm" field.
+func AccountNormLT(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldLT(FieldAccountNorm, v))
+}
+
+// AccountNormLTE applies the LTE predicate on the "account_norm" field.
+func AccountNormLTE(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldLTE(FieldAccountNorm, v))
+}
+
+// AccountNormContains applies the Contains predicate on the "account_norm" field.
+func AccountNormContains(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldContains(FieldAccountNorm, v))
+}
+
+// AccountNormHasPrefix applies the HasPrefix predicate on the "account_norm" field.
+func AccountNormHasPrefix(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldHasPrefix(FieldAccountNorm, v))
+}
+
+// AccountNormHasSuffix applies the HasSuffix predicate on the "account_norm" field.
+func AccountNormHasSuffix(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldHasSuffix(FieldAccountNorm, v))
+}
+
+// AccountNormIsNil applies the IsNil predicate on the "account_norm" field.
+func AccountNormIsNil() predicate.SysUser {
+	return predicate.SysUser(sql.FieldIsNull(FieldAccountNorm))
+}
+
+// AccountNormNotNil applies the NotNil predicate on the "account_norm" field.
+func AccountNormNotNil() predicate.SysUser {
+	return predicate.SysUser(sql.FieldNotNull(FieldAccountNorm))
+}
+
+// AccountNormEqualFold applies the EqualFold predicate on the "account_norm" field.
+func AccountNormEqualFold(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldEqualFold(FieldAccountNorm, v))
+}
+
+// AccountNormContainsFold applies the ContainsFold predicate on the "account_norm" field.
+func AccountNormContainsFold(v string) predicate.SysUser {
+	return predicate.SysUser(sql.FieldContainsFold(FieldAccountNorm, v))
 }
 
 // NameEQ applies the EQ predicate on the "name" field.

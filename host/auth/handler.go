@@ -198,7 +198,7 @@ func (h *Handler) changePassword(c fiber.Ctx) error {
 	if err := request.JSON(c, &in); err != nil {
 		return err
 	}
-	if err := h.svc.ChangePassword(c.Context(), p.UserID, p.SessionID, in); err != nil {
+	if err := h.svc.ChangePassword(c.Context(), p.UserID, p.SessionID, in, h.client(c)); err != nil {
 		return err
 	}
 	return envelope.OK(c, true)

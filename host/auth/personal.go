@@ -187,25 +187,48 @@ type ChangePasswordInput struct {
 }
 
 // ChangePassword checks the old password (40001) and the policy (42019),
-// stores the new hash, clears mustChangePassword and revokes the user's
-// other sessions.
-func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID string, in ChangePasswordInput) error {
+// stores the new hash, clears mustChangePassword (on the user and on its
+// sessions) and revokes the user's other sessions.
+//
+// A wrong old password counts toward the login lockout of the account from
+// the caller's client, like a wrong password at login: at maxFailCount the
+// answer is 40004 and, while that client is locked, every change is refused
+// with 40004 without looking at the old password.
+func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID string, in ChangePasswordInput, cl Client) error {
 	u, err := s.liveUser(ctx, userID)
 	if err != nil {
 		return err
 	}
-	if len(in.OldPassword) > maxPasswordLen {
-		return errcode.New(errcode.PasswordWrong)
-	}
-	ok, err := s.Hasher.Verify(u.PasswordHash, in.OldPassword)
-	if err != nil || !ok {
-		return errcode.New(errcode.PasswordWrong)
-	}
-	policy, err := s.Policy(ctx)
+	policy, err := s.lockPolicy(ctx)
 	if err != nil {
 		return err
 	}
-	if err := policy.Check(in.NewPassword); err != nil {
+	lock, err := openLockout(ctx, s.Store, subjectOf(u, u.Account), cl.IP)
+	if err != nil {
+		return err
+	}
+	st, err := lock.state(ctx, policy)
+	if err != nil {
+		return err
+	}
+	if st.locked > 0 {
+		return errcode.New(errcode.AccountLocked).With("lockMinutes", minutesCeil(st.locked))
+	}
+	if len(in.OldPassword) > maxPasswordLen {
+		return s.recordFailure(ctx, lock, policy)
+	}
+	ok, err := s.Hasher.Verify(u.PasswordHash, in.OldPassword)
+	if err != nil || !ok {
+		return s.recordFailure(ctx, lock, policy)
+	}
+	if err := lock.succeed(ctx); err != nil {
+		s.Log.Warn("resetting the failed-login counter failed", "error", err)
+	}
+	policyPw, err := s.Policy(ctx)
+	if err != nil {
+		return err
+	}
+	if err := policyPw.Check(in.NewPassword); err != nil {
 		return err
 	}
 	if history, err := s.Settings.Int(ctx, KeyPasswordHistory, 0); err != nil {
@@ -223,6 +246,8 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if err != nil {
 		return err
 	}
-	_, err = s.Sessions.RevokeUser(ctx, userID, "password changed", currentSID)
-	return err
+	if _, err = s.Sessions.RevokeUser(ctx, userID, "password changed", currentSID); err != nil {
+		return err
+	}
+	return s.Sessions.PasswordChanged(ctx, userID)
 }

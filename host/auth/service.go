@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/schema"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/captcha"
@@ -34,6 +34,7 @@ const (
 	KeySmsLoginEnabled = "sys.security.smsLogin.enabled"
 	KeyLockMaxFail     = "sys.security.loginLock.maxFailCount"
 	KeyLockMinutes     = "sys.security.loginLock.lockMinutes"
+	KeyLockCaptchaAt   = "sys.security.loginLock.accountCaptchaThreshold"
 	KeyAccessMinutes   = "sys.security.session.accessMinutes"
 	KeyRefreshMinutes  = "sys.security.session.refreshMinutes"
 )
@@ -57,10 +58,9 @@ const (
 	maxPasswordLen      = 1024
 	loginLogAccountLen  = 128
 	userAgentColumnLen  = 512
-	lockKeyPrefix       = "lock:"
-	failKeyPrefix       = "fail:"
 	defaultLockMaxFail  = 5
 	defaultLockMinutes  = 10
+	defaultLockCaptcha  = 20
 	defaultAccessMinute = 120
 	defaultRefreshMin   = 10080
 )
@@ -145,13 +145,18 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 	}
 	accessMin = max(accessMin, 1)
 	refreshMin = max(refreshMin, accessMin)
+	must, err := s.mustChangePassword(ctx, u)
+	if err != nil {
+		return nil, err
+	}
 	issued, err := s.Sessions.Create(ctx, session.NewSession{
-		UserID:        u.ID,
-		Method:        method,
-		IP:            cl.IP,
-		UserAgent:     truncate(cl.UserAgent, userAgentColumnLen),
-		MaxConcurrent: s.Config.Service.Security.Session.MaxConcurrent,
-		RefreshTTL:    time.Duration(refreshMin) * time.Minute,
+		UserID:             u.ID,
+		Method:             method,
+		MustChangePassword: must,
+		IP:                 cl.IP,
+		UserAgent:          truncate(cl.UserAgent, userAgentColumnLen),
+		MaxConcurrent:      s.Config.Service.Security.Session.MaxConcurrent,
+		RefreshTTL:         time.Duration(refreshMin) * time.Minute,
 	})
 	if err != nil {
 		return nil, err
@@ -189,8 +194,9 @@ func (s *Service) output(ctx context.Context, u *ent.SysUser, sid, refresh strin
 }
 
 // mustChangePassword: set by an admin create/reset, or the password is older
-// than sys.security.password.expireDays (0 = never). The login is not
-// blocked; the frontend forces the change.
+// than sys.security.password.expireDays (0 = never). The login succeeds; the
+// session it opens may only change the password, read the profile and log
+// out (40028 elsewhere, host/authn) until the password is changed.
 func (s *Service) mustChangePassword(ctx context.Context, u *ent.SysUser) (bool, error) {
 	if u.MustChangePassword {
 		return true, nil
@@ -215,8 +221,13 @@ func (s *Service) checkCaptcha(ctx context.Context, id, code string) error {
 	if err != nil || !on {
 		return err
 	}
+	return s.verifyCaptcha(ctx, id, code, errcode.CaptchaExpired)
+}
+
+// verifyCaptcha checks an answer; absent gives the code missing.
+func (s *Service) verifyCaptcha(ctx context.Context, id, code string, missing errcode.Code) error {
 	if strings.TrimSpace(id) == "" || strings.TrimSpace(code) == "" {
-		return errcode.New(errcode.CaptchaExpired)
+		return errcode.New(missing)
 	}
 	return s.Captcha.Verify(ctx, id, code)
 }
@@ -245,15 +256,41 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 	if in.Password == "" || len(in.Password) > maxPasswordLen {
 		return nil, errcode.New(errcode.RequestInvalid).With("field", "password")
 	}
-	if err := s.checkCaptcha(ctx, deref(in.CaptchaID), deref(in.CaptchaCode)); err != nil {
+	policy, err := s.lockPolicy(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.checkLock(ctx, in.Account); err != nil {
+	globalCaptcha, err := s.captchaRequired(ctx)
+	if err != nil {
 		return nil, err
 	}
-	u, err := s.Client.SysUser.Query().Where(sysuser.Account(in.Account), sysuser.IsDelete(false)).Only(ctx)
+	// Accounts are unique case-insensitively: login matches them so too.
+	u, err := s.Client.SysUser.Query().
+		Where(sysuser.AccountNorm(schema.NormalizeAccount(strings.TrimSpace(in.Account))), sysuser.IsDelete(false)).
+		Only(ctx)
 	if err != nil && !ent.IsNotFound(err) {
 		return nil, err
+	}
+	lock, err := openLockout(ctx, s.Store, subjectOf(u, in.Account), cl.IP)
+	if err != nil {
+		return nil, err
+	}
+	st, err := lock.state(ctx, policy)
+	if err != nil {
+		return nil, err
+	}
+	if st.locked > 0 {
+		return nil, errcode.New(errcode.AccountLocked).With("lockMinutes", minutesCeil(st.locked))
+	}
+	switch {
+	case st.needCaptcha:
+		if err := s.verifyCaptcha(ctx, deref(in.CaptchaID), deref(in.CaptchaCode), errcode.CaptchaRequired); err != nil {
+			return nil, err
+		}
+	case globalCaptcha:
+		if err := s.verifyCaptcha(ctx, deref(in.CaptchaID), deref(in.CaptchaCode), errcode.CaptchaExpired); err != nil {
+			return nil, err
+		}
 	}
 	hash := s.dummyHash
 	if u != nil {
@@ -265,12 +302,14 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 		if verr != nil && u != nil {
 			s.Log.Warn("stored password hash is unreadable", "user_id", u.ID, "error", verr)
 		}
-		return nil, s.recordFailure(ctx, in.Account)
+		return nil, s.recordFailure(ctx, lock, policy)
 	}
 	if !u.Enabled {
 		return nil, errcode.New(errcode.AccountDisabled)
 	}
-	s.clearFailures(ctx, in.Account)
+	if err := lock.succeed(ctx); err != nil {
+		s.Log.Warn("resetting the failed-login counter failed", "error", err)
+	}
 	if s.Hasher.NeedsRehash(u.PasswordHash) {
 		s.rehash(ctx, u, in.Password)
 	}
@@ -303,71 +342,42 @@ func (s *Service) TouchLogin(ctx context.Context, u *ent.SysUser, cl Client) {
 	}
 }
 
-// lockKey normalises the account so case variants share one counter
-// (collations may be case-insensitive).
-func lockKey(prefix, account string) string {
-	return prefix + strings.ToLower(strings.TrimSpace(account))
+func (s *Service) lockPolicy(ctx context.Context) (lockPolicy, error) {
+	var p lockPolicy
+	var err error
+	if p.maxFail, err = s.Settings.Int(ctx, KeyLockMaxFail, defaultLockMaxFail); err != nil {
+		return p, err
+	}
+	if p.minutes, err = s.Settings.Int(ctx, KeyLockMinutes, defaultLockMinutes); err != nil {
+		return p, err
+	}
+	if p.captchaAt, err = s.Settings.Int(ctx, KeyLockCaptchaAt, defaultLockCaptcha); err != nil {
+		return p, err
+	}
+	p.minutes = min(max(p.minutes, 1), maxLockMinutes)
+	return p, nil
 }
 
-func (s *Service) lockPolicy(ctx context.Context) (maxFail, minutes int, err error) {
-	if maxFail, err = s.Settings.Int(ctx, KeyLockMaxFail, defaultLockMaxFail); err != nil {
-		return 0, 0, err
-	}
-	if minutes, err = s.Settings.Int(ctx, KeyLockMinutes, defaultLockMinutes); err != nil {
-		return 0, 0, err
-	}
-	return maxFail, max(minutes, 1), nil
-}
-
-// checkLock refuses a locked account name (existing or not) with 40004; a
-// cache error fails closed.
-func (s *Service) checkLock(ctx context.Context, account string) error {
-	n, ttl, err := s.Store.Count(ctx, lockKey(lockKeyPrefix, account))
-	if err != nil {
-		return fmt.Errorf("reading the login lock: %w", err)
-	}
-	if n > 0 {
-		return errcode.New(errcode.AccountLocked).With("lockMinutes", minutesCeil(ttl))
-	}
-	return nil
-}
-
-// recordFailure counts a failed attempt for the account name — existing or
-// not, so a lock reveals nothing — and locks it at the threshold. It
-// returns the error to answer with.
-func (s *Service) recordFailure(ctx context.Context, account string) error {
-	maxFail, minutes, err := s.lockPolicy(ctx)
+// recordFailure counts a failed attempt — for an existing account or not,
+// so a lock reveals nothing — and returns the error to answer with: 40004
+// when it locked the pair, else 40001. A cache error fails closed.
+func (s *Service) recordFailure(ctx context.Context, lock *lockout, p lockPolicy) error {
+	locked, err := lock.fail(ctx, p)
 	if err != nil {
 		return err
 	}
-	if maxFail <= 0 {
-		return errcode.New(errcode.PasswordWrong)
-	}
-	window := time.Duration(minutes) * time.Minute
-	n, err := s.Store.Incr(ctx, lockKey(failKeyPrefix, account), 1, window)
-	if err != nil {
-		return fmt.Errorf("counting a failed login: %w", err)
-	}
-	if n >= int64(maxFail) {
-		if _, err := s.Store.Incr(ctx, lockKey(lockKeyPrefix, account), 1, window); err != nil {
-			return fmt.Errorf("locking an account: %w", err)
-		}
-		_ = s.Store.Reset(ctx, lockKey(failKeyPrefix, account))
-		return errcode.New(errcode.AccountLocked).With("lockMinutes", minutes)
+	if locked {
+		return errcode.New(errcode.AccountLocked).With("lockMinutes", p.minutes)
 	}
 	return errcode.New(errcode.PasswordWrong)
 }
 
-// Unlock lifts a login lock on an account name and clears its failure count
-// (an administrator's password reset does this).
+// Unlock clears every login-lock counter of an account name (an
+// administrator's password reset does this; so does `adminkernel user
+// unlock`).
 func (s *Service) Unlock(ctx context.Context, account string) error {
-	return s.Store.Reset(ctx, lockKey(lockKeyPrefix, account), lockKey(failKeyPrefix, account))
-}
-
-func (s *Service) clearFailures(ctx context.Context, account string) {
-	if err := s.Store.Reset(ctx, lockKey(failKeyPrefix, account)); err != nil {
-		s.Log.Warn("resetting the failed-login counter failed", "error", err)
-	}
+	_, err := ClearLockout(ctx, s.Client, s.Store, account)
+	return err
 }
 
 // Refresh rotates a refresh token and returns a new pair. A disabled or

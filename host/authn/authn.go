@@ -7,7 +7,11 @@
 // Failures are business errors for the central error handler: a missing,
 // malformed, invalid or expired token and a revoked or expired session give
 // HTTP 401 with errcode.TokenInvalid (40006), so that the UI refreshes; a
-// missing permission gives HTTP 403 with errcode.NoPermission (41001).
+// missing permission gives HTTP 403 with errcode.NoPermission (41001). A
+// session whose user must change the password (session.PasswordChange,
+// carried in the cached session mark) gives HTTP 403 with
+// errcode.PasswordChangeRequired (40028) on every Session and Permission
+// route except PasswordChangeRoutes; Token routes (logout) are not affected.
 // A failure to read the session or the permissions is returned as is (HTTP
 // 500): the guard fails closed and never lets a request through unchecked.
 package authn
@@ -15,6 +19,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -23,6 +28,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/route"
+	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/token"
 )
 
@@ -35,6 +41,21 @@ type Tokens interface {
 // It must answer from a cache on the hot path.
 type Sessions interface {
 	Active(ctx context.Context, sid string) (bool, error)
+}
+
+// SessionStates is implemented by a Sessions that knows which sessions may
+// only be used to change the password (*session.Service). With it, such a
+// session is refused with HTTP 403 / 40028 PasswordChangeRequired on every
+// Session and Permission route except PasswordChangeRoutes.
+type SessionStates interface {
+	State(ctx context.Context, sid string) (session.State, error)
+}
+
+// PasswordChangeRoutes are the routes (method and template) a session that
+// must change its password may still use besides the Token routes (logout).
+var PasswordChangeRoutes = map[string]bool{
+	"PUT /api/v1/personal/password": true,
+	"GET /api/v1/personal/profile":  true,
 }
 
 // Permissions reports whether a user holds a permission code
@@ -85,6 +106,7 @@ type Options struct {
 type Authenticator struct {
 	tokens   Tokens
 	sessions Sessions
+	states   SessionStates // sessions, when it implements SessionStates
 	perms    Permissions
 	log      hclog.Logger
 }
@@ -94,6 +116,7 @@ type Authenticator struct {
 // them fails instead of running it with weaker protection.
 func New(tokens Tokens, sessions Sessions, perms Permissions, opts Options) *Authenticator {
 	a := &Authenticator{tokens: tokens, sessions: sessions, perms: perms, log: opts.Log}
+	a.states, _ = sessions.(SessionStates)
 	if a.log == nil {
 		a.log = hclog.NewNullLogger()
 	}
@@ -109,9 +132,11 @@ func (a *Authenticator) Guards() route.Guards {
 		route.Token: func(route.Route) fiber.Handler { return a.Token() },
 	}
 	if a.sessions != nil {
-		g[route.Session] = func(route.Route) fiber.Handler { return a.Session() }
+		g[route.Session] = func(r route.Route) fiber.Handler { return a.session(passwordChangeAllowed(r)) }
 		if a.perms != nil {
-			g[route.Permission] = func(r route.Route) fiber.Handler { return a.Permission(r.PermissionCode()) }
+			g[route.Permission] = func(r route.Route) fiber.Handler {
+				return a.permission(r.PermissionCode(), passwordChangeAllowed(r))
+			}
 		}
 	}
 	return g
@@ -120,7 +145,7 @@ func (a *Authenticator) Guards() route.Guards {
 // Token requires a valid access token and does not look at the session.
 func (a *Authenticator) Token() fiber.Handler {
 	return func(c fiber.Ctx) error {
-		if _, err := a.authenticate(c, false); err != nil {
+		if _, err := a.authenticate(c, false, true); err != nil {
 			return err
 		}
 		return c.Next()
@@ -128,12 +153,15 @@ func (a *Authenticator) Token() fiber.Handler {
 }
 
 // Session requires a valid access token whose session is still active.
-func (a *Authenticator) Session() fiber.Handler {
+// A session that must change its password is refused with 40028.
+func (a *Authenticator) Session() fiber.Handler { return a.session(false) }
+
+func (a *Authenticator) session(passwordChange bool) fiber.Handler {
 	if a.sessions == nil {
 		panic("authn: the Session guard needs a Sessions")
 	}
 	return func(c fiber.Ctx) error {
-		if _, err := a.authenticate(c, true); err != nil {
+		if _, err := a.authenticate(c, true, passwordChange); err != nil {
 			return err
 		}
 		return c.Next()
@@ -142,12 +170,15 @@ func (a *Authenticator) Session() fiber.Handler {
 
 // Permission requires what Session requires plus the permission code; a
 // token carrying sadm passes without it.
-func (a *Authenticator) Permission(code string) fiber.Handler {
+// A session that must change its password is refused with 40028.
+func (a *Authenticator) Permission(code string) fiber.Handler { return a.permission(code, false) }
+
+func (a *Authenticator) permission(code string, passwordChange bool) fiber.Handler {
 	if a.sessions == nil || a.perms == nil {
 		panic("authn: the Permission guard needs a Sessions and a Permissions")
 	}
 	return func(c fiber.Ctx) error {
-		p, err := a.authenticate(c, true)
+		p, err := a.authenticate(c, true, passwordChange)
 		if err != nil {
 			return err
 		}
@@ -165,9 +196,16 @@ func (a *Authenticator) Permission(code string) fiber.Handler {
 	}
 }
 
+// passwordChangeAllowed reports whether a session that must change its
+// password may use r.
+func passwordChangeAllowed(r route.Route) bool {
+	return PasswordChangeRoutes[r.Method+" "+r.Path]
+}
+
 // authenticate verifies the request's token (and session) and stores the
-// Principal.
-func (a *Authenticator) authenticate(c fiber.Ctx, checkSession bool) (*Principal, error) {
+// Principal. With checkSession, a session restricted to changing the
+// password passes only when passwordChange is true (40028 otherwise).
+func (a *Authenticator) authenticate(c fiber.Ctx, checkSession, passwordChange bool) (*Principal, error) {
 	raw, ok := BearerToken(c.Get(fiber.HeaderAuthorization))
 	if !ok {
 		return nil, a.refuse(c, ErrNoToken)
@@ -177,12 +215,8 @@ func (a *Authenticator) authenticate(c fiber.Ctx, checkSession bool) (*Principal
 		return nil, a.refuse(c, err)
 	}
 	if checkSession {
-		active, err := a.sessions.Active(c.Context(), claims.SessionID)
-		if err != nil {
+		if err := a.checkSession(c, claims, passwordChange); err != nil {
 			return nil, err
-		}
-		if !active {
-			return nil, a.refuse(c, ErrSessionInactive)
 		}
 	}
 	// claims' strings are fresh copies made by Verify, never views of the
@@ -198,6 +232,35 @@ func (a *Authenticator) authenticate(c fiber.Ctx, checkSession bool) (*Principal
 	// directly spares Locals' variadic allocation on the hot path.
 	c.RequestCtx().SetUserValue(principalKey{}, p)
 	return p, nil
+}
+
+func (a *Authenticator) checkSession(c fiber.Ctx, claims token.Claims, passwordChange bool) error {
+	if a.states == nil {
+		active, err := a.sessions.Active(c.Context(), claims.SessionID)
+		if err != nil {
+			return err
+		}
+		if !active {
+			return a.refuse(c, ErrSessionInactive)
+		}
+		return nil
+	}
+	st, err := a.states.State(c.Context(), claims.SessionID)
+	if err != nil {
+		return err
+	}
+	switch st {
+	case session.Inactive:
+		return a.refuse(c, ErrSessionInactive)
+	case session.PasswordChange:
+		if !passwordChange {
+			a.log.Debug("password change required", "user_id", claims.UserID, "method", c.Method(), "path", c.Path())
+			e := errcode.New(errcode.PasswordChangeRequired)
+			e.Status = http.StatusForbidden
+			return e
+		}
+	}
+	return nil
 }
 
 // refuse answers 401 / 40006 with the RFC 6750 challenge.

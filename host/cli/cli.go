@@ -1,5 +1,5 @@
 // Package cli is the adminkernel command tree (cobra): serve, migrate,
-// errors, config and version. A business application builds the same tree
+// errors, config, providers, user unlock and version. A business application builds the same tree
 // around its own host.Options.
 package cli
 
@@ -55,6 +55,7 @@ func New(opts host.Options) *cobra.Command {
 		errorsCmd(&opts),
 		configCmd(load),
 		ProvidersCmd(load),
+		userCmd(load),
 		versionCmd(&opts),
 	)
 	return root

@@ -201,8 +201,10 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 		drv = o.wrap(drv)
 	}
 	log.Info("database opened", "dbType", dbType, "target", target)
+	client := ent.NewClient(ent.Driver(drv))
+	InstallHooks(client)
 	return &DB{
-		Client:  ent.NewClient(ent.Driver(drv)),
+		Client:  client,
 		SQL:     db,
 		Dialect: entDialect,
 		DbType:  dbType,

@@ -53,8 +53,18 @@ func (d *DB) HasTables(ctx context.Context) (bool, error) {
 
 // Migrate creates missing tables, columns and indexes and alters changed
 // columns (ent auto-migration). It never drops columns, indexes or tables.
+//
+// Before changing anything it checks that no two live users have accounts
+// that differ only in case (ErrAccountCaseDuplicates names them); after the
+// change it fills sys_user.account_norm of older rows.
 func (d *DB) Migrate(ctx context.Context) error {
+	if err := d.checkAccountCase(ctx); err != nil {
+		return fmt.Errorf("migrate the %s schema: %w", d.DbType, err)
+	}
 	if err := d.Client.Schema.Create(ctx, migrateOptions...); err != nil {
+		return fmt.Errorf("migrate the %s schema: %w", d.DbType, err)
+	}
+	if err := d.backfillAccountNorm(ctx); err != nil {
 		return fmt.Errorf("migrate the %s schema: %w", d.DbType, err)
 	}
 	return nil
@@ -97,6 +107,11 @@ func EnsureSchema(ctx context.Context, cfg *config.Config, db *DB) error {
 		return db.Migrate(ctx)
 	case has:
 		db.log.Debug("schema present; automatic migration is off in Production")
+		// Tables created or updated by hand (`adminkernel migrate --print`)
+		// lack the data step of Migrate: fill sys_user.account_norm here.
+		if err := db.backfillAccountNorm(ctx); err != nil {
+			db.log.Warn("could not fill sys_user.account_norm; run `adminkernel migrate`", "error", err)
+		}
 		return nil
 	default:
 		return fmt.Errorf("%w (%s, %s) and tables are not created automatically in the %s environment: "+

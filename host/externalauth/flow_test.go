@@ -359,6 +359,10 @@ func TestLinkByAccount(t *testing.T) {
 	// dave already has another corp identity.
 	daveID := k.Ent().SysUser.Query().Where(sysuser.Account("dave")).OnlyIDX(ctx)
 	k.Ent().SysUserExternal.Create().SetUserID(daveID).SetProvider("corp").SetSubject("sub-other").ExecX(ctx)
+	// Accounts match case-insensitively, as at password login.
+	k.User("erin", "Erin#Pass12345")
+	e.is.AddUser(oidctest.User{Subject: "sub-erin", PreferredUsername: "ERIN", Name: "Erin"})
+	e.is.AddUser(oidctest.User{Subject: "sub-admin-upper", PreferredUsername: "SUPERADMIN", Name: "Impostor"})
 
 	tests := []struct {
 		name    string
@@ -371,6 +375,8 @@ func TestLinkByAccount(t *testing.T) {
 		{"on: same-name account", "true", "bob", "ticket:bob"},
 		{"on: bound now, linking no longer needed", "false", "bob", "ticket:bob"},
 		{"on: never the super-admin", "1", "superAdmin", "pending"},
+		{"on: never the super-admin, in any letter case", "1", "SUPERADMIN", "pending"},
+		{"on: an account in another letter case", "1", "ERIN", "ticket:erin"},
 		{"on: never a disabled account", "1", "carol", "pending"},
 		{"on: never an account already bound for the provider", "1", "dave", "pending"},
 		{"on: no same-name account", "1", "", "pending"},

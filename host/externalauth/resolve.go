@@ -8,6 +8,7 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/predicate"
+	"github.com/adminkernel/kernel/ent/schema"
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysrole"
 	"github.com/adminkernel/kernel/ent/sysuser"
@@ -117,7 +118,7 @@ func (s *Service) boundUser(ctx context.Context, code string, id identity) (*ent
 // account hint (the same lookup as password login) when that account may
 // be linked; it returns nil when nothing was linked.
 func (s *Service) linkByAccount(ctx context.Context, code string, id identity) (*ent.SysUser, error) {
-	u, err := s.Client.SysUser.Query().Where(sysuser.Account(id.AccountHint), sysuser.IsDelete(false)).Only(ctx)
+	u, err := s.Client.SysUser.Query().Where(sysuser.AccountNorm(schema.NormalizeAccount(id.AccountHint)), sysuser.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) || ent.IsNotSingular(err) {
 		return nil, nil
 	}
@@ -216,7 +217,7 @@ func (s *Service) provisionTargets(ctx context.Context, code string, sw Provider
 func (s *Service) accountFor(ctx context.Context, code string, id identity, useHint bool) (string, error) {
 	hint := strings.TrimSpace(id.AccountHint)
 	if useHint && hint != "" && utf8.RuneCountInString(hint) <= maxAccountLen && !strings.ContainsFunc(hint, isSpaceOrControl) {
-		taken, err := s.Client.SysUser.Query().Where(sysuser.Account(hint), sysuser.IsDelete(false)).Exist(ctx)
+		taken, err := s.Client.SysUser.Query().Where(sysuser.AccountNorm(schema.NormalizeAccount(hint)), sysuser.IsDelete(false)).Exist(ctx)
 		if err != nil {
 			return "", err
 		}

@@ -94,13 +94,14 @@ type harness struct {
 // runtime settings: with them changed, later inputs would mostly see 429s or
 // captcha errors.
 var criticalSettings = map[string]string{
-	"sys.security.rateLimit.enabled":      "false",
-	"sys.security.captcha.enabled":        "false",
-	"sys.security.smsLogin.enabled":       "true",
-	"sys.security.loginLock.maxFailCount": "1000000",
-	"sys.security.session.accessMinutes":  "120",
-	"sys.externalauth.corp.enabled":       "true",
-	"sys.externalauth.corp.provisioning":  "provision",
+	"sys.security.rateLimit.enabled":                 "false",
+	"sys.security.captcha.enabled":                   "false",
+	"sys.security.smsLogin.enabled":                  "true",
+	"sys.security.loginLock.maxFailCount":            "1000000",
+	"sys.security.loginLock.accountCaptchaThreshold": "0",
+	"sys.security.session.accessMinutes":             "120",
+	"sys.externalauth.corp.enabled":                  "true",
+	"sys.externalauth.corp.provisioning":             "provision",
 }
 
 // start starts the shared kernel of a target with an in-test OpenID

@@ -316,6 +316,11 @@ func TestTwoReplicas(t *testing.T) {
 		c.do("POST", A+"/api/v1/sys/user", admin, map[string]any{
 			"account": account, "password": pw, "name": account, "orgId": 1, "roleIds": roles,
 		}).expect(t, "add user "+account, 200, 0)
+		// An admin-created account must change its password before its
+		// sessions may do anything else (40028): keep the same one.
+		tp := c.login(A, account, pw)
+		c.do("PUT", A+"/api/v1/personal/password", tp.AccessToken, map[string]any{"oldPassword": pw, "newPassword": pw}).
+			expect(t, "first password change of "+account, 200, 0)
 	}
 	addUser("bob", pingRole)
 	addUser("dan")

@@ -118,6 +118,7 @@ var configs = []configRow{
 	{26, "sys.site.logo", "", "站点Logo", "sys"},
 	{2, "sys.security.loginLock.maxFailCount", "5", "登录失败锁定次数", "security"},
 	{3, "sys.security.loginLock.lockMinutes", "10", "登录锁定时长(分钟)", "security"},
+	{45, "sys.security.loginLock.accountCaptchaThreshold", "20", "账号累计失败后强制验证码次数", "security"},
 	{4, "sys.security.password.minLength", "8", "密码最小长度", "security"},
 	{5, "sys.security.password.requireUpper", "true", "密码需含大写字母", "security"},
 	{6, "sys.security.password.requireLower", "true", "密码需含小写字母", "security"},

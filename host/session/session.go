@@ -95,11 +95,41 @@ const (
 // milliseconds, big-endian), so that a copy of it, wherever it is kept (a
 // replica-local near cache included), is never trusted past the deadline
 // its writer gave it. A mark of any other shape is a miss.
+//
+// An active session whose user must change the password is marked with 'P'
+// instead of '1' (same layout): the flag rides on the mark every protected
+// request reads anyway, so enforcing it costs no database read on a hit.
 const (
-	markActiveByte  = '1'
-	markRevokedByte = '0'
-	activeMarkLen   = 9
+	markActiveByte   = '1'
+	markPasswordByte = 'P'
+	markRevokedByte  = '0'
+	activeMarkLen    = 9
 )
+
+// State is the answer of State.
+type State uint8
+
+// Session states.
+const (
+	// Inactive: revoked, expired or unknown.
+	Inactive State = iota
+	// Active: usable.
+	Active
+	// PasswordChange: usable only to change the password (the user's
+	// mustChangePassword was set at login).
+	PasswordChange
+)
+
+func stateOf(active, mustChange bool) State {
+	switch {
+	case !active:
+		return Inactive
+	case mustChange:
+		return PasswordChange
+	default:
+		return Active
+	}
+}
 
 var (
 	markRevoked = []byte{markRevokedByte}
@@ -158,6 +188,9 @@ type NewSession struct {
 	Method string
 	// MFA records that a second factor was verified.
 	MFA bool
+	// MustChangePassword restricts the session to changing the password
+	// (see State) until PasswordChanged.
+	MustChangePassword bool
 	// IP is the client address; UserAgent the raw User-Agent header (cut
 	// to 512 characters). Both are copied.
 	IP        string
@@ -232,6 +265,7 @@ func (s *Service) Create(ctx context.Context, in NewSession) (Issued, error) {
 			SetUserID(in.UserID).
 			SetLoginMethod(clean(in.Method, maxMethodLen)).
 			SetMfa(in.MFA).
+			SetMustChangePassword(in.MustChangePassword).
 			SetNillableIP(optional(clean(in.IP, maxIPLen))).
 			SetNillableUserAgent(optional(clean(in.UserAgent, maxUserAgentLen))).
 			SetCreateTime(now).
@@ -254,7 +288,7 @@ func (s *Service) Create(ctx context.Context, in NewSession) (Issued, error) {
 	if err != nil {
 		return Issued{}, fmt.Errorf("session: create: %w", err)
 	}
-	s.mark(ctx, sid, true, min(s.cacheTTL, exp.Sub(now)))
+	s.mark(ctx, sid, stateOf(true, in.MustChangePassword), min(s.cacheTTL, exp.Sub(now)))
 	if in.MaxConcurrent > 0 {
 		if err := s.enforceLimit(ctx, in.UserID, in.MaxConcurrent, now); err != nil {
 			return Issued{}, err
@@ -440,13 +474,20 @@ func (s *Service) issue(ctx context.Context, sess *ent.SysSession, tok *ent.SysS
 }
 
 // Active reports whether a session is still usable: not revoked and not
-// expired. A cache hit answers without touching the database. A miss (or a
-// cache failure) reads the row, refreshes last_seen_time when it is older
-// than LastSeenEvery, and caches the answer. Database errors are returned:
-// callers fail closed.
+// expired (a PasswordChange session is active). See State.
 func (s *Service) Active(ctx context.Context, sid string) (bool, error) {
+	st, err := s.State(ctx, sid)
+	return st != Inactive, err
+}
+
+// State reports whether a session is still usable, and whether only to
+// change the password. A cache hit answers without touching the database. A
+// miss (or a cache failure) reads the row, refreshes last_seen_time when it
+// is older than LastSeenEvery, and caches the answer. Database errors are
+// returned: callers fail closed.
+func (s *Service) State(ctx context.Context, sid string) (State, error) {
 	if sid == "" || len(sid) > maxSessionIDLen {
-		return false, nil
+		return Inactive, nil
 	}
 	v, ok, err := cache.Peek(ctx, s.store, KeyPrefix+sid)
 	switch {
@@ -454,31 +495,34 @@ func (s *Service) Active(ctx context.Context, sid string) (bool, error) {
 		s.log.Debug("session cache read failed; reading the database", "error", err)
 	case !ok:
 	case len(v) == 1 && v[0] == markRevokedByte:
-		return false, nil
-	case len(v) == activeMarkLen && v[0] == markActiveByte:
+		return Inactive, nil
+	case len(v) == activeMarkLen && (v[0] == markActiveByte || v[0] == markPasswordByte):
 		if s.clock().UnixMilli() < int64(binary.BigEndian.Uint64(v[1:])) { //nolint:gosec // written by mark from a positive UnixMilli
-			return true, nil
+			if v[0] == markPasswordByte {
+				return PasswordChange, nil
+			}
+			return Active, nil
 		}
 	}
 	return s.load(ctx, sid)
 }
 
-func (s *Service) load(ctx context.Context, sid string) (bool, error) {
+func (s *Service) load(ctx context.Context, sid string) (State, error) {
 	now := s.clock()
 	row, err := s.client.SysSession.Query().
 		Where(syssession.SessionID(sid)).
-		Select(syssession.FieldRevokedAt, syssession.FieldExpiresAt, syssession.FieldLastSeenTime).
+		Select(syssession.FieldRevokedAt, syssession.FieldExpiresAt, syssession.FieldLastSeenTime, syssession.FieldMustChangePassword).
 		Only(ctx)
 	if ent.IsNotFound(err) {
-		s.mark(ctx, sid, false, s.cacheTTL)
-		return false, nil
+		s.mark(ctx, sid, Inactive, s.cacheTTL)
+		return Inactive, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("session: read: %w", err)
+		return Inactive, fmt.Errorf("session: read: %w", err)
 	}
 	if row.RevokedAt != nil || !row.ExpiresAt.After(now) {
-		s.mark(ctx, sid, false, s.cacheTTL)
-		return false, nil
+		s.mark(ctx, sid, Inactive, s.cacheTTL)
+		return Inactive, nil
 	}
 	if now.Sub(row.LastSeenTime) >= LastSeenEvery {
 		// Conditional, so replicas missing together write once.
@@ -489,32 +533,74 @@ func (s *Service) load(ctx context.Context, sid string) (bool, error) {
 			s.log.Warn("updating a session's last-seen time failed", "error", err)
 		}
 	}
-	s.mark(ctx, sid, true, min(s.cacheTTL, row.ExpiresAt.Sub(now)))
-	// A revocation committed between the read above and the mark would be
-	// hidden by the mark: look again, now that the mark is written.
-	revoked, err := s.client.SysSession.Query().
-		Where(syssession.SessionID(sid), syssession.RevokedAtNotNil()).
-		Exist(ctx)
+	st := stateOf(true, row.MustChangePassword)
+	s.mark(ctx, sid, st, min(s.cacheTTL, row.ExpiresAt.Sub(now)))
+	// A revocation (or a password change) committed between the read above
+	// and the mark would be hidden by the mark: look again, now that the
+	// mark is written.
+	again, err := s.client.SysSession.Query().
+		Where(syssession.SessionID(sid)).
+		Select(syssession.FieldRevokedAt, syssession.FieldMustChangePassword).
+		Only(ctx)
 	if err != nil {
 		_ = s.store.Delete(ctx, KeyPrefix+sid)
-		return false, fmt.Errorf("session: read: %w", err)
+		return Inactive, fmt.Errorf("session: read: %w", err)
 	}
-	if revoked {
-		s.mark(ctx, sid, false, s.cacheTTL)
-		return false, nil
+	if again.RevokedAt != nil {
+		s.mark(ctx, sid, Inactive, s.cacheTTL)
+		return Inactive, nil
 	}
-	return true, nil
+	if again.MustChangePassword != row.MustChangePassword {
+		// Changed meanwhile: leave it to the next request to cache.
+		_ = s.store.Delete(ctx, KeyPrefix+sid)
+		return stateOf(true, again.MustChangePassword), nil
+	}
+	return st, nil
+}
+
+// PasswordChanged lifts the password-change restriction from every session
+// of the user: the next request of each is a full session again.
+func (s *Service) PasswordChanged(ctx context.Context, userID int64) error {
+	now := s.clock()
+	sids, err := s.client.SysSession.Query().
+		Where(syssession.UserID(userID), syssession.MustChangePassword(true), syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(now)).
+		Select(syssession.FieldSessionID).
+		Strings(ctx)
+	if err != nil {
+		return fmt.Errorf("session: lift the password-change restriction of user %d: %w", userID, err)
+	}
+	if len(sids) == 0 {
+		return nil
+	}
+	if err := s.client.SysSession.Update().
+		Where(syssession.SessionIDIn(sids...)).
+		SetMustChangePassword(false).
+		Exec(ctx); err != nil {
+		return fmt.Errorf("session: lift the password-change restriction of user %d: %w", userID, err)
+	}
+	keys := make([]string, len(sids))
+	for i, sid := range sids {
+		keys[i] = KeyPrefix + sid
+	}
+	if err := s.store.Delete(ctx, keys...); err != nil {
+		// The restriction then lasts until the marks expire (CacheTTL).
+		s.log.Warn("clearing the cache of sessions after a password change failed", "error", err)
+	}
+	return nil
 }
 
 // mark caches an answer for sid (best effort: a lost mark is a later miss).
-func (s *Service) mark(ctx context.Context, sid string, active bool, ttl time.Duration) {
+func (s *Service) mark(ctx context.Context, sid string, st State, ttl time.Duration) {
 	if ttl <= 0 {
 		return
 	}
 	val := markRevoked
-	if active {
+	if st != Inactive {
 		val = make([]byte, activeMarkLen)
 		val[0] = markActiveByte
+		if st == PasswordChange {
+			val[0] = markPasswordByte
+		}
 		binary.BigEndian.PutUint64(val[1:], uint64(s.clock().Add(ttl).UnixMilli())) //nolint:gosec // a positive UnixMilli
 	}
 	if err := s.store.Set(ctx, KeyPrefix+sid, val, ttl); err != nil {
@@ -538,7 +624,7 @@ func (s *Service) forget(ctx context.Context, sids []string) error {
 		return fmt.Errorf("session: the sessions are revoked but their cache entries could not be cleared: %w", err)
 	}
 	for _, sid := range sids {
-		s.mark(ctx, sid, false, s.cacheTTL)
+		s.mark(ctx, sid, Inactive, s.cacheTTL)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/predicate"
+	"github.com/adminkernel/kernel/ent/schema"
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysposition"
@@ -533,7 +534,7 @@ func (s *Service) Create(ctx context.Context, who Caller, in AddInput) (*CreateO
 	if err != nil {
 		return nil, err
 	}
-	taken, err := s.d.Client.SysUser.Query().Where(sysuser.Account(account), sysuser.IsDelete(false)).Exist(ctx)
+	taken, err := s.d.Client.SysUser.Query().Where(sysuser.AccountNorm(schema.NormalizeAccount(account)), sysuser.IsDelete(false)).Exist(ctx)
 	if err != nil {
 		return nil, err
 	}
