@@ -19,7 +19,6 @@ package authn
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
@@ -52,10 +51,13 @@ type SessionStates interface {
 }
 
 // PasswordChangeRoutes are the routes (method and template) a session that
-// must change its password may still use besides the Token routes (logout).
+// must change its password may still use besides the Token routes (logout):
+// the change itself, the profile, and the password policy the change form
+// shows (it reveals nothing the 42019 answer would not).
 var PasswordChangeRoutes = map[string]bool{
-	"PUT /api/v1/personal/password": true,
-	"GET /api/v1/personal/profile":  true,
+	"PUT /api/v1/personal/password":          true,
+	"GET /api/v1/personal/profile":           true,
+	"GET /api/v1/sys/config/password-policy": true,
 }
 
 // Permissions reports whether a user holds a permission code
@@ -255,9 +257,7 @@ func (a *Authenticator) checkSession(c fiber.Ctx, claims token.Claims, passwordC
 	case session.PasswordChange:
 		if !passwordChange {
 			a.log.Debug("password change required", "user_id", claims.UserID, "method", c.Method(), "path", c.Path())
-			e := errcode.New(errcode.PasswordChangeRequired)
-			e.Status = http.StatusForbidden
-			return e
+			return errcode.New(errcode.PasswordChangeRequired)
 		}
 	}
 	return nil

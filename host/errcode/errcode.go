@@ -166,7 +166,7 @@ func StatusOf(code Code) int {
 	switch code {
 	case TokenInvalid:
 		return http.StatusUnauthorized
-	case NoPermission, ReauthRequired, CsrfInvalid:
+	case NoPermission, ReauthRequired, CsrfInvalid, PasswordChangeRequired:
 		return http.StatusForbidden
 	case TooManyRequests:
 		return http.StatusTooManyRequests
