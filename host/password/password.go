@@ -64,6 +64,9 @@ func (p *PBKDF2) WithLimits(l Limits) *PBKDF2 {
 // Iterations is the effective count new hashes use.
 func (p *PBKDF2) Iterations() int { return p.iterations }
 
+// Pool returns the hasher's pool (nil without one).
+func (p *PBKDF2) Pool() *Pool { return p.pool }
+
 // Stats returns the pool's counters (zero without a pool).
 func (p *PBKDF2) Stats() Stats {
 	if p.pool == nil {
