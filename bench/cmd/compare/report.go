@@ -71,9 +71,10 @@ type results struct {
 		AfterFirstRequestRSSKB int64 `json:"afterFirstRequestRssKb"`
 		AfterLoadHWMKB         int64 `json:"afterLoadHwmKb"`
 	} `json:"memory"`
-	GoBench     []goBench `json:"goBench,omitempty"`
-	GoBenchTime time.Time `json:"goBenchTime"`
-	Notes       []string  `json:"notes,omitempty"`
+	GoBench     []goBench  `json:"goBench,omitempty"`
+	GoBenchTime time.Time  `json:"goBenchTime"`
+	Notes       []string   `json:"notes,omitempty"`
+	Storm       []stormRun `json:"storm,omitempty"`
 }
 
 type machine struct {
@@ -376,6 +377,7 @@ func (r *results) markdown() string {
 		}
 		p("")
 	}
+	r.stormMarkdown(&b)
 	if len(r.Notes) > 0 {
 		p("## Notes")
 		p("")
