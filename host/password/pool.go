@@ -57,10 +57,15 @@ type Limits struct {
 	Log hclog.Logger
 }
 
-// DefaultConcurrency is GOMAXPROCS: PBKDF2 is pure CPU work, more hashes at
-// once than processors only lengthen each one (docs/benchmarks.md "Login
-// storm" for the measurement behind the choice).
-func DefaultConcurrency() int { return max(1, runtime.GOMAXPROCS(0)) }
+// DefaultConcurrency is GOMAXPROCS-1, at least 1. PBKDF2 is pure CPU work:
+// more hashes at once than processors only lengthen each one, and with
+// every processor hashing the rest of the API waits for Go's scheduler to
+// reach the network poller (on 2 CPUs the login storm cut ping throughput
+// to under 10 % of idle with a p99 near 30 ms at a pool of 2, against about
+// 55 % and under 10 ms at a pool of 1; docs/benchmarks.md "Login storm").
+// Keeping one processor free costs login throughput (one verification per
+// processor less), which the queue absorbs.
+func DefaultConcurrency() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
 // Stats are the pool's counters since start (GET /api/v1/sys/monitor/server,
 // passwordHashing).
@@ -75,8 +80,11 @@ type Stats struct {
 	// PeakRunning and PeakWaiting are the highest values seen.
 	PeakRunning int64 `json:"peakRunning"`
 	PeakWaiting int64 `json:"peakWaiting"`
-	// Completed counts the hashes computed.
-	Completed uint64 `json:"completed"`
+	// Completed counts the hashes computed; AvgHashMillis is a moving
+	// average of one computation's wall time (what Retry-After is
+	// estimated from).
+	Completed     uint64  `json:"completed"`
+	AvgHashMillis float64 `json:"avgHashMillis"`
 	// Rejected counts calls refused because the queue was full, TimedOut
 	// those refused after MaxWait in the queue, Abandoned those whose
 	// caller left while waiting. The three are answered HTTP 503.
@@ -236,6 +244,7 @@ func (p *Pool) Stats() Stats {
 		PeakRunning:   p.peakRunning.Load(),
 		PeakWaiting:   p.peakWaiting.Load(),
 		Completed:     p.completed.Load(),
+		AvgHashMillis: float64(p.avgNanos.Load()) / 1e6,
 		Rejected:      p.rejected.Load(),
 		TimedOut:      p.timedOut.Load(),
 		Abandoned:     p.abandoned.Load(),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,6 +89,10 @@ func TestPoolBoundsConcurrencyAndQueue(t *testing.T) {
 			}
 			want := password.Stats{Concurrency: tt.concurrency, QueueCapacity: tt.queue, MaxWaitMillis: time.Hour.Milliseconds(),
 				PeakRunning: int64(tt.concurrency), PeakWaiting: int64(tt.queue), Completed: uint64(tt.concurrency + tt.queue), Rejected: 1}
+			if s.AvgHashMillis <= 0 {
+				t.Errorf("avgHashMillis = %v after %d jobs", s.AvgHashMillis, s.Completed)
+			}
+			s.AvgHashMillis = 0
 			if s != want || g.ran.Load() != int64(tt.concurrency+tt.queue) {
 				t.Fatalf("stats = %+v (ran %d), want %+v", s, g.ran.Load(), want)
 			}
@@ -213,5 +218,16 @@ func TestPooledHashesMatchDirect(t *testing.T) {
 	// A malformed hash is reported without taking a slot.
 	if _, err := pooled.Verify("plain-text", "x"); !errors.Is(err, password.ErrMalformed) {
 		t.Fatalf("err = %v, want ErrMalformed", err)
+	}
+}
+
+func TestDefaultConcurrency(t *testing.T) {
+	want := max(1, runtime.GOMAXPROCS(0)-1)
+	if got := password.DefaultConcurrency(); got != want {
+		t.Fatalf("DefaultConcurrency() = %d, want GOMAXPROCS-1 (min 1) = %d", got, want)
+	}
+	if s := password.NewPool(password.Limits{Queue: -1}).Stats(); s.Concurrency != want || s.QueueCapacity != password.DefaultQueue ||
+		s.MaxWaitMillis != password.DefaultMaxWait.Milliseconds() {
+		t.Fatalf("defaults %+v", s)
 	}
 }
