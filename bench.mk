@@ -17,7 +17,7 @@ BENCH_OUT     ?= bench/out
 BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 1s
 # The plugin round trip benchmark lives in host/idp/pluginhost once it exists.
-BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host $(patsubst %,./%,$(wildcard host/idp/pluginhost))
+BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host ./host/password $(patsubst %,./%,$(wildcard host/idp/pluginhost))
 BENCHSTAT_VER ?= v0.0.0-20260908200009-22c9c6c9d4da
 BENCHSTAT     ?= $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
 # Extra flags for the comparison, e.g. COMPARE_FLAGS='-d 8s -rounds 3'.
