@@ -85,6 +85,9 @@ type Stats struct {
 	// estimated from).
 	Completed     uint64  `json:"completed"`
 	AvgHashMillis float64 `json:"avgHashMillis"`
+	// BusyMillis is the slots' total busy time (the sum of every
+	// computation's wall time).
+	BusyMillis int64 `json:"busyMillis"`
 	// Rejected counts calls refused because the queue was full, TimedOut
 	// those refused after MaxWait in the queue, Abandoned those whose
 	// caller left while waiting. The three are answered HTTP 503.
@@ -105,6 +108,7 @@ type Pool struct {
 	running, waiting         atomic.Int64
 	peakRunning, peakWaiting atomic.Int64
 	completed                atomic.Uint64
+	busyNanos                atomic.Int64
 	rejected, timedOut       atomic.Uint64
 	abandoned                atomic.Uint64
 	// avgNanos is a moving average of one computation's duration, for
@@ -149,6 +153,7 @@ func (p *Pool) Do(ctx context.Context, fn func()) error {
 	start := time.Now()
 	defer func() {
 		d := time.Since(start).Nanoseconds()
+		p.busyNanos.Add(d)
 		if avg := p.avgNanos.Load(); avg > 0 {
 			d = avg + (d-avg)/8
 		}
@@ -245,6 +250,7 @@ func (p *Pool) Stats() Stats {
 		PeakWaiting:   p.peakWaiting.Load(),
 		Completed:     p.completed.Load(),
 		AvgHashMillis: float64(p.avgNanos.Load()) / 1e6,
+		BusyMillis:    p.busyNanos.Load() / 1e6,
 		Rejected:      p.rejected.Load(),
 		TimedOut:      p.timedOut.Load(),
 		Abandoned:     p.abandoned.Load(),

@@ -92,7 +92,7 @@ func TestPoolBoundsConcurrencyAndQueue(t *testing.T) {
 			if s.AvgHashMillis <= 0 {
 				t.Errorf("avgHashMillis = %v after %d jobs", s.AvgHashMillis, s.Completed)
 			}
-			s.AvgHashMillis = 0
+			s.AvgHashMillis, s.BusyMillis = 0, 0
 			if s != want || g.ran.Load() != int64(tt.concurrency+tt.queue) {
 				t.Fatalf("stats = %+v (ran %d), want %+v", s, g.ran.Load(), want)
 			}

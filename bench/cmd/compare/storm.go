@@ -36,30 +36,49 @@ type stormRun struct {
 	LimitGOMAXPROCS float64 `json:"limitGomaxprocsPerSec"`
 	LimitPool       float64 `json:"limitPoolPerSec"`
 	// LimitObserved is pool × 1/(the server's mean hash time during the
-	// storm): the limit at the CPU share the server actually had.
-	LimitObserved   float64 `json:"limitObservedPerSec"`
-	Idle            httpRun `json:"idle"`
-	Storm           httpRun `json:"storm"`
-	Logins          int64   `json:"logins"`
-	LoginsPerSec    float64 `json:"loginsPerSec"`
-	LoginP50Ms      float64 `json:"loginP50Ms"`
-	LoginP99Ms      float64 `json:"loginP99Ms"`
-	Refused         int64   `json:"refused503"`
-	RefusedBadShape int64   `json:"refusedWithoutRetryAfterOr40008"`
-	OtherErrors     int64   `json:"otherErrors"`
-	FirstError      string  `json:"firstError,omitempty"`
-	Pool            struct {
-		Concurrency int     `json:"concurrency"`
-		Queue       int     `json:"queueCapacity"`
-		PeakRunning int64   `json:"peakRunning"`
-		PeakWaiting int64   `json:"peakWaiting"`
-		Completed   uint64  `json:"completed"`
-		AvgHashMs   float64 `json:"avgHashMillis"`
-		Rejected    uint64  `json:"rejected"`
-		TimedOut    uint64  `json:"timedOut"`
-	} `json:"pool"`
-	LoadBefore string `json:"loadAvgBefore"`
-	LoadAfter  string `json:"loadAvgAfter"`
+	// measured window, from the pool's busy time and completed count):
+	// the limit at the CPU share the server actually had.
+	LimitObserved   float64   `json:"limitObservedPerSec"`
+	WindowHashMs    float64   `json:"windowHashMillis"`
+	WindowHashes    uint64    `json:"windowHashes"`
+	Idle            httpRun   `json:"idle"`
+	Storm           httpRun   `json:"storm"`
+	Logins          int64     `json:"logins"`
+	LoginsPerSec    float64   `json:"loginsPerSec"`
+	LoginP50Ms      float64   `json:"loginP50Ms"`
+	LoginP99Ms      float64   `json:"loginP99Ms"`
+	Refused         int64     `json:"refused503"`
+	RefusedBadShape int64     `json:"refusedWithoutRetryAfterOr40008"`
+	OtherErrors     int64     `json:"otherErrors"`
+	FirstError      string    `json:"firstError,omitempty"`
+	Pool            poolStats `json:"pool"`
+	LoadBefore      string    `json:"loadAvgBefore"`
+	LoadAfter       string    `json:"loadAvgAfter"`
+}
+
+// poolStats is the part of the snapshot's passwordHashing the storm reads.
+type poolStats struct {
+	Concurrency int     `json:"concurrency"`
+	Queue       int     `json:"queueCapacity"`
+	PeakRunning int64   `json:"peakRunning"`
+	PeakWaiting int64   `json:"peakWaiting"`
+	Completed   uint64  `json:"completed"`
+	AvgHashMs   float64 `json:"avgHashMillis"`
+	BusyMs      int64   `json:"busyMillis"`
+	Rejected    uint64  `json:"rejected"`
+	TimedOut    uint64  `json:"timedOut"`
+}
+
+// snapshotPool reads passwordHashing from the server snapshot (zero on
+// failure).
+func snapshotPool(ctx context.Context, a *api, admin string) poolStats {
+	var snap struct {
+		PasswordHashing poolStats `json:"passwordHashing"`
+	}
+	if rep, err := a.do(ctx, http.MethodGet, "/api/v1/sys/monitor/server", admin, nil); err == nil {
+		_ = json.Unmarshal(rep.Data, &snap)
+	}
+	return snap.PasswordHashing
 }
 
 // stormPools parses -storm-pools ("0,1,2").
@@ -217,16 +236,27 @@ func (r *runner) storm(ctx context.Context, poolSize int) (stormRun, error) {
 	case <-time.After(3 * time.Second):
 	}
 	cfg := ping
+	first := make(chan poolStats, 1)
 	cfg.OnMeasure = func(start bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if start {
 			from = time.Now()
+			// The snapshot takes 500 ms; so does the one at the end, so
+			// the two bracket a span as long as the window.
+			go func() { first <- snapshotPool(ctx, a, admin) }()
 		} else {
 			to = time.Now()
 		}
 	}
 	run.Storm, err = r.measure(ctx, fmt.Sprintf("storm: ping (user) while %d clients log in", r.o.stormClients), k, 0, cfg)
+	if err == nil {
+		s0, s1 := <-first, snapshotPool(ctx, a, admin)
+		if s1.Completed > s0.Completed {
+			run.WindowHashes = s1.Completed - s0.Completed
+			run.WindowHashMs = float64(s1.BusyMs-s0.BusyMs) / float64(run.WindowHashes)
+		}
+	}
 	stop()
 	wg.Wait()
 	if err != nil {
@@ -246,19 +276,13 @@ func (r *runner) storm(ctx context.Context, poolSize int) (stormRun, error) {
 	// Again after the storm: the verify time is the mean of the two medians.
 	after := pbkdf2Loop(ctx, h, hash, 1, 2*time.Second)
 	run.VerifyMs = (before.P50Ms + after.P50Ms) / 2
-	var snap struct {
-		PasswordHashing json.RawMessage `json:"passwordHashing"`
-	}
-	rep, err := a.do(ctx, http.MethodGet, "/api/v1/sys/monitor/server", admin, nil)
-	if err == nil && json.Unmarshal(rep.Data, &snap) == nil && len(snap.PasswordHashing) > 0 {
-		_ = json.Unmarshal(snap.PasswordHashing, &run.Pool)
-	}
+	run.Pool = snapshotPool(ctx, a, admin)
 	if run.VerifyMs > 0 {
 		run.LimitGOMAXPROCS = float64(run.GOMAXPROCS) * 1000 / run.VerifyMs
 		run.LimitPool = float64(run.Pool.Concurrency) * 1000 / run.VerifyMs
 	}
-	if run.Pool.AvgHashMs > 0 {
-		run.LimitObserved = float64(run.Pool.Concurrency) * 1000 / run.Pool.AvgHashMs
+	if run.WindowHashMs > 0 {
+		run.LimitObserved = float64(run.Pool.Concurrency) * 1000 / run.WindowHashMs
 	}
 	run.LoadAfter = loadAvg()
 	logf("storm: pool %d: ping idle %.0f/s p99 %.1f ms; storm %.0f/s p99 %.1f ms; logins %.1f/s (pool limit %.1f/s, GOMAXPROCS limit %.1f/s), %d refused",
@@ -307,7 +331,7 @@ func (r *results) stormMarkdown(b *bytes.Buffer) {
 	p("a refused client waits `Retry-After`, at most 2 s, unless `-storm-rude`). Login throughput counts the successful")
 	p("logins inside the ping's measured window. Limits: pool × 1/verify and GOMAXPROCS × 1/verify, with the verify")
 	p("time measured in the load generator (one goroutine, 2 s before and 2 s after the storm, mean of the medians);")
-	p("observed: pool × 1/(the server's mean hash time during the storm, from the monitor snapshot). Targets on")
+	p("observed: pool × 1/(the server's mean hash time in the window: busy time ÷ hashes, from two monitor snapshots). Targets on")
 	p("2 CPUs: storm ping p99 ≤ 25 ms and ≥ 50 %% of idle req/s; logins within 10 %% of the pool limit.")
 	p("")
 	p("| pool | verify ms | ping idle req/s | idle p99 ms | storm req/s | storm p99 ms | storm ÷ idle | logins/s | pool limit/s | ÷ pool limit | server hash ms | ÷ observed limit | GOMAXPROCS limit/s | login p50 / p99 ms | 503s | peak running / waiting | load before / after |")
@@ -316,7 +340,7 @@ func (r *results) stormMarkdown(b *bytes.Buffer) {
 		p("| %d | %.1f | %.0f | %.1f | %.0f | %.1f | %.2f | %.1f | %.1f | %.2f | %.1f | %.2f | %.1f | %.0f / %.0f | %d | %d / %d | %s / %s |",
 			s.Pool.Concurrency, s.VerifyMs, s.Idle.RPS, s.Idle.P99Us/1e3, s.Storm.RPS, s.Storm.P99Us/1e3,
 			safeDiv(s.Storm.RPS, s.Idle.RPS), s.LoginsPerSec, s.LimitPool, safeDiv(s.LoginsPerSec, s.LimitPool),
-			s.Pool.AvgHashMs, safeDiv(s.LoginsPerSec, s.LimitObserved), s.LimitGOMAXPROCS,
+			s.WindowHashMs, safeDiv(s.LoginsPerSec, s.LimitObserved), s.LimitGOMAXPROCS,
 			s.LoginP50Ms, s.LoginP99Ms, s.Refused, s.Pool.PeakRunning, s.Pool.PeakWaiting, s.LoadBefore, s.LoadAfter)
 	}
 	for _, s := range r.Storm {
