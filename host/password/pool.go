@@ -88,8 +88,9 @@ type Stats struct {
 	// BusyMillis is the slots' total busy time (the sum of every
 	// computation's wall time).
 	BusyMillis int64 `json:"busyMillis"`
-	// Rejected counts calls refused because the queue was full, TimedOut
-	// those refused after MaxWait in the queue, Abandoned those whose
+	// Rejected counts calls refused at once (the queue was full, or the
+	// expected wait was beyond MaxWait), TimedOut those refused after
+	// MaxWait in the queue, Abandoned those whose
 	// caller left while waiting. The three are answered HTTP 503.
 	Rejected  uint64 `json:"rejected"`
 	TimedOut  uint64 `json:"timedOut"`
@@ -138,8 +139,9 @@ func NewPool(l Limits) *Pool {
 }
 
 // Do runs fn once a slot is free. It returns without running fn when the
-// queue is full, when the wait reaches MaxWait (both Refused, cause
-// ErrBusy) or when ctx ends while waiting (Refused, cause ErrAbandoned and
+// queue is full, when the caller's expected wait (its place in the queue ×
+// the mean computation time ÷ Concurrency) is beyond MaxWait, when the wait
+// reaches MaxWait (all three Refused, cause ErrBusy) or when ctx ends while waiting (Refused, cause ErrAbandoned and
 // ctx's error). A function that has started always runs to its end.
 func (p *Pool) Do(ctx context.Context, fn func()) error {
 	select {
@@ -175,6 +177,13 @@ func (p *Pool) wait(ctx context.Context) error {
 		p.waiting.Add(-1)
 		p.rejected.Add(1)
 		return p.refuse(ErrBusy, "queue full")
+	}
+	// A place whose expected wait (its rank × the mean hash time ÷ the
+	// slots) is beyond MaxWait would only time out: refuse it now.
+	if avg := time.Duration(p.avgNanos.Load()); avg > 0 && time.Duration(n)*avg/time.Duration(cap(p.slots)) > p.maxWait {
+		p.waiting.Add(-1)
+		p.rejected.Add(1)
+		return p.refuse(ErrBusy, "expected wait beyond the maximum")
 	}
 	raise(&p.peakWaiting, n)
 	defer p.waiting.Add(-1)

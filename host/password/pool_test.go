@@ -231,3 +231,42 @@ func TestDefaultConcurrency(t *testing.T) {
 		t.Fatalf("defaults %+v", s)
 	}
 }
+
+// TestPoolRefusesExpectedWaitBeyondMax: once the mean computation time is
+// known, a caller whose place in the queue would wait longer than MaxWait is
+// refused at once instead of timing out later.
+func TestPoolRefusesExpectedWaitBeyondMax(t *testing.T) {
+	const maxWait = 2 * time.Second
+	p := password.NewPool(password.Limits{Concurrency: 1, Queue: 100, MaxWait: maxWait})
+	if err := p.Do(context.Background(), func() { time.Sleep(600 * time.Millisecond) }); err != nil {
+		t.Fatal(err)
+	}
+	avg := time.Duration(p.Stats().AvgHashMillis * float64(time.Millisecond))
+	if avg < 600*time.Millisecond {
+		t.Fatalf("avgHashMillis = %v after a 600 ms job", avg)
+	}
+	admit := int(maxWait / avg) // places 1..admit expect at most MaxWait
+	g := newGate()
+	done := make(chan error, 1)
+	go func() { done <- p.Do(context.Background(), g.job) }()
+	poll.Until(t, 10*time.Second, "slot taken", func() bool { return p.Stats().Running == 1 })
+	var wg sync.WaitGroup
+	for i := 1; i <= admit; i++ {
+		wg.Go(func() {
+			if err := p.Do(context.Background(), func() {}); err != nil {
+				t.Errorf("place %d of %d refused: %v", i, admit, err)
+			}
+		})
+		poll.Until(t, 10*time.Second, "caller queued", func() bool { return p.Stats().Waiting == int64(i) })
+	}
+	// The next place would wait (admit+1) × avg > MaxWait: refused at once.
+	wantRefusal(t, p.Do(context.Background(), g.job), password.ErrBusy)
+	if s := p.Stats(); s.Rejected != 1 || s.TimedOut != 0 || s.Waiting != int64(admit) {
+		t.Fatalf("stats %+v, want 1 rejected and %d waiting", s, admit)
+	}
+	close(g.release)
+	wg.Wait()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
