@@ -91,6 +91,7 @@ func newResults(ctx context.Context, o options) *results {
 	r.Options = map[string]any{
 		"duration": o.duration.String(), "warmup": o.warmup.String(), "connections": o.conns,
 		"loginConnections": o.loginConns, "rounds": o.rounds, "client": o.client, "gomaxprocs": o.gomaxprocs,
+		"stormClients": o.stormClients, "stormPools": o.stormPools, "stormRude": o.stormRude,
 	}
 	return r
 }
