@@ -200,6 +200,19 @@ func (r *results) targets() []target {
 	} else {
 		ts = append(ts, target{"password login vs one PBKDF2 verify", "—", "≤ 1.1×", "not measured", ""})
 	}
+	for _, st := range r.Storm {
+		if st.PoolSetting != 0 {
+			continue // the targets are about the default pool
+		}
+		src := fmt.Sprintf("storm, pool %d", st.Pool.Concurrency)
+		ratio := safeDiv(st.Storm.RPS, st.Idle.RPS)
+		ts = append(ts,
+			target{"ping p99 during a login storm", fmt.Sprintf("%.1f ms", st.Storm.P99Us/1e3), "≤ 25 ms", status(st.Storm.P99Us > 0 && st.Storm.P99Us <= 25000), src},
+			target{"ping throughput during a login storm vs idle", fmt.Sprintf("%.2f (%.0f vs %.0f req/s)", ratio, st.Storm.RPS, st.Idle.RPS), "≥ 0.5", status(ratio >= 0.5), src},
+			target{"logins/s vs the pool's PBKDF2 limit (idle verify time; observed hash time)",
+				fmt.Sprintf("%.2f; %.2f (%.1f/s vs %.1f/s; %.1f/s)", safeDiv(st.LoginsPerSec, st.LimitPool), safeDiv(st.LoginsPerSec, st.LimitObserved),
+					st.LoginsPerSec, st.LimitPool, st.LimitObserved), "≥ 0.9", status(safeDiv(st.LoginsPerSec, st.LimitPool) >= 0.9), src})
+	}
 	oidc, plugin := (*httpRun)(nil), (*httpRun)(nil)
 	for i := range r.Authorize {
 		a := &r.Authorize[i]

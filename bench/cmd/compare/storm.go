@@ -366,6 +366,13 @@ func (r *results) writeStorm(dir string) error {
 	fmt.Fprintf(&b, "# Login storm\n\n%s — %d CPUs (%s), Linux %s, %s, commit %s. Load average before/after: %s / %s.\n\n",
 		r.Date.Format("2006-01-02 15:04 MST"), r.Machine.CPUs, r.Machine.Model, r.Machine.Kernel, r.Machine.GoVersion,
 		r.Machine.Commit, r.LoadBefore, r.LoadAfter)
+	fmt.Fprintf(&b, "| target | measured | goal | status | source |\n|---|---|---|---|---|\n")
+	for _, t := range r.targets() {
+		if strings.HasPrefix(t.Source, "storm") {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.What, t.Measured, t.Goal, t.Status, t.Source)
+		}
+	}
+	b.WriteString("\n")
 	r.stormMarkdown(&b)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "- %s\n", n)
