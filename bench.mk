@@ -6,7 +6,9 @@
 # counts) into bench/out/go-bench.txt, summarises them with benchstat when it
 # can be fetched, then runs the HTTP comparison (bench/cmd/compare: bare Fiber
 # vs the kernel on loopback, login vs PBKDF2, authorize redirects, start time,
-# idle RSS), which writes bench/out/report.md and bench/out/results.json.
+# idle RSS, and the login storm), which writes bench/out/report.md and
+# bench/out/results.json. `make bench-storm` runs the login storm alone
+# (bench/out/storm.md, storm.json).
 # Needs Redis on 127.0.0.1:6379 (or ADMINKERNEL_TEST_REDIS); bash (the
 # Makefile's SHELL) for pipefail.
 
@@ -15,13 +17,15 @@ BENCH_OUT     ?= bench/out
 BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 1s
 # The plugin round trip benchmark lives in host/idp/pluginhost once it exists.
-BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host $(patsubst %,./%,$(wildcard host/idp/pluginhost))
+BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host ./host/password $(patsubst %,./%,$(wildcard host/idp/pluginhost))
 BENCHSTAT_VER ?= v0.0.0-20260908200009-22c9c6c9d4da
 BENCHSTAT     ?= $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
 # Extra flags for the comparison, e.g. COMPARE_FLAGS='-d 8s -rounds 3'.
 COMPARE_FLAGS ?=
+# Extra flags for the login storm, e.g. STORM_FLAGS='-storm-pools 1,2 -d 8s'.
+STORM_FLAGS ?=
 
-.PHONY: bench bench-go bench-http
+.PHONY: bench bench-go bench-http bench-storm
 
 bench: bench-go bench-http ## Go benchmarks and the HTTP comparison; report in bench/out/report.md
 
@@ -35,5 +39,8 @@ bench-go: ## Go benchmarks only (bench/out/go-bench.txt, benchstat.txt)
 		echo "benchstat unavailable (see $(BENCH_OUT)/benchstat.txt); raw figures in $(BENCH_OUT)/go-bench.txt"; \
 	fi
 
-bench-http: ## HTTP comparison only (bench/out/report.md)
+bench-http: ## HTTP comparison and the login storm (bench/out/report.md)
 	$(GO) run ./bench/cmd/compare -out $(BENCH_OUT) $(COMPARE_FLAGS)
+
+bench-storm: ## Login storm alone: pings while 200 clients log in (bench/out/storm.md)
+	$(GO) run ./bench/cmd/compare -out $(BENCH_OUT) -only storm $(STORM_FLAGS)

@@ -185,6 +185,15 @@ type Captcha struct {
 // Password is `Service:Security:Password`.
 type Password struct {
 	Pbkdf2Iterations int `koanf:"Pbkdf2Iterations"`
+	// HashConcurrency is the number of PBKDF2 computations (login checks,
+	// password changes and resets, new accounts) run at once; 0 (default)
+	// means GOMAXPROCS. Further ones wait in a queue of HashQueue callers
+	// (default 64, 0 = no waiting) for at most HashMaxWaitMillis (default
+	// 3000); beyond either bound the request is answered HTTP 503 / 40008
+	// with Retry-After (docs/security.md, Passwords).
+	HashConcurrency   int `koanf:"HashConcurrency"`
+	HashQueue         int `koanf:"HashQueue"`
+	HashMaxWaitMillis int `koanf:"HashMaxWaitMillis"`
 }
 
 // MinPbkdf2Iterations is the effective floor of Pbkdf2Iterations.
@@ -427,7 +436,7 @@ func Defaults() Config {
 			Seed: Seed{AdminAccount: "superAdmin"},
 			Security: Security{
 				Captcha:  Captcha{MaxPending: 100000},
-				Password: Password{Pbkdf2Iterations: 600000},
+				Password: Password{Pbkdf2Iterations: 600000, HashQueue: 64, HashMaxWaitMillis: 3000},
 				Jwt:      Jwt{Issuer: "AdminKernel", ClockSkewSeconds: 30},
 				Session:  Session{RefreshGraceSeconds: 10},
 				Sms:      Sms{Sender: "Log"},

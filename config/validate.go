@@ -78,6 +78,9 @@ func (c *Config) Validate() error {
 	atLeast(&p, "Service:Logging:OpLog:ParamMaxChars", s.Logging.OpLog.ParamMaxChars, 1)
 	atLeast(&p, "Service:ExternalAuth:MaxPendingStates", s.ExternalAuth.MaxPendingStates, 1)
 	atLeast(&p, "Service:Security:Captcha:MaxPending", s.Security.Captcha.MaxPending, 1)
+	atLeast(&p, "Service:Security:Password:HashConcurrency", s.Security.Password.HashConcurrency, 0)
+	atLeast(&p, "Service:Security:Password:HashQueue", s.Security.Password.HashQueue, 0)
+	atLeast(&p, "Service:Security:Password:HashMaxWaitMillis", s.Security.Password.HashMaxWaitMillis, 1)
 	if w := s.Snowflake.WorkerID; w < 0 || w > 63 {
 		p.add("Service:Snowflake:WorkerId %d is out of range 0..63", w)
 	}

@@ -135,11 +135,25 @@ func TestValidate(t *testing.T) {
 			want:   []string{"Service:Snowflake:WorkerId 64 is out of range 0..63"},
 		},
 		{
+			name: "password hashing pool",
+			mutate: func(c *Config) {
+				c.Service.Security.Password.HashConcurrency = -1
+				c.Service.Security.Password.HashQueue = -1
+				c.Service.Security.Password.HashMaxWaitMillis = 0
+			},
+			want: []string{"Service:Security:Password:HashConcurrency -1 must be at least 0",
+				"Service:Security:Password:HashQueue -1 must be at least 0",
+				"Service:Security:Password:HashMaxWaitMillis 0 must be at least 1"},
+		},
+		{
 			name: "ranges at the limits are valid",
 			mutate: func(c *Config) {
 				c.Service.Snowflake.WorkerID = 63
 				c.Service.Cache.MemoryEntryLimit = 0
 				c.Service.Cache.MaxEntryMinutes = 0
+				c.Service.Security.Password.HashConcurrency = 0
+				c.Service.Security.Password.HashQueue = 0
+				c.Service.Security.Password.HashMaxWaitMillis = 1
 			},
 		},
 		{

@@ -97,7 +97,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Config:    cfg,
 		Store:     store,
 		Settings:  k.settings,
-		Hasher:    password.New(cfg.Service.Security.Password.EffectiveIterations()),
+		Hasher:    hasher(cfg, k.logs.For("AdminKernel.Password")),
 		Sessions:  k.sessions,
 		Tokens:    k.tokens,
 		Captcha:   captchas,
@@ -156,3 +156,15 @@ func (k *Kernel) Auth() *auth.Service { return k.auth }
 
 // Cache returns the cache.
 func (k *Kernel) Cache() cache.Store { return k.store }
+
+// hasher is the password hasher of the requests, with its bounded pool
+// (Service:Security:Password:Hash*; docs/security.md, Passwords).
+func hasher(cfg *config.Config, log hclog.Logger) *password.PBKDF2 {
+	pw := cfg.Service.Security.Password
+	return password.New(pw.EffectiveIterations()).WithLimits(password.Limits{
+		Concurrency: pw.HashConcurrency,
+		Queue:       pw.HashQueue,
+		MaxWait:     time.Duration(pw.HashMaxWaitMillis) * time.Millisecond,
+		Log:         log,
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysposition"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/password"
 )
 
 // Profile is the contract's UserProfile.
@@ -217,7 +218,10 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if len(in.OldPassword) > maxPasswordLen {
 		return s.recordFailure(ctx, lock, policy)
 	}
-	ok, err := s.Hasher.Verify(u.PasswordHash, in.OldPassword)
+	ok, err := s.Hasher.VerifyContext(ctx, u.PasswordHash, in.OldPassword)
+	if password.Refused(err) {
+		return err // the hashing pool is full: no failure counted
+	}
 	if err != nil || !ok {
 		return s.recordFailure(ctx, lock, policy)
 	}
@@ -236,7 +240,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	} else if history > 0 && in.NewPassword == in.OldPassword {
 		return errcode.New(errcode.PasswordReused)
 	}
-	hash, err := s.Hasher.Hash(in.NewPassword)
+	hash, err := s.Hasher.HashContext(ctx, in.NewPassword)
 	if err != nil {
 		return err
 	}

@@ -297,7 +297,12 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 		hash = u.PasswordHash
 		*userID = &u.ID
 	}
-	ok, verr := s.Hasher.Verify(hash, in.Password)
+	ok, verr := s.Hasher.VerifyContext(ctx, hash, in.Password)
+	if password.Refused(verr) {
+		// The hashing pool is saturated (503): no answer about the
+		// password, so no failure is counted.
+		return nil, verr
+	}
 	if u == nil || verr != nil || !ok {
 		if verr != nil && u != nil {
 			s.Log.Warn("stored password hash is unreadable", "user_id", u.ID, "error", verr)
@@ -320,7 +325,7 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 // rehash recomputes an old hash with the configured count; a failure only
 // postpones it to the next login.
 func (s *Service) rehash(ctx context.Context, u *ent.SysUser, plain string) {
-	h, err := s.Hasher.Hash(plain)
+	h, err := s.Hasher.HashContext(ctx, plain)
 	if err == nil {
 		err = s.Client.SysUser.UpdateOneID(u.ID).Where(sysuser.PasswordHash(u.PasswordHash)).SetPasswordHash(h).Exec(ctx)
 	}

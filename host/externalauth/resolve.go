@@ -158,7 +158,7 @@ func (s *Service) provision(ctx context.Context, code string, id identity, sw Pr
 	if err != nil {
 		return nil, err
 	}
-	hash, err := s.Hasher.Hash(plain)
+	hash, err := s.Hasher.HashContext(ctx, plain)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ type TokenIssuer interface {
 // PasswordHasher hashes the random placeholder password of provisioned
 // accounts (*password.PBKDF2).
 type PasswordHasher interface {
-	Hash(plain string) (string, error)
+	HashContext(ctx context.Context, plain string) (string, error)
 }
 
 // Options are the collaborators of the Service.

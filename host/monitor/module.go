@@ -5,6 +5,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
 )
@@ -24,17 +25,24 @@ func Module() module.Module {
 	return module.Module{Name: Name, Menus: menus, Routes: routes}
 }
 
-func routes(_ *module.Deps, api *route.Group) error {
-	api.Get("/sys/monitor/server", route.Permission, server).Doc("Server snapshot", nil, ServerInfo{})
+func routes(d *module.Deps, api *route.Group) error {
+	api.Get("/sys/monitor/server", route.Permission, server(d.Hasher)).Doc("Server snapshot", nil, ServerInfo{})
 	return nil
 }
 
-// server answers the snapshot; the 500 ms sampling wait ends early (with
-// the context's error) when the request's context is cancelled.
-func server(c fiber.Ctx) error {
-	info, err := Snapshot(c.Context())
-	if err != nil {
-		return err
+// server answers the snapshot, with the password hashing pool's counters;
+// the 500 ms sampling wait ends early (with the context's error) when the
+// request's context is cancelled.
+func server(h *password.PBKDF2) fiber.Handler {
+	return func(c fiber.Ctx) error {
+		info, err := Snapshot(c.Context())
+		if err != nil {
+			return err
+		}
+		if h != nil {
+			s := h.Stats()
+			info.PasswordHashing = &s
+		}
+		return envelope.OK(c, info)
 	}
-	return envelope.OK(c, info)
 }

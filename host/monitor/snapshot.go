@@ -19,6 +19,8 @@ import (
 	"github.com/shirou/gopsutil/v4/host"
 	"github.com/shirou/gopsutil/v4/mem"
 	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/adminkernel/kernel/host/password"
 )
 
 // CPUWindow is the CPU sampling window (spec, Limits).
@@ -38,6 +40,10 @@ type ServerInfo struct {
 	TotalAvailableMemoryBytes int64      `json:"totalAvailableMemoryBytes"`
 	ThreadCount               int        `json:"threadCount"`
 	Disks                     []DiskInfo `json:"disks"`
+	// PasswordHashing (a kernel addition) is the password hashing pool:
+	// its limits, its load now and since start, and the logins and
+	// password changes it refused with 503 (docs/security.md, Passwords).
+	PasswordHashing *password.Stats `json:"passwordHashing,omitempty"`
 }
 
 // DiskInfo is one mounted filesystem.

@@ -4,9 +4,8 @@
 package password
 
 import (
-	"crypto/pbkdf2"
+	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -37,14 +36,18 @@ const (
 var ErrMalformed = errors.New("malformed password hash")
 
 // PBKDF2 hashes with a fixed iteration count; its NeedsRehash reports hashes
-// made with another count.
+// made with another count. With a pool (WithLimits) every PBKDF2
+// computation waits for one of the pool's slots, so a login storm cannot
+// take every CPU; without one (New) it computes in the caller's goroutine.
 type PBKDF2 struct {
 	iterations int
+	pool       *Pool
 }
 
 var _ Hasher = (*PBKDF2)(nil)
 
-// New returns a hasher; counts below 100000 are raised to 100000.
+// New returns a hasher without a pool; counts below 100000 are raised to
+// 100000.
 func New(iterations int) *PBKDF2 {
 	if iterations < MinIterations {
 		iterations = MinIterations
@@ -52,31 +55,73 @@ func New(iterations int) *PBKDF2 {
 	return &PBKDF2{iterations: iterations}
 }
 
+// WithLimits returns a copy of p whose computations run on a new pool with
+// the given limits.
+func (p *PBKDF2) WithLimits(l Limits) *PBKDF2 {
+	return &PBKDF2{iterations: p.iterations, pool: NewPool(l)}
+}
+
 // Iterations is the effective count new hashes use.
 func (p *PBKDF2) Iterations() int { return p.iterations }
 
-// Hash returns "pbkdf2-sha256$<iterations>$<salt>$<key>" (base64, no padding).
+// Pool returns the hasher's pool (nil without one).
+func (p *PBKDF2) Pool() *Pool { return p.pool }
+
+// Stats returns the pool's counters (zero without a pool).
+func (p *PBKDF2) Stats() Stats {
+	if p.pool == nil {
+		return Stats{}
+	}
+	return p.pool.Stats()
+}
+
+// run computes fn on the pool, or directly without one.
+func (p *PBKDF2) run(ctx context.Context, fn func()) error {
+	if p.pool == nil {
+		fn()
+		return nil
+	}
+	return p.pool.Do(ctx, fn)
+}
+
+// Hash is HashContext without a caller context (the wait is still bounded
+// by the pool's queue and MaxWait).
 func (p *PBKDF2) Hash(plain string) (string, error) {
+	return p.HashContext(context.Background(), plain)
+}
+
+// HashContext returns "pbkdf2-sha256$<iterations>$<salt>$<key>" (base64,
+// no padding). With a pool it may be refused (Refused(err)) without
+// hashing.
+func (p *PBKDF2) HashContext(ctx context.Context, plain string) (string, error) {
 	salt := make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	key, err := pbkdf2.Key(sha256.New, plain, salt, p.iterations, keyLen)
-	if err != nil {
+	var k []byte
+	if err := p.run(ctx, func() { k = key(plain, salt, p.iterations, keyLen) }); err != nil {
 		return "", err
 	}
 	enc := base64.RawStdEncoding
-	return scheme + "$" + strconv.Itoa(p.iterations) + "$" + enc.EncodeToString(salt) + "$" + enc.EncodeToString(key), nil
+	return scheme + "$" + strconv.Itoa(p.iterations) + "$" + enc.EncodeToString(salt) + "$" + enc.EncodeToString(k), nil
 }
 
-// Verify checks plain against a stored hash in constant time.
+// Verify is VerifyContext without a caller context.
 func (p *PBKDF2) Verify(hash, plain string) (bool, error) {
+	return p.VerifyContext(context.Background(), hash, plain)
+}
+
+// VerifyContext checks plain against a stored hash in constant time. A
+// malformed hash is reported without waiting for the pool; with a pool the
+// check may be refused (Refused(err)), which says nothing about the
+// password.
+func (p *PBKDF2) VerifyContext(ctx context.Context, hash, plain string) (bool, error) {
 	iter, salt, want, err := parse(hash)
 	if err != nil {
 		return false, err
 	}
-	got, err := pbkdf2.Key(sha256.New, plain, salt, iter, len(want))
-	if err != nil {
+	var got []byte
+	if err := p.run(ctx, func() { got = key(plain, salt, iter, len(want)) }); err != nil {
 		return false, err
 	}
 	return subtle.ConstantTimeCompare(got, want) == 1, nil

@@ -554,7 +554,7 @@ func (s *Service) Create(ctx context.Context, who Caller, in AddInput) (*CreateO
 	if err != nil {
 		return nil, err
 	}
-	hash, err := s.d.Hasher.Hash(plain)
+	hash, err := s.d.Hasher.HashContext(ctx, plain)
 	if err != nil {
 		return nil, err
 	}
@@ -819,7 +819,7 @@ func (s *Service) ResetPassword(ctx context.Context, who Caller, id int64, in Pa
 	if err != nil {
 		return "", err
 	}
-	hash, err := s.d.Hasher.Hash(plain)
+	hash, err := s.d.Hasher.HashContext(ctx, plain)
 	if err != nil {
 		return "", err
 	}

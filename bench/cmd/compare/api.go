@@ -157,7 +157,7 @@ func (a *api) createPermissionUser(ctx context.Context, adminToken, account, pw 
 	_, err = a.do(ctx, http.MethodPost, "/api/v1/sys/user", adminToken, map[string]any{
 		"account": account, "password": pw, "name": "Bench User", "orgId": 1, "roleIds": []int64{1},
 	})
-	if err != nil && !strings.Contains(err.Error(), "exist") {
+	if err != nil && !strings.Contains(err.Error(), "code 42006") { // AccountExists: a restart on the same database
 		return fmt.Errorf("creating %s: %w", account, err)
 	}
 	return nil

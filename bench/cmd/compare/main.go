@@ -66,6 +66,11 @@ type options struct {
 	iterations int
 	keep       bool
 	skipBuild  bool
+	// only "storm" runs the login storm alone (bench-storm).
+	only         string
+	stormClients int
+	stormPools   string
+	stormRude    bool
 }
 
 func main() {
@@ -85,7 +90,19 @@ func main() {
 	flag.IntVar(&o.iterations, "iterations", 0, "Service:Security:Password:Pbkdf2Iterations (0: the kernel default)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary content root")
 	flag.BoolVar(&o.skipBuild, "skip-build", false, "use the binaries already in <out>/bin")
+	flag.StringVar(&o.only, "only", "", `"storm": run only the login storm (report in <out>/storm.md)`)
+	flag.IntVar(&o.stormClients, "storm-clients", 200, "clients logging in continuously during the login storm")
+	flag.StringVar(&o.stormPools, "storm-pools", "0", "comma-separated Service:Security:Password:HashConcurrency values, one storm each (0: the kernel's default)")
+	flag.BoolVar(&o.stormRude, "storm-rude", false, "storm clients retry a 503 at once instead of waiting Retry-After")
 	flag.Parse()
+	if o.only != "" && o.only != "storm" {
+		fmt.Fprintln(os.Stderr, `compare: -only accepts "storm"`)
+		os.Exit(2)
+	}
+	if o.stormClients < 1 || o.stormClients > 1000 {
+		fmt.Fprintln(os.Stderr, "compare: -storm-clients must be in 1..1000")
+		os.Exit(2)
+	}
 	if o.duration <= 0 || o.duration > 10*time.Second {
 		fmt.Fprintln(os.Stderr, "compare: -d must be in (0, 10s]")
 		os.Exit(2)
@@ -138,6 +155,8 @@ type runner struct {
 	stub    *discoveryStub
 	mu      sync.Mutex
 	servers []*server
+	// extraEnv is added to the kernel's settings (the storm's pool size).
+	extraEnv []string
 }
 
 func run(ctx context.Context, o options) error {
@@ -166,13 +185,17 @@ func run(ctx context.Context, o options) error {
 	defer r.stopAll()
 
 	if !o.skipBuild {
-		for _, b := range []struct{ out, pkg string }{{r.bin, "./host/cmd/adminkernel"}, {r.bareBin, "./bench/cmd/bare"}} {
+		builds := []struct{ out, pkg string }{{r.bin, "./host/cmd/adminkernel"}, {r.bareBin, "./bench/cmd/bare"}}
+		if o.only == "storm" {
+			builds = builds[:1]
+		}
+		for _, b := range builds {
 			if err := goBuild(ctx, o.root, b.out, b.pkg); err != nil {
 				return err
 			}
 		}
 		// The provider plugins, as `make build` does; optional.
-		if m, _ := filepath.Glob(filepath.Join(o.root, "plugins", "*", "cmd", "adminkernel-provider-*")); len(m) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(o.root, "plugins", "*", "cmd", "adminkernel-provider-*")); len(m) > 0 && o.only == "" {
 			dir := filepath.Join(binDir, "plugins")
 			if err := os.MkdirAll(dir, 0o750); err != nil {
 				return err
@@ -202,9 +225,28 @@ func run(ctx context.Context, o options) error {
 	defer r.stub.Close()
 
 	r.res.LoadBefore = loadAvg()
+	if o.only == "storm" {
+		err = r.stormPhase(ctx)
+		r.res.LoadAfter = loadAvg()
+		r.stopAll()
+		if err != nil {
+			r.res.Notes = append(r.res.Notes, "run stopped early: "+err.Error())
+		}
+		if werr := r.res.writeStorm(o.out); werr != nil {
+			return errors.Join(err, werr)
+		}
+		logf("report written to %s", filepath.Join(o.out, "storm.md"))
+		return err
+	}
 	err = r.phases(ctx)
-	r.res.LoadAfter = loadAvg()
 	r.stopAll()
+	if err == nil {
+		// The storm restarts the kernel on the same database: after the
+		// other phases, with nothing else running.
+		err = r.stormPhase(ctx)
+		r.stopAll()
+	}
+	r.res.LoadAfter = loadAvg()
 	if err != nil {
 		r.res.Notes = append(r.res.Notes, "run stopped early: "+err.Error())
 	}
@@ -284,6 +326,7 @@ func (r *runner) kernelEnv(port int, redisPrefix string) []string {
 		env = append(env, "Service__Cache__Provider=Redis", "Service__Cache__Redis__Address="+r.o.redisAddr,
 			"Service__Cache__Redis__KeyPrefix="+redisPrefix)
 	}
+	env = append(env, r.extraEnv...)
 	return r.processEnv(env...)
 }
 
@@ -364,7 +407,11 @@ func (r *runner) measure(ctx context.Context, name string, s *server, redisPID i
 	cfg.Client = r.o.client
 	var s0, s1, r0, r1 float64
 	var hwm int64
+	also := cfg.OnMeasure
 	cfg.OnMeasure = func(start bool) {
+		if also != nil {
+			also(start)
+		}
 		v, _ := cpuSeconds(s.pid())
 		var rv float64
 		if redisPID > 0 {

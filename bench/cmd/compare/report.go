@@ -71,9 +71,10 @@ type results struct {
 		AfterFirstRequestRSSKB int64 `json:"afterFirstRequestRssKb"`
 		AfterLoadHWMKB         int64 `json:"afterLoadHwmKb"`
 	} `json:"memory"`
-	GoBench     []goBench `json:"goBench,omitempty"`
-	GoBenchTime time.Time `json:"goBenchTime"`
-	Notes       []string  `json:"notes,omitempty"`
+	GoBench     []goBench  `json:"goBench,omitempty"`
+	GoBenchTime time.Time  `json:"goBenchTime"`
+	Notes       []string   `json:"notes,omitempty"`
+	Storm       []stormRun `json:"storm,omitempty"`
 }
 
 type machine struct {
@@ -90,6 +91,7 @@ func newResults(ctx context.Context, o options) *results {
 	r.Options = map[string]any{
 		"duration": o.duration.String(), "warmup": o.warmup.String(), "connections": o.conns,
 		"loginConnections": o.loginConns, "rounds": o.rounds, "client": o.client, "gomaxprocs": o.gomaxprocs,
+		"stormClients": o.stormClients, "stormPools": o.stormPools, "stormRude": o.stormRude,
 	}
 	return r
 }
@@ -197,6 +199,19 @@ func (r *results) targets() []target {
 			fmt.Sprintf("%.3f× (%.1f vs %.1f ms)", ratio, l.HTTP.P50Us/1e3, l.PBKDF2.P50Ms), "≤ 1.1×", status(ratio <= 1.1), "compare"})
 	} else {
 		ts = append(ts, target{"password login vs one PBKDF2 verify", "—", "≤ 1.1×", "not measured", ""})
+	}
+	for _, st := range r.Storm {
+		if st.PoolSetting != 0 {
+			continue // the targets are about the default pool
+		}
+		src := fmt.Sprintf("storm, pool %d", st.Pool.Concurrency)
+		ratio := safeDiv(st.Storm.RPS, st.Idle.RPS)
+		ts = append(ts,
+			target{"ping p99 during a login storm", fmt.Sprintf("%.1f ms", st.Storm.P99Us/1e3), "≤ 25 ms", status(st.Storm.P99Us > 0 && st.Storm.P99Us <= 25000), src},
+			target{"ping throughput during a login storm vs idle", fmt.Sprintf("%.2f (%.0f vs %.0f req/s)", ratio, st.Storm.RPS, st.Idle.RPS), "≥ 0.5", status(ratio >= 0.5), src},
+			target{"logins/s vs the pool's PBKDF2 limit (idle verify time; observed hash time)",
+				fmt.Sprintf("%.2f; %.2f (%.1f/s vs %.1f/s; %.1f/s)", safeDiv(st.LoginsPerSec, st.LimitPool), safeDiv(st.LoginsPerSec, st.LimitObserved),
+					st.LoginsPerSec, st.LimitPool, st.LimitObserved), "≥ 0.9", status(safeDiv(st.LoginsPerSec, st.LimitPool) >= 0.9), src})
 	}
 	oidc, plugin := (*httpRun)(nil), (*httpRun)(nil)
 	for i := range r.Authorize {
@@ -376,6 +391,7 @@ func (r *results) markdown() string {
 		}
 		p("")
 	}
+	r.stormMarkdown(&b)
 	if len(r.Notes) > 0 {
 		p("## Notes")
 		p("")
