@@ -23,7 +23,8 @@ type Handler struct {
 	svc         *Service
 	trusted     []*net.IPNet
 	maxPageSize int
-	// targets decides whom an administrator may force out (force logout).
+	// targets decides whom an administrator may force out (force logout)
+	// and whose sessions they see (the online list: their data scope).
 	targets *authority.Targets
 }
 
@@ -258,7 +259,11 @@ func (h *Handler) online(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	items, total, err := h.svc.Sessions.Online(c.Context(), session.OnlineFilter{UserID: uid, Offset: page.Offset(), Limit: page.Size})
+	visible, err := h.targets.Visible(c)
+	if err != nil {
+		return err
+	}
+	items, total, err := h.svc.Sessions.Online(c.Context(), session.OnlineFilter{UserID: uid, Users: visible, Offset: page.Offset(), Limit: page.Size})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/predicate"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
@@ -35,6 +36,20 @@ func NewTargets(client *ent.Client, store cache.Store, cfg *config.Config) *Targ
 	}
 	scopes := datascope.New(client, store, ttl)
 	return &Targets{client: client, scopes: scopes, check: New(client, authz.New(client, store, ttl), scopes)}
+}
+
+// Visible returns the predicates selecting the users whose sessions the
+// request's caller may list: nil for the super-admin or an unrestricted
+// scope (everyone), else the caller's data scope (datascope.Scope.Users).
+func (t *Targets) Visible(fc fiber.Ctx) ([]predicate.SysUser, error) {
+	who, err := t.scopes.RequestCaller(fc)
+	if err != nil {
+		return nil, err
+	}
+	if who.SuperAdmin {
+		return nil, nil
+	}
+	return who.Scope.Users(), nil
 }
 
 // Check applies the rules to userID for the caller authenticated on fc. A

@@ -41,9 +41,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"entgo.io/ent/dialect/sql"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/predicate"
 	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
@@ -241,6 +243,9 @@ type Info struct {
 type OnlineFilter struct {
 	// UserID restricts the list to one user (nil = everyone).
 	UserID *int64
+	// Users, when not nil, restricts the list to the sessions of the users
+	// these predicates select (a caller's data scope, datascope.Scope.Users).
+	Users []predicate.SysUser
 	// Offset and Limit page the list (Limit 0 = DefaultPageSize).
 	Offset int
 	Limit  int
@@ -751,6 +756,9 @@ func (s *Service) Online(ctx context.Context, f OnlineFilter) ([]Info, int, erro
 	if f.UserID != nil {
 		q.Where(syssession.UserID(*f.UserID))
 	}
+	if f.Users != nil {
+		q.Where(userIn(f.Users))
+	}
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("session: count online sessions: %w", err)
@@ -787,6 +795,20 @@ func (s *Service) ListUser(ctx context.Context, userID int64) ([]Info, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+// userIn selects the sessions whose user the predicates select, as
+// user_id IN (SELECT id FROM sys_user WHERE ...): one query, however many
+// users the scope covers.
+func userIn(users []predicate.SysUser) predicate.SysSession {
+	return func(s *sql.Selector) {
+		t := sql.Table(sysuser.Table)
+		sub := sql.Select(t.C(sysuser.FieldID)).From(t)
+		for _, p := range users {
+			p(sub)
+		}
+		s.Where(sql.In(s.C(syssession.FieldUserID), sub))
+	}
 }
 
 func infos(rows []*ent.SysSession) []Info {

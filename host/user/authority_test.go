@@ -8,6 +8,7 @@ import (
 
 	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/session"
 )
 
 const (
@@ -206,4 +207,39 @@ func TestDirectorScope(t *testing.T) {
 		}
 	}
 	e.expect("keep the current director", e.do("PUT", p, e.ua, map[string]any{"name": "Small", "orgId": 4, "roleIds": roles, "directorId": outID}), 0)
+}
+
+// TestOnlineSessionsInScope: the online-session list shows a scoped
+// administrator only the sessions of users inside their data scope (orgs
+// 3-5 for a viewer with "own org and below" in org 3); the super-admin sees
+// every session.
+func TestOnlineSessionsInScope(t *testing.T) {
+	e := setup(t)
+	const cOnline = "GET:/api/v1/sys/session/online"
+	viewerID, viewer := e.scoped("viewer", 3, 3, nil, cOnline)
+	inID, _ := e.scoped("inside", 4, 0, nil, cPage)
+	outID, _ := e.scoped("outside", 6, 0, nil, cPage)
+	list := func(tok string) map[int64]bool {
+		t.Helper()
+		var p struct {
+			Total int            `json:"total"`
+			Items []session.Info `json:"items"`
+		}
+		e.expect("online list", e.do("GET", "/api/v1/sys/session/online?size=100", tok, nil), 0).Decode(t, &p)
+		if p.Total != len(p.Items) {
+			t.Fatalf("total %d but %d items", p.Total, len(p.Items))
+		}
+		seen := map[int64]bool{}
+		for _, it := range p.Items {
+			seen[it.UserID] = true
+		}
+		return seen
+	}
+	scoped := list(viewer)
+	if !scoped[viewerID] || !scoped[inID] || scoped[outID] || scoped[1] {
+		t.Fatalf("scoped viewer sees the sessions of %v; want viewer %d and inside %d, not outside %d nor the super-admin", scoped, viewerID, inID, outID)
+	}
+	if all := list(e.admin); !all[outID] || !all[inID] || !all[1] {
+		t.Fatalf("super-admin sees %v, want every user", all)
+	}
 }
