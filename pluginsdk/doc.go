@@ -7,6 +7,22 @@
 // The package imports nothing from the kernel (no host, ent, config or
 // Fiber), so a vendor's provider pulls in only this SDK.
 //
+// # What an author uses
+//
+// A plugin implements Provider with the plain types of this package,
+// reports domain failures with Fail, and hands its constructor to Serve,
+// which is the whole main function of the plugin binary:
+//
+//	func main() { pluginsdk.Serve(codehost.New) }
+//
+// Its tests run the conformance kit, pluginsdk/providertest. go-plugin,
+// gRPC and the protobuf messages stay inside the SDK: the handshake, the
+// go-plugin binding and the conversions are unexported here or in
+// pluginsdk/internal/wire. The kernel's half of the wire is
+// pluginsdk/grpcprovider, which authors do not need. The protocol itself,
+// pluginsdk/proto/kernel/provider/v1, is public for plugins written in
+// other languages.
+//
 // # Who owns what
 //
 // The kernel owns the browser side of a login: the one-time authorize

@@ -6,26 +6,24 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/status"
 
+	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
 	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
 )
 
-var errHostHalf = errors.New("pluginsdk: the host half of the provider plugin is grpcprovider.Plugin")
-
-// NewGRPCServer adapts a Provider to the generated kernel.provider.v1
-// service: the plugin half of the wire, used by Serve and by
-// grpcprovider.Plugin. Vendors do not call it.
+// newGRPCServer adapts a Provider to the generated kernel.provider.v1
+// service: the plugin half of the wire, used by Serve (and through Serve by
+// providertest.InProcess). The kernel half is pluginsdk/grpcprovider; what
+// both halves share is pluginsdk/internal/wire.
 //
 // Every answer of the provider travels as data: a domain failure of
 // Exchange as ProviderError, an error returned by a method (and a panic,
 // which is logged with its stack) as Failure. gRPC status codes are left to
 // the transport. log may be nil.
-func NewGRPCServer(p Provider, log hclog.Logger) providerv1.ProviderServiceServer {
+func newGRPCServer(p Provider, log hclog.Logger) providerv1.ProviderServiceServer {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
@@ -61,7 +59,7 @@ func contextStatus(ctx context.Context, err error) error {
 }
 
 func failure(err error) *providerv1.Failure {
-	return &providerv1.Failure{Message: validUTF8(err.Error())}
+	return &providerv1.Failure{Message: wire.ValidUTF8(err.Error())}
 }
 
 func (s *grpcServer) Describe(ctx context.Context, _ *providerv1.DescribeRequest) (*providerv1.DescribeResponse, error) {
@@ -76,9 +74,9 @@ func (s *grpcServer) Describe(ctx context.Context, _ *providerv1.DescribeRequest
 		return &providerv1.DescribeResponse{Result: &providerv1.DescribeResponse_Failure{Failure: failure(err)}}, nil
 	}
 	return &providerv1.DescribeResponse{Result: &providerv1.DescribeResponse_Info{Info: &providerv1.Descriptor{
-		Code:            validUTF8(d.Code),
-		DisplayName:     validUTF8(d.DisplayName),
-		Icon:            validUTF8(d.Icon),
+		Code:            wire.ValidUTF8(d.Code),
+		DisplayName:     wire.ValidUTF8(d.DisplayName),
+		Icon:            wire.ValidUTF8(d.Icon),
 		ProtocolVersion: int32(min(max(d.ProtocolVersion, 0), math.MaxInt32)), //nolint:gosec // clamped
 	}}}, nil
 }
@@ -121,7 +119,7 @@ func (s *grpcServer) AuthorizeURL(ctx context.Context, req *providerv1.Authorize
 		}
 		return &providerv1.AuthorizeURLResponse{Failure: failure(err)}, nil
 	}
-	return &providerv1.AuthorizeURLResponse{Url: validUTF8(out.URL), ProviderData: out.ProviderData}, nil
+	return &providerv1.AuthorizeURLResponse{Url: wire.ValidUTF8(out.URL), ProviderData: out.ProviderData}, nil
 }
 
 func (s *grpcServer) Exchange(ctx context.Context, req *providerv1.ExchangeRequest) (*providerv1.ExchangeResponse, error) {
@@ -147,46 +145,21 @@ func (s *grpcServer) Exchange(ctx context.Context, req *providerv1.ExchangeReque
 		}
 		return &providerv1.ExchangeResponse{Result: &providerv1.ExchangeResponse_Failure{Failure: failure(err)}}, nil
 	case out.Error != nil:
-		pe := &providerv1.ProviderError{Kind: kindToProto(out.Error.Kind), Message: validUTF8(out.Error.Message)}
+		pe := &providerv1.ProviderError{Kind: wire.KindToProto(string(out.Error.Kind)), Message: wire.ValidUTF8(out.Error.Message)}
 		// A domain failure is data, not an error of the call.
 		return &providerv1.ExchangeResponse{Result: &providerv1.ExchangeResponse_Error{Error: pe}}, nil //nolint:nilerr // out.Error is a ProviderError
 	case out.Identity != nil:
 		id := out.Identity
 		return &providerv1.ExchangeResponse{Result: &providerv1.ExchangeResponse_Identity{Identity: &providerv1.Identity{
-			Subject:     validUTF8(id.Subject),
-			AccountHint: validUTF8(id.AccountHint),
-			DisplayName: validUTF8(id.DisplayName),
-			Email:       validUTF8(id.Email),
-			Phone:       validUTF8(id.Phone),
+			Subject:     wire.ValidUTF8(id.Subject),
+			AccountHint: wire.ValidUTF8(id.AccountHint),
+			DisplayName: wire.ValidUTF8(id.DisplayName),
+			Email:       wire.ValidUTF8(id.Email),
+			Phone:       wire.ValidUTF8(id.Phone),
 		}}}, nil
 	default:
 		return &providerv1.ExchangeResponse{Result: &providerv1.ExchangeResponse_Failure{Failure: &providerv1.Failure{
 			Message: "the provider returned neither an identity nor an error",
 		}}}, nil
 	}
-}
-
-// validUTF8 makes s valid UTF-8, which protobuf strings must be (a vendor
-// may answer anything). Invalid bytes become U+FFFD.
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// kindToProto maps an ErrorKind to the wire; a kind this version does not
-// know travels as UNSPECIFIED, which the host reads as ExchangeFailed.
-func kindToProto(k ErrorKind) providerv1.ErrorKind {
-	switch k {
-	case ExchangeFailed:
-		return providerv1.ErrorKind_ERROR_KIND_EXCHANGE_FAILED
-	case InvalidCallback:
-		return providerv1.ErrorKind_ERROR_KIND_INVALID_CALLBACK
-	case Misconfigured:
-		return providerv1.ErrorKind_ERROR_KIND_MISCONFIGURED
-	case Denied:
-		return providerv1.ErrorKind_ERROR_KIND_DENIED
-	}
-	return providerv1.ErrorKind_ERROR_KIND_UNSPECIFIED
 }

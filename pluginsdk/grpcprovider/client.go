@@ -4,28 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/adminkernel/kernel/pluginsdk"
+	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
 	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
 )
 
-// Client is the host half of the wire: a pluginsdk.Provider that calls a
+// client is the host half of the wire: a pluginsdk.Provider that calls a
 // plugin process. It is safe for concurrent use. It never retries a call.
-type Client struct {
+type client struct {
 	rpc providerv1.ProviderServiceClient
 }
 
-var _ pluginsdk.Provider = (*Client)(nil)
+var _ pluginsdk.Provider = (*client)(nil)
 
-// NewClient returns a Client calling the ProviderService on conn.
-func NewClient(conn grpc.ClientConnInterface) *Client {
-	return &Client{rpc: providerv1.NewProviderServiceClient(conn)}
+// newClient returns a client calling the ProviderService on conn.
+func newClient(conn grpc.ClientConnInterface) *client {
+	return &client{rpc: providerv1.NewProviderServiceClient(conn)}
 }
 
 // RemoteError is an error returned by the provider's own method inside the
@@ -85,7 +84,7 @@ func remote(method string, f *providerv1.Failure) error {
 }
 
 // Describe asks the plugin what it is.
-func (c *Client) Describe(ctx context.Context) (pluginsdk.Descriptor, error) {
+func (c *client) Describe(ctx context.Context) (pluginsdk.Descriptor, error) {
 	resp, err := c.rpc.Describe(ctx, &providerv1.DescribeRequest{})
 	if err != nil {
 		return pluginsdk.Descriptor{}, callError(ctx, "Describe", err)
@@ -107,8 +106,8 @@ func (c *Client) Describe(ctx context.Context) (pluginsdk.Descriptor, error) {
 
 // Configure sends the settings section to the plugin. A refusal by the
 // provider is a *RemoteError.
-func (c *Client) Configure(ctx context.Context, settings pluginsdk.Settings) error {
-	resp, err := c.rpc.Configure(ctx, &providerv1.ConfigureRequest{Settings: utf8Map(settings)})
+func (c *client) Configure(ctx context.Context, settings pluginsdk.Settings) error {
+	resp, err := c.rpc.Configure(ctx, &providerv1.ConfigureRequest{Settings: wire.UTF8Map(settings)})
 	if err != nil {
 		return callError(ctx, "Configure", err)
 	}
@@ -119,15 +118,15 @@ func (c *Client) Configure(ctx context.Context, settings pluginsdk.Settings) err
 }
 
 // AuthorizeURL asks the plugin for the vendor's authorization URL.
-func (c *Client) AuthorizeURL(ctx context.Context, req pluginsdk.AuthorizeRequest) (pluginsdk.AuthorizeResponse, error) {
+func (c *client) AuthorizeURL(ctx context.Context, req pluginsdk.AuthorizeRequest) (pluginsdk.AuthorizeResponse, error) {
 	resp, err := c.rpc.AuthorizeURL(ctx, &providerv1.AuthorizeURLRequest{
-		State:               validUTF8(req.State),
-		RedirectUri:         validUTF8(req.RedirectURI),
-		UserAgent:           validUTF8(req.UserAgent),
-		Nonce:               validUTF8(req.Nonce),
-		CodeChallenge:       validUTF8(req.CodeChallenge),
-		CodeChallengeMethod: validUTF8(req.CodeChallengeMethod),
-		Purpose:             validUTF8(req.Purpose),
+		State:               wire.ValidUTF8(req.State),
+		RedirectUri:         wire.ValidUTF8(req.RedirectURI),
+		UserAgent:           wire.ValidUTF8(req.UserAgent),
+		Nonce:               wire.ValidUTF8(req.Nonce),
+		CodeChallenge:       wire.ValidUTF8(req.CodeChallenge),
+		CodeChallengeMethod: wire.ValidUTF8(req.CodeChallengeMethod),
+		Purpose:             wire.ValidUTF8(req.Purpose),
 	})
 	if err != nil {
 		return pluginsdk.AuthorizeResponse{}, callError(ctx, "AuthorizeURL", err)
@@ -139,13 +138,13 @@ func (c *Client) AuthorizeURL(ctx context.Context, req pluginsdk.AuthorizeReques
 }
 
 // Exchange sends a callback to the plugin. It is never retried.
-func (c *Client) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) (pluginsdk.ExchangeResponse, error) {
+func (c *client) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) (pluginsdk.ExchangeResponse, error) {
 	resp, err := c.rpc.Exchange(ctx, &providerv1.ExchangeRequest{
-		Query:        utf8Map(req.Query),
-		RedirectUri:  validUTF8(req.RedirectURI),
+		Query:        wire.UTF8Map(req.Query),
+		RedirectUri:  wire.ValidUTF8(req.RedirectURI),
 		ProviderData: req.ProviderData,
-		Nonce:        validUTF8(req.Nonce),
-		CodeVerifier: validUTF8(req.CodeVerifier),
+		Nonce:        wire.ValidUTF8(req.Nonce),
+		CodeVerifier: wire.ValidUTF8(req.CodeVerifier),
 	})
 	if err != nil {
 		return pluginsdk.ExchangeResponse{}, callError(ctx, "Exchange", err)
@@ -162,46 +161,11 @@ func (c *Client) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) (p
 		}), nil
 	case *providerv1.ExchangeResponse_Error:
 		return pluginsdk.ExchangeResponse{Error: &pluginsdk.ProviderError{
-			Kind:    kindFromProto(r.Error.GetKind()),
+			Kind:    pluginsdk.ErrorKind(wire.KindFromProto(r.Error.GetKind())),
 			Message: r.Error.GetMessage(),
 		}}, nil
 	case *providerv1.ExchangeResponse_Failure:
 		return pluginsdk.ExchangeResponse{}, remote("Exchange", r.Failure)
 	}
 	return pluginsdk.ExchangeResponse{}, &RemoteError{Method: "Exchange", Message: "the plugin answered neither an identity nor an error"}
-}
-
-// validUTF8 makes s valid UTF-8, which protobuf strings must be: a callback
-// query comes from the browser and may carry anything. Invalid bytes become
-// U+FFFD.
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-func utf8Map(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[validUTF8(k)] = validUTF8(v)
-	}
-	return out
-}
-
-// kindFromProto maps a wire ErrorKind; an unknown or unspecified kind is
-// read as ExchangeFailed.
-func kindFromProto(k providerv1.ErrorKind) pluginsdk.ErrorKind {
-	switch k {
-	case providerv1.ErrorKind_ERROR_KIND_INVALID_CALLBACK:
-		return pluginsdk.InvalidCallback
-	case providerv1.ErrorKind_ERROR_KIND_MISCONFIGURED:
-		return pluginsdk.Misconfigured
-	case providerv1.ErrorKind_ERROR_KIND_DENIED:
-		return pluginsdk.Denied
-	}
-	return pluginsdk.ExchangeFailed
 }

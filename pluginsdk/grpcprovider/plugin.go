@@ -1,14 +1,18 @@
-// Package grpcprovider binds pluginsdk.Provider to hashicorp/go-plugin over
-// gRPC (kernel.provider.v1).
+// Package grpcprovider is the kernel's half of the provider plugin: what a
+// host needs to launch a vendor binary with hashicorp/go-plugin and call it
+// over gRPC (kernel.provider.v1). The kernel's plugin host
+// (host/idp/pluginhost) and providertest.InProcess use it.
 //
-// Plugin is the go-plugin binding with both halves: the host half dispenses
-// a *Client, which implements pluginsdk.Provider by calling the plugin
-// process; the plugin half serves a Provider through pluginsdk.NewGRPCServer
-// (the same adapter pluginsdk.Serve uses, which lives in pluginsdk because
-// Serve does). Vendors never import this package: they call pluginsdk.Serve.
-// The kernel's plugin host and providertest.InProcess use it.
+// Vendors never import it: a plugin binary calls pluginsdk.Serve, and its
+// tests use pluginsdk/providertest. It is a public package only because
+// the kernel lives outside pluginsdk/ and Go's internal packages are
+// visible to their parent tree alone; see pluginsdk/README.md.
 //
-// Errors of a Client: a domain failure of Exchange is
+// The host hands Handshake and VersionedPlugins to plugin.ClientConfig and
+// dispenses PluginName; what it gets is a pluginsdk.Provider calling the
+// plugin process. It is safe for concurrent use and never retries a call.
+//
+// Errors of that provider: a domain failure of Exchange is
 // ExchangeResponse.Error as always; an error returned by the provider's
 // method inside the plugin is a *RemoteError; trouble reaching the plugin is
 // a *TransportError (the gRPC code says which: Unavailable when the process
@@ -16,46 +20,24 @@
 package grpcprovider
 
 import (
-	"context"
-	"errors"
-
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/adminkernel/kernel/pluginsdk"
-	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
+	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
 )
 
-// Plugin is the go-plugin binding of protocol version 1. On the host Impl
-// is nil; in a plugin (or a test serving in process) Impl is the provider
-// served.
-type Plugin struct {
-	plugin.NetRPCUnsupportedPlugin
-	Impl pluginsdk.Provider
-}
+// Handshake is the go-plugin handshake of every provider plugin: the
+// magic cookie and the default protocol version, the same values
+// pluginsdk.Serve uses.
+var Handshake = wire.Handshake
 
-var _ plugin.GRPCPlugin = (*Plugin)(nil)
-
-// GRPCServer registers Impl with the plugin's gRPC server.
-func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	if p.Impl == nil {
-		return errors.New("grpcprovider: Plugin.Impl is nil")
-	}
-	providerv1.RegisterProviderServiceServer(s, pluginsdk.NewGRPCServer(p.Impl, nil))
-	return nil
-}
-
-// GRPCClient returns a *Client calling the plugin over conn.
-func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	return NewClient(conn), nil
-}
+// PluginName is the name to dispense from a provider plugin's client.
+const PluginName = wire.PluginName
 
 // VersionedPlugins is the plugin set the host offers, keyed by protocol
-// version: {1: {"provider": Plugin}}. A future kernel.provider.v2 is a
-// second entry; go-plugin then settles on the highest version both sides
-// speak.
+// version: {1: {PluginName: the kernel.provider.v1 binding}}. A future
+// kernel.provider.v2 is a second entry; go-plugin then settles on the
+// highest version both sides speak.
 func VersionedPlugins() map[int]plugin.PluginSet {
-	return map[int]plugin.PluginSet{
-		1: {pluginsdk.PluginName: &Plugin{}},
-	}
+	return wire.Plugins(&wire.Plugin{NewClient: func(conn grpc.ClientConnInterface) any { return newClient(conn) }})
 }

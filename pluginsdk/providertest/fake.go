@@ -23,7 +23,7 @@ import (
 //   - no code: InvalidCallback; provider data not matching the state:
 //     InvalidCallback;
 //   - code FakeCode(subject) ("ok-<subject>"): the identity <subject>;
-//   - code "hang": sleeps HangFor ignoring the context (to test deadlines
+//   - code "hang": sleeps Fake.HangFor ignoring the context (to test deadlines
 //     enforced by the caller);
 //   - code "panic": panics (to test that a server survives it);
 //   - any other code: ExchangeFailed (the vendor refused it).
@@ -36,10 +36,10 @@ type Fake struct {
 	// OnExchange, when set, is called at the start of every Exchange with
 	// the callback's code.
 	OnExchange func(code string)
+	// HangFor is how long the code "hang" keeps Exchange busy (zero: one
+	// minute).
+	HangFor time.Duration
 }
-
-// HangFor is how long the code "hang" keeps Exchange busy.
-var HangFor = time.Minute
 
 var _ pluginsdk.Provider = (*Fake)(nil)
 
@@ -151,7 +151,11 @@ func (f *Fake) Exchange(ctx context.Context, r pluginsdk.ExchangeRequest) (plugi
 	}
 	switch code {
 	case "hang":
-		time.Sleep(HangFor)
+		hang := f.HangFor
+		if hang <= 0 {
+			hang = time.Minute
+		}
+		time.Sleep(hang)
 	case "panic":
 		panic("fake: asked to panic")
 	}

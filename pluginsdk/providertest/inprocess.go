@@ -13,11 +13,12 @@ import (
 
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/grpcprovider"
+	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
 )
 
 // InProcess serves p through pluginsdk.Serve (in go-plugin's test mode) and
-// returns the host's view of it: a *grpcprovider.Client talking to it over
-// real gRPC, through the same handshake version, plugin set and conversions
+// returns the host's view of it: the kernel's gRPC client (grpcprovider)
+// talking to it over real gRPC, through the same handshake version, plugin set and conversions
 // a launched plugin binary uses. Run the conformance kit on both p and
 // InProcess(t, p) to test the provider and the wire:
 //
@@ -36,8 +37,7 @@ func InProcess(t testing.TB, p pluginsdk.Provider) pluginsdk.Provider {
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	closed := make(chan struct{})
 	go pluginsdk.Serve(func(hclog.Logger) pluginsdk.Provider { return p },
-		pluginsdk.WithLogger(log),
-		pluginsdk.WithTestConfig(&plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed}))
+		inProcessServe(log, &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed}))
 
 	var rc *plugin.ReattachConfig
 	select {
@@ -59,7 +59,7 @@ func InProcess(t testing.TB, p pluginsdk.Provider) pluginsdk.Provider {
 		t.Fatalf("providertest: the plugin serves protocol version %d, which the host does not speak", rc.ProtocolVersion)
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginsdk.Handshake,
+		HandshakeConfig:  grpcprovider.Handshake,
 		Plugins:          plugins,
 		Reattach:         rc,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -76,7 +76,7 @@ func InProcess(t testing.TB, p pluginsdk.Provider) pluginsdk.Provider {
 	if err != nil {
 		t.Fatalf("providertest: connecting to the in-process plugin: %v", err)
 	}
-	raw, err := rpc.Dispense(pluginsdk.PluginName)
+	raw, err := rpc.Dispense(grpcprovider.PluginName)
 	if err != nil {
 		t.Fatalf("providertest: dispensing the provider: %v", err)
 	}
@@ -85,6 +85,16 @@ func InProcess(t testing.TB, p pluginsdk.Provider) pluginsdk.Provider {
 		t.Fatalf("providertest: dispensed %T, not a pluginsdk.Provider", raw)
 	}
 	return prov
+}
+
+// inProcessServe makes pluginsdk.Serve log to log and run in go-plugin's
+// in-process test mode: instead of taking over the process it serves until
+// test.Context ends and sends where to attach on test.ReattachConfigCh.
+func inProcessServe(log hclog.Logger, test *plugin.ServeTestConfig) pluginsdk.ServeOption {
+	return func(c *wire.ServeConfig) {
+		c.Logger = log
+		c.Test = test
+	}
 }
 
 // servedRunner stands for the in-process server in go-plugin's reattach

@@ -442,7 +442,7 @@ func TestPluginGetsNoHostEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowed := map[string]bool{
-		pluginsdk.MagicCookieKey: true, "PLUGIN_MIN_PORT": true, "PLUGIN_MAX_PORT": true,
+		grpcprovider.Handshake.MagicCookieKey: true, "PLUGIN_MIN_PORT": true, "PLUGIN_MAX_PORT": true,
 		"PLUGIN_PROTOCOL_VERSIONS": true, "PLUGIN_CLIENT_CERT": true,
 	}
 	for _, kv := range strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00") {

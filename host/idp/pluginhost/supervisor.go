@@ -317,7 +317,7 @@ func (s *supervisor) clientConfig() *plugin.ClientConfig {
 	cmd.Dir = filepath.Dir(s.path)
 	cmd.SysProcAttr = sysProcAttr()
 	cfg := &plugin.ClientConfig{
-		HandshakeConfig:  pluginsdk.Handshake,
+		HandshakeConfig:  grpcprovider.Handshake,
 		VersionedPlugins: grpcprovider.VersionedPlugins(),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -349,7 +349,7 @@ func (s *supervisor) launch() error {
 		}
 		return fmt.Errorf("starting: %w", err)
 	}
-	raw, err := rpc.Dispense(pluginsdk.PluginName)
+	raw, err := rpc.Dispense(grpcprovider.PluginName)
 	if err != nil {
 		return fmt.Errorf("dispensing the provider: %w", err)
 	}

@@ -3,12 +3,10 @@
 package main
 
 import (
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/adminkernel/kernel/plugins/enterprisechat"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 
 func main() {
-	pluginsdk.Serve(func(log hclog.Logger) pluginsdk.Provider { return enterprisechat.New(log) })
+	pluginsdk.Serve(enterprisechat.New)
 }

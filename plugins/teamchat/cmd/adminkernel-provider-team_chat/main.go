@@ -3,12 +3,10 @@
 package main
 
 import (
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/adminkernel/kernel/plugins/teamchat"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 
 func main() {
-	pluginsdk.Serve(func(log hclog.Logger) pluginsdk.Provider { return teamchat.New(log) })
+	pluginsdk.Serve(teamchat.New)
 }

@@ -1,6 +1,19 @@
-package pluginsdk
+// Package wire holds what both halves of the provider plugin share and
+// neither a vendor nor the kernel should spell out: the go-plugin
+// handshake, the one go-plugin binding of kernel.provider.v1, the options
+// of pluginsdk.Serve, and the conversions that do not depend on the Go
+// types of the contract (UTF-8 repair, the ErrorKind table).
+//
+// It imports nothing of pluginsdk, so pluginsdk (the plugin half, Serve)
+// and pluginsdk/grpcprovider (the kernel half) both build on it. Being
+// internal, only packages under pluginsdk/ can import it.
+package wire
 
 import plugin "github.com/hashicorp/go-plugin"
+
+// ProtocolVersion is the application protocol served and dispensed:
+// kernel.provider.v1. It equals pluginsdk.ProtocolVersion (a test checks).
+const ProtocolVersion = 1
 
 // PluginName is the name under which a plugin binary offers its provider in
 // the go-plugin plugin set (one per protocol version).
