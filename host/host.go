@@ -30,6 +30,7 @@ import (
 	"github.com/adminkernel/kernel/host/database/sqllog"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/exceptionlog"
 	"github.com/adminkernel/kernel/host/health"
 	"github.com/adminkernel/kernel/host/idp"
@@ -82,6 +83,7 @@ type Kernel struct {
 	version string
 
 	store     cache.Store
+	events    *events.Bus
 	scale     *scaleOut
 	settings  *sysconfig.Service
 	perms     *authz.Resolver
@@ -126,7 +128,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err != nil {
 		return nil, err
 	}
-	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version}
+	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New()}
 	defer func() {
 		if err != nil {
 			built.Close()
@@ -298,6 +300,10 @@ func (k *Kernel) Logger(category string) hclog.Logger { return k.logs.For(catego
 
 // Ent returns the ent client.
 func (k *Kernel) Ent() *ent.Client { return k.db.Client }
+
+// Events returns the kernel's change events (config, dictionary and
+// permission invalidations; relayed between replicas with Redis).
+func (k *Kernel) Events() *events.Bus { return k.events }
 
 // Catalog returns the error catalog.
 func (k *Kernel) Catalog() *errcode.Catalog { return k.catalog }

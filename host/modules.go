@@ -37,6 +37,7 @@ func (k *Kernel) deps() *module.Deps {
 		Config:    k.cfg,
 		Client:    k.db.Client,
 		Store:     k.store,
+		Events:    k.events,
 		Settings:  k.settings,
 		Perms:     k.perms,
 		Sessions:  k.sessions,

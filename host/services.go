@@ -52,8 +52,8 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	var err error
 	client := k.db.Client
 	ttl := time.Duration(cfg.Service.Cache.PermissionMinutes) * time.Minute
-	k.settings = sysconfig.New(client, store, ttl)
-	k.perms = authz.New(client, store, ttl)
+	k.settings = sysconfig.New(client, store, ttl, k.events)
+	k.perms = authz.New(client, store, ttl, k.events)
 	if k.tokens, err = token.FromConfig(cfg); err != nil {
 		return err
 	}

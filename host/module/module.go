@@ -14,6 +14,7 @@ import (
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
@@ -40,9 +41,11 @@ type Module struct {
 // Deps are the kernel services a module may use. They are ready when Routes
 // is called.
 type Deps struct {
-	Config   *config.Config
-	Client   *ent.Client
-	Store    cache.Store
+	Config *config.Config
+	Client *ent.Client
+	Store  cache.Store
+	// Events carries the change events the kernel relays between replicas.
+	Events   *events.Bus
 	Settings *sysconfig.Service
 	Perms    *authz.Resolver
 	Sessions *session.Service
