@@ -14,9 +14,9 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
-	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
 )
 
@@ -319,7 +319,7 @@ func (s *Service) DeleteTypes(ctx context.Context, ids []int64, single bool, use
 		return nil
 	}
 	var codes []string
-	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		types, err := tx.SysDictType.Query().Where(sysdicttype.IDIn(ids...), sysdicttype.IsDelete(false)).All(ctx)
 		if err != nil {
 			return err
@@ -468,7 +468,7 @@ func (s *Service) AddItem(ctx context.Context, in ItemInput, userID int64) (int6
 		return 0, err
 	}
 	var id int64
-	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		if err := typeExists(ctx, tx, in.DictTypeCode); err != nil {
 			return err
 		}
@@ -500,7 +500,7 @@ func (s *Service) UpdateItem(ctx context.Context, id int64, in ItemInput, userID
 		return err
 	}
 	var codes []string
-	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		cur, err := tx.SysDictItem.Query().Where(sysdictitem.ID(id), sysdictitem.IsDelete(false)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return errcode.New(errcode.DictItemNotFound)
@@ -544,7 +544,7 @@ func (s *Service) DeleteItems(ctx context.Context, ids []int64, single bool, use
 		return nil
 	}
 	var codes []string
-	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		rows, err := tx.SysDictItem.Query().Where(sysdictitem.IDIn(ids...), sysdictitem.IsDelete(false)).All(ctx)
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
 	"github.com/adminkernel/kernel/host/auth"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/password"
 )
@@ -235,37 +236,33 @@ func (s *Service) accountFor(ctx context.Context, code string, id identity, useH
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
 
 func (s *Service) createAccount(ctx context.Context, code string, id identity, account, hash string, roles []int64, org *int64) (*ent.SysUser, error) {
-	tx, err := s.Client.Tx(ctx)
-	if err != nil {
-		return nil, err
-	}
 	name := truncate(strings.TrimSpace(id.DisplayName), maxNameLen)
 	if name == "" {
 		name = account
 	}
-	u, err := tx.SysUser.Create().
-		SetAccount(account).
-		SetName(name).
-		SetPasswordHash(hash).
-		SetMustChangePassword(false).
-		SetNillableEmail(bounded(id.Email, maxEmailLen)).
-		SetNillablePhone(bounded(id.Phone, maxPhoneLen)).
-		SetNillableOrgID(org).
-		Save(ctx)
-	if err == nil {
+	var u *ent.SysUser
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+		var err error
+		u, err = tx.SysUser.Create().
+			SetAccount(account).
+			SetName(name).
+			SetPasswordHash(hash).
+			SetMustChangePassword(false).
+			SetNillableEmail(bounded(id.Email, maxEmailLen)).
+			SetNillablePhone(bounded(id.Phone, maxPhoneLen)).
+			SetNillableOrgID(org).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
 		for _, r := range roles {
-			if err = tx.SysUserRole.Create().SetUserID(u.ID).SetRoleID(r).Exec(ctx); err != nil {
-				break
+			if err := tx.SysUserRole.Create().SetUserID(u.ID).SetRoleID(r).Exec(ctx); err != nil {
+				return err
 			}
 		}
-	}
-	if err == nil {
-		err = s.newBinding(tx.Client(), u.ID, code, id).Exec(ctx)
-	}
+		return s.newBinding(tx.Client(), u.ID, code, id).Exec(ctx)
+	})
 	if err != nil {
-		return nil, errors.Join(err, tx.Rollback())
-	}
-	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	return u, nil

@@ -25,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/authority"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
@@ -559,7 +560,7 @@ func (s *Service) Create(ctx context.Context, who Caller, in AddInput) (*CreateO
 		return nil, err
 	}
 	var id int64
-	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		u, err := tx.SysUser.Create().
 			SetAccount(account).SetName(f.name).
 			SetNillableNickname(f.nickname).SetNillablePhone(f.phone).SetNillableEmail(f.email).SetNillableGender(f.gender).
@@ -652,7 +653,7 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in UpdateInp
 	if err := s.limits.WouldHold(ctx, who, u.ID, f.orgID, f.roleIDs); err != nil {
 		return err
 	}
-	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		upd := tx.SysUser.UpdateOneID(id).Where(sysuser.IsDelete(false)).
 			SetName(f.name).SetEnabled(f.enabled).SetForceTotp(f.forceTotp).SetUpdateUserID(who.UserID).
 			ClearAvatar()
@@ -756,7 +757,7 @@ func (s *Service) deleteUsers(ctx context.Context, who Caller, ids []int64) erro
 	if len(ids) == 0 {
 		return nil
 	}
-	err := module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		for _, id := range ids {
 			n, err := tx.SysUser.Update().
 				Where(sysuser.ID(id), sysuser.IsDelete(false), sysuser.IsSuperAdmin(false)).
