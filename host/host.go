@@ -25,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/connlimit"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/database/sqllog"
@@ -36,7 +37,6 @@ import (
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/idp/pluginhost"
 	"github.com/adminkernel/kernel/host/logging"
-	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/openapi"
 	"github.com/adminkernel/kernel/host/oplog"
@@ -91,6 +91,8 @@ type Kernel struct {
 	tokens    *token.Issuer
 	authn     *authn.Authenticator
 	auth      *auth.Service
+	hasher    *password.PBKDF2
+	captcha   *captcha.Service
 	trusted   []*net.IPNet
 	providers *idp.Registry
 	plugins   *pluginhost.Host
@@ -102,11 +104,38 @@ type Kernel struct {
 // Catalog builds the error catalog of the options without opening anything:
 // the kernel's codes plus every consumer enumeration.
 func Catalog(opts Options) (*errcode.Catalog, error) {
+	modules, err := compose(nil, opts.Modules)
+	if err != nil {
+		return nil, err
+	}
 	enums := append([]errcode.Enum(nil), opts.ErrorCodes...)
-	for _, m := range append(builtinModules(), opts.Modules...) {
+	for _, m := range modules {
 		enums = append(enums, m.ErrorCodes...)
 	}
 	return errcode.NewCatalog(enums...)
+}
+
+// compose lists the kernel's built-in modules (builtinModules) followed by
+// the application's, and refuses two modules with one name (compared
+// case-insensitively, as Api:DisabledModules compares them), naming both.
+func compose(login *auth.Service, app []Module) ([]Module, error) {
+	builtin := builtinModules(login)
+	modules := append(builtin, app...)
+	describe := func(i int) string {
+		if i < len(builtin) {
+			return fmt.Sprintf("the built-in module %q", modules[i].Name)
+		}
+		return fmt.Sprintf("the module %q (Options.Modules[%d])", modules[i].Name, i-len(builtin))
+	}
+	seen := make(map[string]int, len(modules))
+	for i, m := range modules {
+		key := strings.ToLower(strings.TrimSpace(m.Name))
+		if j, dup := seen[key]; dup {
+			return nil, fmt.Errorf("host: %s and %s have one name", describe(j), describe(i))
+		}
+		seen[key] = i
+	}
+	return modules, nil
 }
 
 // New validates the settings, opens the database (creating tables where the
@@ -154,7 +183,10 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err := database.EnsureSchema(ctx, cfg, k.db); err != nil {
 		return nil, err
 	}
-	modules := append(builtinModules(), opts.Modules...)
+	modules, err := compose(nil, opts.Modules)
+	if err != nil {
+		return nil, err
+	}
 	var menus []seed.Menu
 	for _, m := range modules {
 		menus = append(menus, m.Menus...)
@@ -169,6 +201,10 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, fmt.Errorf("seeding: %w", err)
 	}
 	if err := k.buildServices(ctx); err != nil {
+		return nil, err
+	}
+	// The same list again, now with the services the modules are built on.
+	if modules, err = compose(k.auth, opts.Modules); err != nil {
 		return nil, err
 	}
 	if err := k.buildApp(modules); err != nil {
@@ -204,9 +240,6 @@ func (k *Kernel) buildApp(modules []Module) error {
 	k.app.Use("/api", k.rateLimiter())
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))
 
-	api := k.routes.Group("Kernel", APIPrefix)
-	meta.Routes(api, k.catalog)
-	auth.NewHandler(k.auth, k.trusted, cfg.API.MaxPageSize).Routes(k.routes.Group("Auth", APIPrefix))
 	deps := k.deps()
 	for _, m := range modules {
 		if m.Routes == nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
-	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -39,7 +38,9 @@ type Module struct {
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes
-// is called.
+// is called. Services of other feature areas (the login service, ...) are
+// not among them: a module that needs one takes it as an argument of its
+// constructor, through an interface of its own.
 type Deps struct {
 	Config *config.Config
 	Client *ent.Client
@@ -49,7 +50,6 @@ type Deps struct {
 	Settings *sysconfig.Service
 	Perms    *authz.Resolver
 	Sessions *session.Service
-	Auth     *auth.Service
 	Hasher   *password.PBKDF2
 	Catalog  *errcode.Catalog
 	// Providers is the external identity-provider registry (built-in OIDC

@@ -58,16 +58,24 @@ type Caller = datascope.Caller
 
 // Service implements the user administration.
 type Service struct {
-	d      *module.Deps
-	scopes *datascope.Cache
+	d        *module.Deps
+	accounts Accounts
+	scopes   *datascope.Cache
 	// limits enforces the authority boundaries (41006).
 	limits *authority.Checker
 }
 
 // NewService returns the service.
-func NewService(d *module.Deps) *Service {
+func NewService(d *module.Deps, accounts Accounts) *Service {
 	scopes := d.Scopes()
-	return &Service{d: d, scopes: scopes, limits: authority.New(d.Client, d.Perms, scopes)}
+	return &Service{d: d, accounts: accounts, scopes: scopes, limits: authority.New(d.Client, d.Perms, scopes)}
+}
+
+// Accounts is what the user service needs of the login service
+// (*auth.Service): the password policy and the login lock.
+type Accounts interface {
+	Policy(ctx context.Context) (auth.PasswordPolicy, error)
+	Unlock(ctx context.Context, account string) error
 }
 
 // Caller resolves the data scope of an authenticated user.
@@ -492,7 +500,7 @@ func (s *Service) grantable(ctx context.Context, who Caller, added []int64) erro
 // effectivePassword checks a given password against the policy (42019) or
 // generates one that satisfies it when possible.
 func (s *Service) effectivePassword(ctx context.Context, given *string) (string, error) {
-	policy, err := s.d.Auth.Policy(ctx)
+	policy, err := s.accounts.Policy(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -838,7 +846,7 @@ func (s *Service) ResetPassword(ctx context.Context, who Caller, id int64, in Pa
 		return "", err
 	}
 	// A reset also lifts a login lock on the account name.
-	if err := s.d.Auth.Unlock(ctx, u.Account); err != nil {
+	if err := s.accounts.Unlock(ctx, u.Account); err != nil {
 		return "", err
 	}
 	return plain, nil
