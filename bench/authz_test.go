@@ -35,7 +35,7 @@ func BenchmarkPermissionHas(b *testing.B) {
 			k := startKernel(b, kind)
 			codes := permissionCodes(k)
 			uid := addUser(b, k, "permuser", userPassword, codes...)
-			r := authz.New(k.Ent(), k.Cache(), 20*time.Minute)
+			r := authz.New(k.Ent(), k.Cache(), 20*time.Minute, nil)
 			ctx := context.Background()
 			for _, code := range []string{pingCode, codes[len(codes)-1]} {
 				if ok, err := r.Has(ctx, uid, code); err != nil || !ok {

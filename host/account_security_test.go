@@ -43,7 +43,7 @@ func captchaWith(t *testing.T, k *kerneltest.Kernel, ip, answer string) string {
 		CaptchaID string `json:"captchaId"`
 	}
 	from(k, ip, "GET", "/api/v1/auth/captcha", "", "").Expect(t, "captcha", 200, 0).Decode(t, &ch)
-	if err := k.Auth().Captcha.SetAnswer(context.Background(), ch.CaptchaID, answer); err != nil {
+	if err := k.Captcha().SetAnswer(context.Background(), ch.CaptchaID, answer); err != nil {
 		t.Fatal(err)
 	}
 	return ch.CaptchaID

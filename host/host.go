@@ -25,17 +25,18 @@ import (
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/connlimit"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/database/sqllog"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/exceptionlog"
 	"github.com/adminkernel/kernel/host/health"
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/idp/pluginhost"
 	"github.com/adminkernel/kernel/host/logging"
-	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/openapi"
 	"github.com/adminkernel/kernel/host/oplog"
@@ -82,6 +83,7 @@ type Kernel struct {
 	version string
 
 	store     cache.Store
+	events    *events.Bus
 	scale     *scaleOut
 	settings  *sysconfig.Service
 	perms     *authz.Resolver
@@ -89,6 +91,8 @@ type Kernel struct {
 	tokens    *token.Issuer
 	authn     *authn.Authenticator
 	auth      *auth.Service
+	hasher    *password.PBKDF2
+	captcha   *captcha.Service
 	trusted   []*net.IPNet
 	providers *idp.Registry
 	plugins   *pluginhost.Host
@@ -100,11 +104,38 @@ type Kernel struct {
 // Catalog builds the error catalog of the options without opening anything:
 // the kernel's codes plus every consumer enumeration.
 func Catalog(opts Options) (*errcode.Catalog, error) {
+	modules, err := compose(nil, opts.Modules)
+	if err != nil {
+		return nil, err
+	}
 	enums := append([]errcode.Enum(nil), opts.ErrorCodes...)
-	for _, m := range append(builtinModules(), opts.Modules...) {
+	for _, m := range modules {
 		enums = append(enums, m.ErrorCodes...)
 	}
 	return errcode.NewCatalog(enums...)
+}
+
+// compose lists the kernel's built-in modules (builtinModules) followed by
+// the application's, and refuses two modules with one name (compared
+// case-insensitively, as Api:DisabledModules compares them), naming both.
+func compose(login *auth.Service, app []Module) ([]Module, error) {
+	builtin := builtinModules(login)
+	modules := append(builtin, app...)
+	describe := func(i int) string {
+		if i < len(builtin) {
+			return fmt.Sprintf("the built-in module %q", modules[i].Name)
+		}
+		return fmt.Sprintf("the module %q (Options.Modules[%d])", modules[i].Name, i-len(builtin))
+	}
+	seen := make(map[string]int, len(modules))
+	for i, m := range modules {
+		key := strings.ToLower(strings.TrimSpace(m.Name))
+		if j, dup := seen[key]; dup {
+			return nil, fmt.Errorf("host: %s and %s have one name", describe(j), describe(i))
+		}
+		seen[key] = i
+	}
+	return modules, nil
 }
 
 // New validates the settings, opens the database (creating tables where the
@@ -126,7 +157,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err != nil {
 		return nil, err
 	}
-	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version}
+	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New()}
 	defer func() {
 		if err != nil {
 			built.Close()
@@ -152,7 +183,10 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err := database.EnsureSchema(ctx, cfg, k.db); err != nil {
 		return nil, err
 	}
-	modules := append(builtinModules(), opts.Modules...)
+	modules, err := compose(nil, opts.Modules)
+	if err != nil {
+		return nil, err
+	}
 	var menus []seed.Menu
 	for _, m := range modules {
 		menus = append(menus, m.Menus...)
@@ -167,6 +201,10 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, fmt.Errorf("seeding: %w", err)
 	}
 	if err := k.buildServices(ctx); err != nil {
+		return nil, err
+	}
+	// The same list again, now with the services the modules are built on.
+	if modules, err = compose(k.auth, opts.Modules); err != nil {
 		return nil, err
 	}
 	if err := k.buildApp(modules); err != nil {
@@ -202,9 +240,6 @@ func (k *Kernel) buildApp(modules []Module) error {
 	k.app.Use("/api", k.rateLimiter())
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))
 
-	api := k.routes.Group("Kernel", APIPrefix)
-	meta.Routes(api, k.catalog)
-	auth.NewHandler(k.auth, k.trusted, cfg.API.MaxPageSize).Routes(k.routes.Group("Auth", APIPrefix))
 	deps := k.deps()
 	for _, m := range modules {
 		if m.Routes == nil {
@@ -298,6 +333,10 @@ func (k *Kernel) Logger(category string) hclog.Logger { return k.logs.For(catego
 
 // Ent returns the ent client.
 func (k *Kernel) Ent() *ent.Client { return k.db.Client }
+
+// Events returns the kernel's change events (config, dictionary and
+// permission invalidations; relayed between replicas with Redis).
+func (k *Kernel) Events() *events.Bus { return k.events }
 
 // Catalog returns the error catalog.
 func (k *Kernel) Catalog() *errcode.Catalog { return k.catalog }

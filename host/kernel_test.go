@@ -258,3 +258,31 @@ func TestProtectedRoutesFailClosed(t *testing.T) {
 		t.Fatalf("unknown route = %d %s", status, body)
 	}
 }
+
+// Composition refuses two modules with one name (compared as
+// Api:DisabledModules compares them), naming both.
+func TestDuplicateModuleNameRefused(t *testing.T) {
+	tests := []struct {
+		name    string
+		modules []host.Module
+		want    string
+	}{
+		{"two application modules", []host.Module{{Name: "Shop"}, {Name: "Audit"}, {Name: "shop "}},
+			`the module "Shop" (Options.Modules[0]) and the module "shop " (Options.Modules[2]) have one name`},
+		{"an application module named like a built-in one", []host.Module{{Name: "USER"}},
+			`the built-in module "User" and the module "USER" (Options.Modules[0]) have one name`},
+		{"an application module named like the login area", []host.Module{{Name: "auth"}},
+			`the built-in module "Auth" and the module "auth" (Options.Modules[0]) have one name`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := host.Options{Config: load(t, t.TempDir(), config.Development), Modules: tc.modules, LogOutput: io.Discard}
+			if _, err := host.Catalog(opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Catalog error = %v, want %q", err, tc.want)
+			}
+			if _, err := host.New(context.Background(), opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

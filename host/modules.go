@@ -1,11 +1,13 @@
 package host
 
 import (
+	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/cacheadmin"
 	"github.com/adminkernel/kernel/host/configcenter"
 	"github.com/adminkernel/kernel/host/dict"
 	"github.com/adminkernel/kernel/host/externalauth"
 	"github.com/adminkernel/kernel/host/menu"
+	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/monitor"
 	"github.com/adminkernel/kernel/host/oplog"
@@ -14,17 +16,22 @@ import (
 	"github.com/adminkernel/kernel/host/user"
 )
 
-// builtinModules are the kernel's own feature areas, mounted before any
-// module of the application.
-func builtinModules() []Module {
+// builtinModules are the kernel's own feature areas, mounted in this order
+// before any module of the application. login is the kernel's login
+// service, which the login, user and external-login areas use; it is nil
+// when only the static parts of the modules (names, error codes, menus)
+// are read, before the services exist.
+func builtinModules(login *auth.Service) []Module {
 	return []Module{
+		meta.Module(),
+		auth.Module(login),
 		org.Module(),
-		user.Module(),
+		user.Module(login),
 		role.Module(),
 		menu.Module(),
 		configcenter.Module(),
 		dict.Module(),
-		externalauth.Module(),
+		externalauth.Module(login),
 		oplog.Module(),
 		monitor.Module(),
 		cacheadmin.Module(),
@@ -37,11 +44,11 @@ func (k *Kernel) deps() *module.Deps {
 		Config:    k.cfg,
 		Client:    k.db.Client,
 		Store:     k.store,
+		Events:    k.events,
 		Settings:  k.settings,
 		Perms:     k.perms,
 		Sessions:  k.sessions,
-		Auth:      k.auth,
-		Hasher:    k.auth.Hasher,
+		Hasher:    k.hasher,
 		Catalog:   k.catalog,
 		Providers: k.providers,
 		Trusted:   k.trusted,

@@ -21,7 +21,7 @@ import (
 
 // scaleOut is what a kernel runs only with the shared (Redis) cache, for
 // running several replicas: the snowflake worker lease and the relay of
-// change events between replicas.
+// the kernel's change events (Kernel.Events) between replicas.
 type scaleOut struct {
 	lease *snowflake.Lease
 	relay *bus.Relay
@@ -71,7 +71,7 @@ func (k *Kernel) openShared(ctx context.Context) error {
 		}
 		store = near
 	}
-	k.store = withChangeEvents(store)
+	k.store = store
 	if !shared {
 		return nil
 	}
@@ -95,7 +95,7 @@ func (k *Kernel) openShared(ctx context.Context) error {
 	default:
 		return fmt.Errorf("snowflake worker id: %w", err)
 	}
-	relay, err := bus.Start(ctx, rc.Client(), bus.Options{
+	relay, err := bus.Start(ctx, k.events, rc.Client(), bus.Options{
 		Channel: rc.Prefix() + bus.DefaultChannel,
 		Log:     k.logs.For("AdminKernel.Bus"),
 	})

@@ -52,8 +52,8 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	var err error
 	client := k.db.Client
 	ttl := time.Duration(cfg.Service.Cache.PermissionMinutes) * time.Minute
-	k.settings = sysconfig.New(client, store, ttl)
-	k.perms = authz.New(client, store, ttl)
+	k.settings = sysconfig.New(client, store, ttl, k.events)
+	k.perms = authz.New(client, store, ttl, k.events)
 	if k.tokens, err = token.FromConfig(cfg); err != nil {
 		return err
 	}
@@ -88,7 +88,8 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	captchas := captcha.New(store, captcha.Options{
+	k.hasher = hasher(cfg, k.logs.For("AdminKernel.Password"))
+	k.captcha = captcha.New(store, captcha.Options{
 		MaxPending: cfg.Service.Security.Captcha.MaxPending,
 		Log:        k.logs.For("AdminKernel.Captcha"),
 	})
@@ -97,10 +98,10 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Config:    cfg,
 		Store:     store,
 		Settings:  k.settings,
-		Hasher:    hasher(cfg, k.logs.For("AdminKernel.Password")),
+		Hasher:    k.hasher,
 		Sessions:  k.sessions,
 		Tokens:    k.tokens,
-		Captcha:   captchas,
+		Captcha:   k.captcha,
 		SmsCodes:  sms.New(store, sms.CodeOptions{}),
 		SmsSender: sender,
 		Log:       k.logs.For("AdminKernel.Auth"),
@@ -153,6 +154,15 @@ func (k *Kernel) Sessions() *session.Service { return k.sessions }
 
 // Auth returns the login service (IssueTokens is the shared token step).
 func (k *Kernel) Auth() *auth.Service { return k.auth }
+
+// Tokens returns the token issuer (access and refresh tokens).
+func (k *Kernel) Tokens() *token.Issuer { return k.tokens }
+
+// Captcha returns the captcha service.
+func (k *Kernel) Captcha() *captcha.Service { return k.captcha }
+
+// Hasher returns the password hasher of the requests (with its pool).
+func (k *Kernel) Hasher() *password.PBKDF2 { return k.hasher }
 
 // Cache returns the cache.
 func (k *Kernel) Cache() cache.Store { return k.store }

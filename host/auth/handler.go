@@ -31,7 +31,7 @@ type Handler struct {
 // NewHandler returns the HTTP side of the service.
 func NewHandler(svc *Service, trusted []*net.IPNet, maxPageSize int) *Handler {
 	return &Handler{svc: svc, trusted: trusted, maxPageSize: maxPageSize,
-		targets: authority.NewTargets(svc.Client, svc.Store, svc.Config)}
+		targets: authority.NewTargets(svc.d.Client, svc.d.Store, svc.d.Config)}
 }
 
 // Routes registers the endpoints on the /api/v1 group.
@@ -77,7 +77,7 @@ func tokens(c fiber.Ctx, out *LoginOutput) error {
 var principal = authn.Require
 
 func (h *Handler) captcha(c fiber.Ctx) error {
-	ch, err := h.svc.Captcha.Issue(c.Context())
+	ch, err := h.svc.d.Captcha.Issue(c.Context())
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (h *Handler) logout(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.svc.Sessions.Revoke(c.Context(), p.SessionID, "logout"); err != nil {
+	if err := h.svc.d.Sessions.Revoke(c.Context(), p.SessionID, "logout"); err != nil {
 		return err
 	}
 	return envelope.OK(c, true)
@@ -228,7 +228,7 @@ func (h *Handler) mySessions(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.svc.Sessions.ListUser(c.Context(), p.UserID)
+	list, err := h.svc.d.Sessions.ListUser(c.Context(), p.UserID)
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (h *Handler) revokeMySession(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.svc.Sessions.RevokeOwn(c.Context(), p.UserID, request.Param(c, "sessionId")); err != nil {
+	if err := h.svc.d.Sessions.RevokeOwn(c.Context(), p.UserID, request.Param(c, "sessionId")); err != nil {
 		return err
 	}
 	return envelope.OK(c, true)
@@ -263,7 +263,7 @@ func (h *Handler) online(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	items, total, err := h.svc.Sessions.Online(c.Context(), session.OnlineFilter{UserID: uid, Users: visible, Offset: page.Offset(), Limit: page.Size})
+	items, total, err := h.svc.d.Sessions.Online(c.Context(), session.OnlineFilter{UserID: uid, Users: visible, Offset: page.Offset(), Limit: page.Size})
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func (h *Handler) online(c fiber.Ctx) error {
 
 func (h *Handler) forceLogout(c fiber.Ctx) error {
 	sid := request.Param(c, "sessionId")
-	owner, ok, err := h.svc.Sessions.UserOf(c.Context(), sid)
+	owner, ok, err := h.svc.d.Sessions.UserOf(c.Context(), sid)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func (h *Handler) forceLogout(c fiber.Ctx) error {
 	if err := h.targets.Check(c, owner); err != nil {
 		return err
 	}
-	if err := h.svc.Sessions.Revoke(c.Context(), sid, "forced by an administrator"); err != nil {
+	if err := h.svc.d.Sessions.Revoke(c.Context(), sid, "forced by an administrator"); err != nil {
 		return err
 	}
 	return envelope.OK(c, true)

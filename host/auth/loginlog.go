@@ -17,7 +17,7 @@ func (s *Service) WriteLoginLog(ctx context.Context, account, method string, use
 	// The code the caller was answered with (envelope.CodeOf: business
 	// codes, 50001 for a full disk, 50000 for anything else).
 	code := int(envelope.CodeOf(result))
-	c := s.Client.SysLoginLog.Create().
+	c := s.d.Client.SysLoginLog.Create().
 		SetAccount(truncate(account, loginLogAccountLen)).
 		SetSuccess(result == nil).
 		SetResultCode(code).
@@ -30,7 +30,7 @@ func (s *Service) WriteLoginLog(ctx context.Context, account, method string, use
 		c.SetUserAgent(truncate(cl.UserAgent, userAgentColumnLen))
 	}
 	if err := c.Exec(context.WithoutCancel(ctx)); err != nil {
-		s.Log.Warn("writing the login log failed", "error", err)
+		s.d.Log.Warn("writing the login log failed", "error", err)
 	}
 }
 
@@ -58,7 +58,7 @@ type LoginLogFilter struct {
 
 // LoginLogPage lists login-log rows, newest first.
 func (s *Service) LoginLogPage(ctx context.Context, f LoginLogFilter, p request.Page) ([]LoginLogItem, int, error) {
-	q := s.Client.SysLoginLog.Query()
+	q := s.d.Client.SysLoginLog.Query()
 	if f.Account != "" {
 		q.Where(sysloginlog.AccountContains(f.Account))
 	}
@@ -107,11 +107,11 @@ func (s *Service) userNames(ctx context.Context, rows []*ent.SysLoginLog) (map[i
 			ids = append(ids, *r.UserID)
 		}
 	}
-	return userNames(ctx, s.Client, ids)
+	return userNames(ctx, s.d.Client, ids)
 }
 
 // ClearLoginLog hard-deletes every login-log row.
 func (s *Service) ClearLoginLog(ctx context.Context) error {
-	_, err := s.Client.SysLoginLog.Delete().Exec(ctx)
+	_, err := s.d.Client.SysLoginLog.Delete().Exec(ctx)
 	return err
 }

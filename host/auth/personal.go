@@ -33,7 +33,7 @@ type Profile struct {
 }
 
 func (s *Service) liveUser(ctx context.Context, id int64) (*ent.SysUser, error) {
-	u, err := s.Client.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(false)).Only(ctx)
+	u, err := s.d.Client.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, errcode.New(errcode.UserNotFound)
 	}
@@ -52,12 +52,12 @@ func (s *Service) Profile(ctx context.Context, userID int64) (*Profile, error) {
 		IsSuperAdmin: u.IsSuperAdmin,
 	}
 	if u.OrgID != nil {
-		if o, err := s.Client.SysOrg.Query().Where(sysorg.ID(*u.OrgID)).Only(ctx); err == nil {
+		if o, err := s.d.Client.SysOrg.Query().Where(sysorg.ID(*u.OrgID)).Only(ctx); err == nil {
 			p.OrgName = &o.Name
 		}
 	}
 	if u.PositionID != nil {
-		if ps, err := s.Client.SysPosition.Query().Where(sysposition.ID(*u.PositionID)).Only(ctx); err == nil {
+		if ps, err := s.d.Client.SysPosition.Query().Where(sysposition.ID(*u.PositionID)).Only(ctx); err == nil {
 			p.PositionName = &ps.Name
 		}
 	}
@@ -103,7 +103,7 @@ func (s *Service) UpdateProfile(ctx context.Context, userID int64, in ProfileInp
 	if err != nil {
 		return err
 	}
-	upd := s.Client.SysUser.UpdateOne(u).SetName(name).SetUpdateUserID(userID)
+	upd := s.d.Client.SysUser.UpdateOne(u).SetName(name).SetUpdateUserID(userID)
 	setOrClear(in.Nickname, upd.SetNickname, upd.ClearNickname)
 	setOrClear(in.Phone, upd.SetPhone, upd.ClearPhone)
 	setOrClear(in.Email, upd.SetEmail, upd.ClearEmail)
@@ -142,7 +142,7 @@ type PasswordPolicy struct {
 func (s *Service) Policy(ctx context.Context) (PasswordPolicy, error) {
 	var p PasswordPolicy
 	var err error
-	if p.MinLength, err = s.Settings.Int(ctx, KeyPasswordMinLen, 8); err != nil {
+	if p.MinLength, err = s.d.Settings.Int(ctx, KeyPasswordMinLen, 8); err != nil {
 		return p, err
 	}
 	for _, b := range []struct {
@@ -150,7 +150,7 @@ func (s *Service) Policy(ctx context.Context) (PasswordPolicy, error) {
 		def bool
 		dst *bool
 	}{{KeyPasswordUpper, true, &p.RequireUpper}, {KeyPasswordLower, true, &p.RequireLower}, {KeyPasswordDigit, true, &p.RequireDigit}, {KeyPasswordSpecial, false, &p.RequireSpecial}} {
-		if *b.dst, err = s.Settings.Bool(ctx, b.key, b.def); err != nil {
+		if *b.dst, err = s.d.Settings.Bool(ctx, b.key, b.def); err != nil {
 			return p, err
 		}
 	}
@@ -204,7 +204,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if err != nil {
 		return err
 	}
-	lock, err := openLockout(ctx, s.Store, subjectOf(u, u.Account), cl.IP)
+	lock, err := openLockout(ctx, s.d.Store, subjectOf(u, u.Account), cl.IP)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if len(in.OldPassword) > maxPasswordLen {
 		return s.recordFailure(ctx, lock, policy)
 	}
-	ok, err := s.Hasher.VerifyContext(ctx, u.PasswordHash, in.OldPassword)
+	ok, err := s.d.Hasher.VerifyContext(ctx, u.PasswordHash, in.OldPassword)
 	if password.Refused(err) {
 		return err // the hashing pool is full: no failure counted
 	}
@@ -226,7 +226,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 		return s.recordFailure(ctx, lock, policy)
 	}
 	if err := lock.succeed(ctx); err != nil {
-		s.Log.Warn("resetting the failed-login counter failed", "error", err)
+		s.d.Log.Warn("resetting the failed-login counter failed", "error", err)
 	}
 	policyPw, err := s.Policy(ctx)
 	if err != nil {
@@ -235,23 +235,23 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if err := policyPw.Check(in.NewPassword); err != nil {
 		return err
 	}
-	if history, err := s.Settings.Int(ctx, KeyPasswordHistory, 0); err != nil {
+	if history, err := s.d.Settings.Int(ctx, KeyPasswordHistory, 0); err != nil {
 		return err
 	} else if history > 0 && in.NewPassword == in.OldPassword {
 		return errcode.New(errcode.PasswordReused)
 	}
-	hash, err := s.Hasher.HashContext(ctx, in.NewPassword)
+	hash, err := s.d.Hasher.HashContext(ctx, in.NewPassword)
 	if err != nil {
 		return err
 	}
-	err = s.Client.SysUser.UpdateOneID(userID).
+	err = s.d.Client.SysUser.UpdateOneID(userID).
 		SetPasswordHash(hash).SetMustChangePassword(false).SetPasswordChangedAt(time.Now()).SetUpdateUserID(userID).
 		Exec(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err = s.Sessions.RevokeUser(ctx, userID, "password changed", currentSID); err != nil {
+	if _, err = s.d.Sessions.RevokeUser(ctx, userID, "password changed", currentSID); err != nil {
 		return err
 	}
-	return s.Sessions.PasswordChanged(ctx, userID)
+	return s.d.Sessions.PasswordChanged(ctx, userID)
 }

@@ -88,7 +88,7 @@ type Deps struct {
 
 // Service implements the login flows.
 type Service struct {
-	Deps
+	d         Deps
 	dummyHash string
 }
 
@@ -106,7 +106,7 @@ func New(d Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{Deps: d, dummyHash: dummy}, nil
+	return &Service{d: d, dummyHash: dummy}, nil
 }
 
 // Client describes the caller of a login request (copied values only).
@@ -135,11 +135,11 @@ type LoginOutput struct {
 // concurrency policy, creates the session and signs the access token. Every
 // login method (password, SMS, external) ends here.
 func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string, cl Client) (*LoginOutput, error) {
-	accessMin, err := s.Settings.Int(ctx, KeyAccessMinutes, defaultAccessMinute)
+	accessMin, err := s.d.Settings.Int(ctx, KeyAccessMinutes, defaultAccessMinute)
 	if err != nil {
 		return nil, err
 	}
-	refreshMin, err := s.Settings.Int(ctx, KeyRefreshMinutes, defaultRefreshMin)
+	refreshMin, err := s.d.Settings.Int(ctx, KeyRefreshMinutes, defaultRefreshMin)
 	if err != nil {
 		return nil, err
 	}
@@ -149,13 +149,13 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 	if err != nil {
 		return nil, err
 	}
-	issued, err := s.Sessions.Create(ctx, session.NewSession{
+	issued, err := s.d.Sessions.Create(ctx, session.NewSession{
 		UserID:             u.ID,
 		Method:             method,
 		MustChangePassword: must,
 		IP:                 cl.IP,
 		UserAgent:          truncate(cl.UserAgent, userAgentColumnLen),
-		MaxConcurrent:      s.Config.Service.Security.Session.MaxConcurrent,
+		MaxConcurrent:      s.d.Config.Service.Security.Session.MaxConcurrent,
 		RefreshTTL:         time.Duration(refreshMin) * time.Minute,
 	})
 	if err != nil {
@@ -165,7 +165,7 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 }
 
 func (s *Service) output(ctx context.Context, u *ent.SysUser, sid, refresh string, refreshExp time.Time, accessTTL time.Duration) (*LoginOutput, error) {
-	access, exp, err := s.Tokens.Issue(token.Claims{
+	access, exp, err := s.d.Tokens.Issue(token.Claims{
 		UserID:     u.ID,
 		Account:    u.Account,
 		SessionID:  sid,
@@ -201,7 +201,7 @@ func (s *Service) mustChangePassword(ctx context.Context, u *ent.SysUser) (bool,
 	if u.MustChangePassword {
 		return true, nil
 	}
-	days, err := s.Settings.Int(ctx, KeyPasswordExpire, 0)
+	days, err := s.d.Settings.Int(ctx, KeyPasswordExpire, 0)
 	if err != nil || days <= 0 || u.PasswordChangedAt == nil {
 		return false, err
 	}
@@ -210,10 +210,10 @@ func (s *Service) mustChangePassword(ctx context.Context, u *ent.SysUser) (bool,
 
 // captchaRequired: the settings switch or the runtime switch.
 func (s *Service) captchaRequired(ctx context.Context) (bool, error) {
-	if s.Config.Service.Security.Captcha.Enabled {
+	if s.d.Config.Service.Security.Captcha.Enabled {
 		return true, nil
 	}
-	return s.Settings.Bool(ctx, KeyCaptchaEnabled, false)
+	return s.d.Settings.Bool(ctx, KeyCaptchaEnabled, false)
 }
 
 func (s *Service) checkCaptcha(ctx context.Context, id, code string) error {
@@ -229,7 +229,7 @@ func (s *Service) verifyCaptcha(ctx context.Context, id, code string, missing er
 	if strings.TrimSpace(id) == "" || strings.TrimSpace(code) == "" {
 		return errcode.New(missing)
 	}
-	return s.Captcha.Verify(ctx, id, code)
+	return s.d.Captcha.Verify(ctx, id, code)
 }
 
 // PasswordInput is the login body.
@@ -265,13 +265,13 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 		return nil, err
 	}
 	// Accounts are unique case-insensitively: login matches them so too.
-	u, err := s.Client.SysUser.Query().
+	u, err := s.d.Client.SysUser.Query().
 		Where(sysuser.AccountNorm(schema.NormalizeAccount(strings.TrimSpace(in.Account))), sysuser.IsDelete(false)).
 		Only(ctx)
 	if err != nil && !ent.IsNotFound(err) {
 		return nil, err
 	}
-	lock, err := openLockout(ctx, s.Store, subjectOf(u, in.Account), cl.IP)
+	lock, err := openLockout(ctx, s.d.Store, subjectOf(u, in.Account), cl.IP)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +297,7 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 		hash = u.PasswordHash
 		*userID = &u.ID
 	}
-	ok, verr := s.Hasher.VerifyContext(ctx, hash, in.Password)
+	ok, verr := s.d.Hasher.VerifyContext(ctx, hash, in.Password)
 	if password.Refused(verr) {
 		// The hashing pool is saturated (503): no answer about the
 		// password, so no failure is counted.
@@ -305,7 +305,7 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 	}
 	if u == nil || verr != nil || !ok {
 		if verr != nil && u != nil {
-			s.Log.Warn("stored password hash is unreadable", "user_id", u.ID, "error", verr)
+			s.d.Log.Warn("stored password hash is unreadable", "user_id", u.ID, "error", verr)
 		}
 		return nil, s.recordFailure(ctx, lock, policy)
 	}
@@ -313,9 +313,9 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 		return nil, errcode.New(errcode.AccountDisabled)
 	}
 	if err := lock.succeed(ctx); err != nil {
-		s.Log.Warn("resetting the failed-login counter failed", "error", err)
+		s.d.Log.Warn("resetting the failed-login counter failed", "error", err)
 	}
-	if s.Hasher.NeedsRehash(u.PasswordHash) {
+	if s.d.Hasher.NeedsRehash(u.PasswordHash) {
 		s.rehash(ctx, u, in.Password)
 	}
 	s.TouchLogin(ctx, u, cl)
@@ -325,38 +325,38 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 // rehash recomputes an old hash with the configured count; a failure only
 // postpones it to the next login.
 func (s *Service) rehash(ctx context.Context, u *ent.SysUser, plain string) {
-	h, err := s.Hasher.HashContext(ctx, plain)
+	h, err := s.d.Hasher.HashContext(ctx, plain)
 	if err == nil {
-		err = s.Client.SysUser.UpdateOneID(u.ID).Where(sysuser.PasswordHash(u.PasswordHash)).SetPasswordHash(h).Exec(ctx)
+		err = s.d.Client.SysUser.UpdateOneID(u.ID).Where(sysuser.PasswordHash(u.PasswordHash)).SetPasswordHash(h).Exec(ctx)
 	}
 	if err != nil && !ent.IsNotFound(err) {
-		s.Log.Warn("password rehash failed; retried at the next login", "user_id", u.ID, "error", err)
+		s.d.Log.Warn("password rehash failed; retried at the next login", "user_id", u.ID, "error", err)
 		return
 	}
-	s.Log.Info("password hash upgraded", "user_id", u.ID, "iterations", s.Hasher.Iterations())
+	s.d.Log.Info("password hash upgraded", "user_id", u.ID, "iterations", s.d.Hasher.Iterations())
 }
 
 // TouchLogin records the time and IP of a successful login.
 func (s *Service) TouchLogin(ctx context.Context, u *ent.SysUser, cl Client) {
-	upd := s.Client.SysUser.UpdateOneID(u.ID).SetLastLoginTime(time.Now())
+	upd := s.d.Client.SysUser.UpdateOneID(u.ID).SetLastLoginTime(time.Now())
 	if cl.IP != "" {
 		upd.SetLastLoginIP(truncate(cl.IP, 64))
 	}
 	if err := upd.Exec(ctx); err != nil {
-		s.Log.Warn("recording the last login failed", "user_id", u.ID, "error", err)
+		s.d.Log.Warn("recording the last login failed", "user_id", u.ID, "error", err)
 	}
 }
 
 func (s *Service) lockPolicy(ctx context.Context) (lockPolicy, error) {
 	var p lockPolicy
 	var err error
-	if p.maxFail, err = s.Settings.Int(ctx, KeyLockMaxFail, defaultLockMaxFail); err != nil {
+	if p.maxFail, err = s.d.Settings.Int(ctx, KeyLockMaxFail, defaultLockMaxFail); err != nil {
 		return p, err
 	}
-	if p.minutes, err = s.Settings.Int(ctx, KeyLockMinutes, defaultLockMinutes); err != nil {
+	if p.minutes, err = s.d.Settings.Int(ctx, KeyLockMinutes, defaultLockMinutes); err != nil {
 		return p, err
 	}
-	if p.captchaAt, err = s.Settings.Int(ctx, KeyLockCaptchaAt, defaultLockCaptcha); err != nil {
+	if p.captchaAt, err = s.d.Settings.Int(ctx, KeyLockCaptchaAt, defaultLockCaptcha); err != nil {
 		return p, err
 	}
 	p.minutes = min(max(p.minutes, 1), maxLockMinutes)
@@ -381,7 +381,7 @@ func (s *Service) recordFailure(ctx context.Context, lock *lockout, p lockPolicy
 // administrator's password reset does this; so does `adminkernel user
 // unlock`).
 func (s *Service) Unlock(ctx context.Context, account string) error {
-	_, err := ClearLockout(ctx, s.Client, s.Store, account)
+	_, err := ClearLockout(ctx, s.d.Client, s.d.Store, account)
 	return err
 }
 
@@ -391,19 +391,19 @@ func (s *Service) Refresh(ctx context.Context, refreshToken string) (*LoginOutpu
 	if strings.TrimSpace(refreshToken) == "" || len(refreshToken) > 512 {
 		return nil, errcode.New(errcode.RefreshTokenInvalid)
 	}
-	r, err := s.Sessions.Refresh(ctx, refreshToken)
+	r, err := s.d.Sessions.Refresh(ctx, refreshToken)
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.Client.SysUser.Query().Where(sysuser.ID(r.UserID), sysuser.IsDelete(false)).Only(ctx)
+	u, err := s.d.Client.SysUser.Query().Where(sysuser.ID(r.UserID), sysuser.IsDelete(false)).Only(ctx)
 	if err != nil && !ent.IsNotFound(err) {
 		return nil, err
 	}
 	if u == nil || !u.Enabled {
-		_ = s.Sessions.Revoke(ctx, r.SessionID, "user disabled")
+		_ = s.d.Sessions.Revoke(ctx, r.SessionID, "user disabled")
 		return nil, errcode.New(errcode.RefreshTokenInvalid)
 	}
-	accessMin, err := s.Settings.Int(ctx, KeyAccessMinutes, defaultAccessMinute)
+	accessMin, err := s.d.Settings.Int(ctx, KeyAccessMinutes, defaultAccessMinute)
 	if err != nil {
 		return nil, err
 	}

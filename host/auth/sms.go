@@ -32,7 +32,7 @@ type SmsLoginInput struct {
 }
 
 func (s *Service) smsEnabled(ctx context.Context) error {
-	on, err := s.Settings.Bool(ctx, KeySmsLoginEnabled, false)
+	on, err := s.d.Settings.Bool(ctx, KeySmsLoginEnabled, false)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s *Service) SendSmsCode(ctx context.Context, in SmsSendInput) (*SmsSendOut
 		return nil, err
 	}
 	phone := strings.TrimSpace(in.Phone)
-	code, err := s.SmsCodes.Issue(ctx, smsPurposeLogin, phone)
+	code, err := s.d.SmsCodes.Issue(ctx, smsPurposeLogin, phone)
 	if err != nil {
 		// "Sending too often" is an HTTP-200 envelope in the login table of
 		// the contract, unlike the 429 of the rate limiter.
@@ -87,18 +87,18 @@ func (s *Service) SendSmsCode(ctx context.Context, in SmsSendInput) (*SmsSendOut
 		return nil, err
 	}
 	if u != nil {
-		if err := s.SmsSender.Send(ctx, phone, code); err != nil {
-			s.Log.Error("sending the SMS code failed", "error", err)
+		if err := s.d.SmsSender.Send(ctx, phone, code); err != nil {
+			s.d.Log.Error("sending the SMS code failed", "error", err)
 		}
 	}
-	opts := s.SmsCodes.Options()
+	opts := s.d.SmsCodes.Options()
 	return &SmsSendOutput{ExpiresSeconds: int(opts.TTL.Seconds()), ResendSeconds: int(opts.ResendInterval.Seconds())}, nil
 }
 
 // smsUser finds the one enabled, live account with the phone; nil when none
 // or ambiguous (two accounts sharing a phone never log in by SMS).
 func (s *Service) smsUser(ctx context.Context, phone string) (*ent.SysUser, error) {
-	users, err := s.Client.SysUser.Query().
+	users, err := s.d.Client.SysUser.Query().
 		Where(sysuser.Phone(phone), sysuser.IsDelete(false), sysuser.Enabled(true)).
 		Limit(2).All(ctx)
 	if err != nil {
@@ -106,7 +106,7 @@ func (s *Service) smsUser(ctx context.Context, phone string) (*ent.SysUser, erro
 	}
 	if len(users) != 1 {
 		if len(users) > 1 {
-			s.Log.Warn("several accounts share a phone number; SMS login refused for it")
+			s.d.Log.Warn("several accounts share a phone number; SMS login refused for it")
 		}
 		return nil, nil
 	}
@@ -132,7 +132,7 @@ func (s *Service) smsLogin(ctx context.Context, in SmsLoginInput, cl Client, use
 		return nil, errcode.New(errcode.SmsCodeExpired)
 	}
 	phone := strings.TrimSpace(in.Phone)
-	if err := s.SmsCodes.Check(ctx, smsPurposeLogin, phone, strings.TrimSpace(in.Code)); err != nil {
+	if err := s.d.SmsCodes.Check(ctx, smsPurposeLogin, phone, strings.TrimSpace(in.Code)); err != nil {
 		// Phone login answers a wrong code with 40011 too (wire contract §2.3).
 		if be, ok := errcode.As(err); ok && be.Code == errcode.SmsCodeWrong {
 			return nil, errcode.New(errcode.SmsCodeExpired).With("attemptsLeft", be.Args["attemptsLeft"])

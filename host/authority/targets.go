@@ -35,7 +35,7 @@ func NewTargets(client *ent.Client, store cache.Store, cfg *config.Config) *Targ
 		ttl = time.Duration(cfg.Service.Cache.PermissionMinutes) * time.Minute
 	}
 	scopes := datascope.New(client, store, ttl)
-	return &Targets{client: client, scopes: scopes, check: New(client, authz.New(client, store, ttl), scopes)}
+	return &Targets{client: client, scopes: scopes, check: New(client, authz.New(client, store, ttl, nil), scopes)}
 }
 
 // Visible returns the predicates selecting the users whose sessions the

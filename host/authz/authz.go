@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysrolemenu"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/events"
 )
 
 // KeyPrefix namespaces permission sets in the cache.
@@ -28,11 +29,13 @@ type Resolver struct {
 	client *ent.Client
 	store  cache.Store
 	ttl    time.Duration
+	events *events.Bus
 }
 
-// New returns a resolver; ttl is Service:Cache:PermissionMinutes.
-func New(client *ent.Client, store cache.Store, ttl time.Duration) *Resolver {
-	return &Resolver{client: client, store: store, ttl: ttl}
+// New returns a resolver; ttl is Service:Cache:PermissionMinutes. ev
+// receives a PermissionsChanged event per invalidation (nil: none).
+func New(client *ent.Client, store cache.Store, ttl time.Duration, ev *events.Bus) *Resolver {
+	return &Resolver{client: client, store: store, ttl: ttl, events: ev}
 }
 
 // NormalizeCode trims a code and normalises its case: the method (before the
@@ -194,16 +197,29 @@ func MenuCodes(ctx context.Context, client *ent.Client, menuIDs []int64, enabled
 	return slices.Compact(codes), nil
 }
 
-// Invalidate drops the cached sets of the given users.
+// Invalidate drops the cached sets of the given users, then publishes one
+// PermissionsChanged event per user.
 func (r *Resolver) Invalidate(ctx context.Context, userIDs ...int64) error {
 	keys := make([]string, len(userIDs))
 	for i, id := range userIDs {
 		keys[i] = key(id)
 	}
-	return r.store.Delete(ctx, keys...)
+	if err := r.store.Delete(ctx, keys...); err != nil {
+		return err
+	}
+	for _, id := range userIDs {
+		r.events.Publish(events.PermissionsChanged{UserID: id})
+	}
+	return nil
 }
 
-// InvalidateAll drops every cached set and returns how many.
+// InvalidateAll drops every cached set, publishes one PermissionsChanged
+// event for every user and returns how many sets were dropped.
 func (r *Resolver) InvalidateAll(ctx context.Context) (int, error) {
-	return r.store.DeletePrefix(ctx, KeyPrefix)
+	n, err := r.store.DeletePrefix(ctx, KeyPrefix)
+	if err != nil {
+		return n, err
+	}
+	r.events.Publish(events.PermissionsChanged{})
+	return n, nil
 }

@@ -1,27 +1,27 @@
-// Package bus carries the kernel's change events between replicas over
+// Package bus carries a kernel's change events between replicas over
 // Redis pub/sub.
 //
-// A change event (sysconfig.Event) tells that cached data derived from a
-// config key, a dictionary type, a user's permissions or data scope, or a
-// session was invalidated. Events are published in process by
-// sysconfig.Publish after the change is committed and the shared cache
-// entry is dropped. A Relay subscribes to them and publishes each one on a
-// Redis channel; every other replica's Relay receives it and publishes it
-// again in its own process, so a subscriber there (a replica-local cache)
-// drops its copy before the next request. The kernel keeps no replica-local
-// state today: with Redis every cached entry is already shared, and the
-// relay is the hook later local caches subscribe through.
+// A change event (host/events) tells that cached data derived from a
+// config key, a dictionary type or a user's permissions was invalidated.
+// Events are published on the kernel's events.Bus after the change is
+// committed and the shared cache entry is dropped. A Relay subscribes to
+// the events published on its Bus and publishes each one on a Redis
+// channel; every other replica's Relay receives it and relays it into its
+// own Bus (events.Bus.Relay), so a subscriber there (a replica-local
+// cache) drops its copy before the next request. The kernel keeps no
+// replica-local state today: with Redis every cached entry is already
+// shared, and the relay is the hook later local caches subscribe through.
 //
 // Delivery is at most once (Redis pub/sub keeps nothing for a disconnected
-// subscriber). To stay safe anyway a Relay publishes, locally, one event
+// subscriber). To stay safe anyway a Relay relays, locally, one event
 // with an empty key for every kind ("everything of this kind changed")
 // after its subscription is restored, and asks the other replicas to do the
 // same (a resync message) after it could not publish or had to drop events.
 //
 // Loops are avoided in two ways: a replica ignores the messages it sent
-// itself (each Relay has a random origin id), and an event a Relay
-// re-publishes locally is not sent out again. Several Relays in one process
-// (tests) share one forwarding subscription, so the rule holds for them too.
+// itself (each Relay has a random origin id), and an event a Relay relays
+// into its Bus is not sent out again (the Relay subscribes to the events
+// published on the Bus only, events.Bus.SubscribeLocal).
 package bus
 
 import (
@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,24 +40,61 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/adminkernel/kernel/host/sysconfig"
+	"github.com/adminkernel/kernel/host/events"
 )
 
-// Kinds of events besides sysconfig.KindConfig and sysconfig.KindDict. The
-// key is a user id (decimal) or a session id; "" means all of them.
+// Wire kinds of the events; the key ("v") is the config key, the type
+// code or the user id (decimal), absent for all of them.
 const (
-	// KindPermission: a user's cached permission set was dropped.
+	// KindConfig: events.ConfigChanged.
+	KindConfig = "config"
+	// KindDict: events.DictChanged.
+	KindDict = "dict"
+	// KindPermission: events.PermissionsChanged.
 	KindPermission = "permission"
-	// KindScope: a user's cached data scope was dropped.
-	KindScope = "scope"
-	// KindSession: a session's cached active mark was dropped (logout,
-	// force-logout, disabled account, password change).
-	KindSession = "session"
 )
 
-// Kinds lists every kind a Relay carries; a resync publishes one
-// all-keys event of each.
-var Kinds = []string{sysconfig.KindConfig, sysconfig.KindDict, KindPermission, KindScope, KindSession}
+// Kinds lists every kind a Relay carries; a resync relays one all-keys
+// event of each.
+var Kinds = []string{KindConfig, KindDict, KindPermission}
+
+// encode is the wire form of an event (ok false for an event the wire does
+// not carry).
+func encode(e events.Event) (kind, key string, ok bool) {
+	switch e := e.(type) {
+	case events.ConfigChanged:
+		return KindConfig, e.Key, true
+	case events.DictChanged:
+		return KindDict, e.TypeCode, true
+	case events.PermissionsChanged:
+		if e.UserID == 0 {
+			return KindPermission, "", true
+		}
+		return KindPermission, strconv.FormatInt(e.UserID, 10), true
+	}
+	return "", "", false
+}
+
+// decode is the event of a wire kind and key (ok false for a kind or key
+// this version does not know, e.g. from a newer replica).
+func decode(kind, key string) (events.Event, bool) {
+	switch kind {
+	case KindConfig:
+		return events.ConfigChanged{Key: key}, true
+	case KindDict:
+		return events.DictChanged{TypeCode: key}, true
+	case KindPermission:
+		if key == "" {
+			return events.PermissionsChanged{}, true
+		}
+		id, err := strconv.ParseInt(key, 10, 64)
+		if err != nil || id == 0 {
+			return nil, false
+		}
+		return events.PermissionsChanged{UserID: id}, true
+	}
+	return nil, false
+}
 
 // DefaultChannel is the channel name after the key prefix. Pub/sub channels
 // are global to a Redis server (SELECT does not separate them): the key
@@ -96,18 +134,20 @@ type message struct {
 	Key    string `json:"v,omitempty"`
 }
 
-// Relay forwards this process's change events to Redis and Redis's to this
-// process. It is safe for concurrent use.
+// Relay forwards the change events published on its Bus to Redis and
+// Redis's into its Bus. It is safe for concurrent use.
 type Relay struct {
+	events  *events.Bus
+	cancel  func()
 	client  *redis.Client
 	ps      *redis.PubSub
 	channel string
 	origin  string
 	log     hclog.Logger
 
-	queue     chan sysconfig.Event
+	queue     chan message
 	resync    atomic.Bool // a resync message is owed to the other replicas
-	seenDrops uint64      // sysconfig.Dropped() last seen (publisher goroutine)
+	seenDrops uint64      // events.Dropped() last seen (publisher goroutine)
 	stop      chan struct{}
 	// recv bounds the subscription (cancelled first at Close); pub bounds
 	// publishing (cancelled once the queue is drained).
@@ -120,10 +160,11 @@ type Relay struct {
 }
 
 // Start subscribes to the channel, waits (up to 5 s) until Redis confirms
-// the subscription, and starts relaying. The client stays the caller's.
-func Start(ctx context.Context, client *redis.Client, opts Options) (*Relay, error) {
-	if client == nil || opts.Channel == "" {
-		return nil, errors.New("bus: a client and a channel are required")
+// the subscription, and starts relaying between ev and the channel. The
+// client and the Bus stay the caller's.
+func Start(ctx context.Context, ev *events.Bus, client *redis.Client, opts Options) (*Relay, error) {
+	if ev == nil || client == nil || opts.Channel == "" {
+		return nil, errors.New("bus: an events bus, a client and a channel are required")
 	}
 	if opts.Origin == "" {
 		var b [8]byte
@@ -139,12 +180,12 @@ func Start(ctx context.Context, client *redis.Client, opts Options) (*Relay, err
 		opts.Log = hclog.NewNullLogger()
 	}
 	r := &Relay{
-		client: client, channel: opts.Channel, origin: opts.Origin, log: opts.Log,
-		queue: make(chan sysconfig.Event, opts.Queue), stop: make(chan struct{}),
+		events: ev, client: client, channel: opts.Channel, origin: opts.Origin, log: opts.Log,
+		queue: make(chan message, opts.Queue), stop: make(chan struct{}),
 	}
 	r.recv, r.stopRecv = context.WithCancel(context.Background())
 	r.pub, r.stopPublish = context.WithCancel(context.Background())
-	r.seenDrops = sysconfig.Dropped()
+	r.seenDrops = ev.Dropped()
 	sctx, scancel := context.WithTimeout(ctx, startTimeout)
 	defer scancel()
 	ps := client.Subscribe(sctx, opts.Channel)
@@ -156,7 +197,7 @@ func Start(ctx context.Context, client *redis.Client, opts Options) (*Relay, err
 		return nil, fmt.Errorf("bus: subscribe to %q: %w", opts.Channel, err)
 	}
 	r.ps = ps
-	register(r)
+	r.cancel = ev.SubscribeLocal(r.enqueue)
 	r.wg.Add(2)
 	go r.receive(ps)
 	go r.publish()
@@ -183,7 +224,7 @@ func (r *Relay) Stats() Stats {
 // published (bounded by a few seconds), and the goroutines exit.
 func (r *Relay) Close() error {
 	r.closeOnce.Do(func() {
-		unregister(r)
+		r.cancel()
 		close(r.stop)
 		r.stopRecv()
 		_ = r.ps.Close() // unblocks the subscription read
@@ -193,10 +234,15 @@ func (r *Relay) Close() error {
 	return nil
 }
 
-// enqueue hands an event to the publisher without blocking.
-func (r *Relay) enqueue(e sysconfig.Event) {
+// enqueue hands an event published on the Bus to the publisher without
+// blocking.
+func (r *Relay) enqueue(e events.Event) {
+	kind, key, ok := encode(e)
+	if !ok {
+		return
+	}
 	select {
-	case r.queue <- e:
+	case r.queue <- message{Origin: r.origin, Kind: kind, Key: key}:
 	default:
 		r.dropped.Add(1)
 		r.resync.Store(true)
@@ -214,10 +260,10 @@ func (r *Relay) publish() {
 		case <-r.stop:
 			r.drain()
 			return
-		case e := <-r.queue:
+		case m := <-r.queue:
 			r.checkDrops()
 			r.flushResync()
-			r.send(message{Origin: r.origin, Kind: e.Kind, Key: e.Key})
+			r.send(m)
 		case <-tick.C:
 			r.checkDrops()
 			r.flushResync()
@@ -230,25 +276,21 @@ func (r *Relay) drain() {
 	deadline := time.Now().Add(publishTimeout)
 	for time.Now().Before(deadline) {
 		select {
-		case e := <-r.queue:
-			r.send(message{Origin: r.origin, Kind: e.Kind, Key: e.Key})
+		case m := <-r.queue:
+			r.send(m)
 		default:
 			return
 		}
 	}
 }
 
-// checkDrops owes the other replicas a resync when this process dropped
-// change events (a subscriber, maybe the forwarding one, fell more than
-// sysconfig's buffer behind): what was lost is unknown. Echo marks are
-// cleared too, since the echo they wait for may be among the lost.
+// checkDrops owes the other replicas a resync when the Bus dropped change
+// events (a subscriber, maybe this Relay, fell more than the Bus's buffer
+// behind): what was lost is unknown.
 func (r *Relay) checkDrops() {
-	if d := sysconfig.Dropped(); d != r.seenDrops {
+	if d := r.events.Dropped(); d != r.seenDrops {
 		r.seenDrops = d
 		r.resync.Store(true)
-		hub.mu.Lock()
-		clear(hub.echo)
-		hub.mu.Unlock()
 		r.log.Warn("change events were dropped in this process; asking the other replicas to resync")
 	}
 }
@@ -338,93 +380,21 @@ func (r *Relay) handle(payload string) {
 		r.resyncLocal()
 		return
 	}
+	e, ok := decode(m.Kind, m.Key)
+	if !ok {
+		r.log.Debug("ignoring a change event of an unknown kind", "kind", m.Kind, "origin", m.Origin)
+		return
+	}
 	r.log.Debug("relaying a change event from another replica", "kind", m.Kind, "key", m.Key, "origin", m.Origin)
-	relayLocal(sysconfig.Event{Kind: m.Kind, Key: m.Key})
+	r.events.Relay(e)
 	r.relayed.Add(1)
 }
 
-// resyncLocal publishes one all-keys event of every kind in this process.
+// resyncLocal relays one all-keys event of every kind into the Bus.
 func (r *Relay) resyncLocal() {
 	for _, k := range Kinds {
-		relayLocal(sysconfig.Event{Kind: k})
+		e, _ := decode(k, "")
+		r.events.Relay(e)
 		r.relayed.Add(1)
 	}
-}
-
-// hub is the process-wide forwarding subscription shared by every Relay of
-// the process, and the events being re-published locally (echo), which the
-// subscription must not send out again.
-var hub struct {
-	mu     sync.Mutex
-	relays map[*Relay]struct{}
-	cancel func()
-	echo   map[sysconfig.Event]int
-}
-
-func register(r *Relay) {
-	hub.mu.Lock()
-	defer hub.mu.Unlock()
-	if hub.relays == nil {
-		hub.relays = map[*Relay]struct{}{}
-		hub.echo = map[sysconfig.Event]int{}
-	}
-	if len(hub.relays) == 0 {
-		hub.cancel = sysconfig.Subscribe(forward)
-	}
-	hub.relays[r] = struct{}{}
-}
-
-func unregister(r *Relay) {
-	hub.mu.Lock()
-	defer hub.mu.Unlock()
-	if _, ok := hub.relays[r]; !ok {
-		return
-	}
-	delete(hub.relays, r)
-	if len(hub.relays) == 0 {
-		hub.cancel()
-		hub.cancel = nil
-		clear(hub.echo)
-	}
-}
-
-// forward is the subscription (sysconfig calls it on its own goroutine, in
-// publication order): an event published in this process goes to every
-// Relay's queue, unless it is the echo of an event being relayed in. When a
-// local change and a relayed one are identical and concurrent, one of the
-// two is forwarded (never none), and never before the local change was
-// published.
-func forward(e sysconfig.Event) {
-	hub.mu.Lock()
-	if n := hub.echo[e]; n > 0 {
-		if n == 1 {
-			delete(hub.echo, e)
-		} else {
-			hub.echo[e] = n - 1
-		}
-		hub.mu.Unlock()
-		return
-	}
-	relays := make([]*Relay, 0, len(hub.relays))
-	for r := range hub.relays {
-		relays = append(relays, r)
-	}
-	hub.mu.Unlock()
-	for _, r := range relays {
-		r.enqueue(e)
-	}
-}
-
-// relayLocal publishes an event received from another replica in this
-// process, marking it so that forward does not send it back out (the mark
-// is taken by the first identical event forward sees from now on).
-func relayLocal(e sysconfig.Event) {
-	hub.mu.Lock()
-	if len(hub.relays) == 0 {
-		hub.mu.Unlock()
-		return
-	}
-	hub.echo[e]++
-	hub.mu.Unlock()
-	sysconfig.Publish(e)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -15,8 +16,8 @@ import (
 
 	"github.com/adminkernel/kernel/host/bus"
 	"github.com/adminkernel/kernel/host/cache/rediscache/redistest"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
-	"github.com/adminkernel/kernel/host/sysconfig"
 )
 
 func redisAddr() string {
@@ -40,9 +41,9 @@ func client(t *testing.T, addr string) *redis.Client {
 
 func channel() string { return "aktest:" + strings.ToLower(rand.Text()[:12]) + ":events" }
 
-func start(t *testing.T, c *redis.Client, ch, origin string) *bus.Relay {
+func start(t *testing.T, ev *events.Bus, c *redis.Client, ch, origin string) *bus.Relay {
 	t.Helper()
-	r, err := bus.Start(context.Background(), c, bus.Options{Channel: ch, Origin: origin})
+	r, err := bus.Start(context.Background(), ev, c, bus.Options{Channel: ch, Origin: origin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,27 +51,24 @@ func start(t *testing.T, c *redis.Client, ch, origin string) *bus.Relay {
 	return r
 }
 
-// recorder collects the events published in this process whose key starts
-// with a test-unique marker, or whose key is empty (all keys).
+// recorder collects every event of a Bus.
 type recorder struct {
 	mu     sync.Mutex
-	events []sysconfig.Event
+	events []events.Event
 }
 
-func record(t *testing.T, marker string) *recorder {
+func record(t *testing.T, ev *events.Bus) *recorder {
 	rec := &recorder{}
-	cancel := sysconfig.Subscribe(func(e sysconfig.Event) {
-		if strings.HasPrefix(e.Key, marker) || e.Key == "" {
-			rec.mu.Lock()
-			rec.events = append(rec.events, e)
-			rec.mu.Unlock()
-		}
+	cancel := ev.Subscribe(func(e events.Event) {
+		rec.mu.Lock()
+		rec.events = append(rec.events, e)
+		rec.mu.Unlock()
 	})
 	t.Cleanup(cancel)
 	return rec
 }
 
-func (r *recorder) count(e sysconfig.Event) int {
+func (r *recorder) count(e events.Event) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -123,18 +121,21 @@ func TestLocalEventIsPublished(t *testing.T) {
 	c := client(t, redisAddr())
 	ch := channel()
 	w := listen(t, c, ch)
-	r := start(t, c, ch, "replica-a")
-	marker := rand.Text()
-	for _, e := range []sysconfig.Event{
-		{Kind: sysconfig.KindConfig, Key: marker + "sys.site.title"},
-		{Kind: sysconfig.KindDict, Key: marker + "gender"},
-		{Kind: bus.KindPermission, Key: marker + "42"},
-		{Kind: bus.KindSession, Key: marker + "sid"},
+	ev := events.New()
+	r := start(t, ev, c, ch, "replica-a")
+	for _, tc := range []struct {
+		e         events.Event
+		kind, key string
+	}{
+		{events.ConfigChanged{Key: "sys.site.title"}, bus.KindConfig, "sys.site.title"},
+		{events.DictChanged{TypeCode: "gender"}, bus.KindDict, "gender"},
+		{events.PermissionsChanged{UserID: 42}, bus.KindPermission, "42"},
+		{events.PermissionsChanged{}, bus.KindPermission, ""},
 	} {
-		sysconfig.Publish(e)
+		ev.Publish(tc.e)
 		poll.Until(t, 10*time.Second, "the event on the wire", func() bool {
 			for _, m := range w.snapshot() {
-				if m["o"] == r.Origin() && m["k"] == e.Kind && m["v"] == e.Key {
+				if m["o"] == r.Origin() && m["k"] == tc.kind && m["v"] == tc.key {
 					return true
 				}
 			}
@@ -151,17 +152,17 @@ func TestRemoteEventIsRelayedOnceAndNotEchoed(t *testing.T) {
 	c := client(t, redisAddr())
 	ch := channel()
 	w := listen(t, c, ch)
-	r := start(t, c, ch, "replica-b")
-	marker := rand.Text()
-	rec := record(t, marker)
-	e := sysconfig.Event{Kind: bus.KindPermission, Key: marker + "7"}
-	raw, _ := json.Marshal(map[string]string{"o": "replica-a", "k": e.Kind, "v": e.Key})
+	ev := events.New()
+	r := start(t, ev, c, ch, "replica-b")
+	rec := record(t, ev)
+	e := events.PermissionsChanged{UserID: 7}
+	raw, _ := json.Marshal(map[string]string{"o": "replica-a", "k": bus.KindPermission, "v": "7"})
 	if err := c.Publish(context.Background(), ch, raw).Err(); err != nil {
 		t.Fatal(err)
 	}
 	poll.Until(t, 10*time.Second, "the relayed event", func() bool { return rec.count(e) == 1 })
 	// A message of its own origin is ignored.
-	own, _ := json.Marshal(map[string]string{"o": r.Origin(), "k": e.Kind, "v": e.Key})
+	own, _ := json.Marshal(map[string]string{"o": r.Origin(), "k": bus.KindPermission, "v": "7"})
 	if err := c.Publish(context.Background(), ch, own).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,29 +178,27 @@ func TestRemoteEventIsRelayedOnceAndNotEchoed(t *testing.T) {
 	}
 }
 
-// Two relays on one channel, as two replicas: an event published on A's
-// side reaches B, and nothing loops.
+// Two relays on one channel, as two replicas (each with its own Bus): an
+// event published on A's side reaches B once, and nothing loops.
 func TestTwoReplicasNoLoop(t *testing.T) {
 	c := client(t, redisAddr())
 	ch := channel()
 	w := listen(t, c, ch)
-	a := start(t, c, ch, "replica-a")
-	b := start(t, c, ch, "replica-b")
-	marker := rand.Text()
-	rec := record(t, marker)
-	e := sysconfig.Event{Kind: sysconfig.KindConfig, Key: marker + "sys.security.captcha.enabled"}
-	sysconfig.Publish(e)
-	// Both relays live in this process, so both forward the local event;
-	// each relays the other's message once: 1 local + 2 relayed deliveries.
-	poll.Until(t, 10*time.Second, "the relayed events", func() bool { return rec.count(e) == 3 })
+	evA, evB := events.New(), events.New()
+	a := start(t, evA, c, ch, "replica-a")
+	b := start(t, evB, c, ch, "replica-b")
+	recA, recB := record(t, evA), record(t, evB)
+	e := events.ConfigChanged{Key: "sys.security.captcha.enabled"}
+	evA.Publish(e)
+	poll.Until(t, 10*time.Second, "the relayed event", func() bool { return recB.count(e) == 1 })
 	settle()
-	if n := rec.count(e); n != 3 {
-		t.Fatalf("event delivered %d times in process, want 3 (a loop?)", n)
+	if na, nb := recA.count(e), recB.count(e); na != 1 || nb != 1 {
+		t.Fatalf("event delivered %d times on A, %d on B, want 1 and 1 (a loop?)", na, nb)
 	}
-	if got := w.snapshot(); len(got) != 2 {
-		t.Fatalf("wire = %v, want one message per relay", got)
+	if got := w.snapshot(); len(got) != 1 {
+		t.Fatalf("wire = %v, want A's message only", got)
 	}
-	if sa, sb := a.Stats(), b.Stats(); sa.Received != 1 || sb.Received != 1 || sa.Sent != 1 || sb.Sent != 1 {
+	if sa, sb := a.Stats(), b.Stats(); sa.Received != 0 || sb.Received != 1 || sa.Sent != 1 || sb.Sent != 0 || sb.Relayed != 1 {
 		t.Fatalf("stats a=%+v b=%+v", sa, sb)
 	}
 }
@@ -207,14 +206,15 @@ func TestTwoReplicasNoLoop(t *testing.T) {
 func TestMalformedMessagesAreIgnored(t *testing.T) {
 	c := client(t, redisAddr())
 	ch := channel()
-	r := start(t, c, ch, "replica-b")
-	for _, p := range []string{"", "not json", `{"o":"x"}`, `[1,2]`} {
+	r := start(t, events.New(), c, ch, "replica-b")
+	for _, p := range []string{"", "not json", `{"o":"x"}`, `[1,2]`, `{"o":"x","k":"scope","v":"1"}`, `{"o":"x","k":"permission","v":"x"}`} {
 		if err := c.Publish(context.Background(), ch, p).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	settle()
-	if s := r.Stats(); s.Received != 0 || s.Relayed != 0 {
+	// The last two parse: they are received, not relayed.
+	if s := r.Stats(); s.Received != 2 || s.Relayed != 0 {
 		t.Fatalf("stats = %+v", s)
 	}
 }
@@ -226,17 +226,17 @@ func TestRecoversAfterRedisRestart(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv.Addr)
 	ch := channel()
-	r := start(t, c, ch, "replica-b")
-	marker := rand.Text()
-	rec := record(t, marker)
+	ev := events.New()
+	r := start(t, ev, c, ch, "replica-b")
+	rec := record(t, ev)
 
 	srv.Stop()
-	sysconfig.Publish(sysconfig.Event{Kind: sysconfig.KindDict, Key: marker + "lost"})
+	ev.Publish(events.DictChanged{TypeCode: "lost"})
 	poll.Until(t, 10*time.Second, "the failed publish", func() bool { return r.Stats().Dropped == 1 })
 	srv.Restart()
 
-	for _, k := range bus.Kinds {
-		poll.Until(t, 10*time.Second, "the local resync of "+k, func() bool { return rec.count(sysconfig.Event{Kind: k}) >= 1 })
+	for _, e := range []events.Event{events.ConfigChanged{}, events.DictChanged{}, events.PermissionsChanged{}} {
+		poll.Until(t, 10*time.Second, fmt.Sprintf("the local resync of %T", e), func() bool { return rec.count(e) >= 1 })
 	}
 	other := client(t, srv.Addr)
 	w := listen(t, other, ch)
@@ -249,8 +249,8 @@ func TestRecoversAfterRedisRestart(t *testing.T) {
 		// The request may have gone out before the listener subscribed.
 		return r.Stats().Sent >= 1
 	})
-	e := sysconfig.Event{Kind: bus.KindScope, Key: marker + "9"}
-	raw, _ := json.Marshal(map[string]string{"o": "replica-a", "k": e.Kind, "v": e.Key})
+	e := events.PermissionsChanged{UserID: 9}
+	raw, _ := json.Marshal(map[string]string{"o": "replica-a", "k": bus.KindPermission, "v": "9"})
 	poll.Until(t, 10*time.Second, "relaying after the restart", func() bool {
 		_ = other.Publish(context.Background(), ch, raw).Err()
 		time.Sleep(50 * time.Millisecond)
@@ -265,10 +265,14 @@ func TestStartNeedsRedis(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	if _, err := bus.Start(context.Background(), c, bus.Options{Channel: "x"}); err == nil {
+	ev := events.New()
+	if _, err := bus.Start(context.Background(), ev, c, bus.Options{Channel: "x"}); err == nil {
 		t.Fatal("Start without Redis: err = nil")
 	}
-	if _, err := bus.Start(context.Background(), c, bus.Options{}); err == nil {
+	if _, err := bus.Start(context.Background(), ev, c, bus.Options{}); err == nil {
 		t.Fatal("Start without a channel: err = nil")
+	}
+	if _, err := bus.Start(context.Background(), nil, c, bus.Options{Channel: "x"}); err == nil {
+		t.Fatal("Start without an events bus: err = nil")
 	}
 }

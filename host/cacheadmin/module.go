@@ -49,7 +49,7 @@ func routes(d *module.Deps, api *route.Group) error {
 		return envelope.OK(c, max(perms, scopes))
 	}).Doc("Clear the permission and data-scope cache", nil, 0)
 	g.Post("/flush-dict", route.Permission, func(c fiber.Ctx) error {
-		n, err := dict.InvalidateAll(c.Context(), d.Store)
+		n, err := dict.InvalidateAll(c.Context(), d.Store, d.Events)
 		if err != nil {
 			return err
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/adminkernel/kernel/ent/hook"
 	"github.com/adminkernel/kernel/ent/sysconfig"
 	"github.com/adminkernel/kernel/host/database/dbtest"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/kerneltest"
-	settings "github.com/adminkernel/kernel/host/sysconfig"
 )
 
 const base = "/api/v1/sys/config"
@@ -463,11 +463,11 @@ func TestChangeEvents(t *testing.T) {
 	k := kerneltest.Start(t, nil)
 	tok := k.Admin()
 	var mu sync.Mutex
-	var got []settings.Event
-	cancel := settings.Subscribe(func(e settings.Event) {
+	var got []events.ConfigChanged
+	cancel := k.Events().Subscribe(func(e events.Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		if e.Kind == settings.KindConfig && strings.HasPrefix(e.Key, "ev.") {
+		if e, ok := e.(events.ConfigChanged); ok && strings.HasPrefix(e.Key, "ev.") {
 			got = append(got, e)
 		}
 	})
@@ -486,7 +486,7 @@ func TestChangeEvents(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
-	want := "[{config ev.one} {config ev.one} {config ev.one}]" // add, changing batch, delete
+	want := "[{ev.one} {ev.one} {ev.one}]" // add, changing batch, delete
 	if fmt.Sprint(got) != want {
 		t.Fatalf("events = %v, want %s", got, want)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysconfig"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
 	settings "github.com/adminkernel/kernel/host/sysconfig"
 )
@@ -275,7 +275,7 @@ func (s *Service) Batch(ctx context.Context, items []BatchItem, userID int64) er
 		return nil
 	}
 	var changed []string
-	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		rows, err := tx.SysConfig.Query().
 			Where(sysconfig.ConfigKeyIn(keys...), sysconfig.IsDelete(false)).
 			All(ctx)

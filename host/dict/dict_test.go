@@ -11,8 +11,8 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/host/dict"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/kerneltest"
-	"github.com/adminkernel/kernel/host/sysconfig"
 )
 
 const (
@@ -310,14 +310,14 @@ func TestItemsCacheInvalidatedOnChange(t *testing.T) {
 			if got := listItems(t, k, tok, "level"); got != "" {
 				t.Fatalf("items not served from the cache: %s", got)
 			}
-			if err := dict.Invalidate(ctx, k.Cache(), "level"); err != nil {
+			if err := dict.Invalidate(ctx, k.Cache(), k.Events(), "level"); err != nil {
 				t.Fatal(err)
 			}
 		}, "中=2"},
 		{"out-of-band edit, then InvalidateAll", func() {
 			k.Ent().SysDictItem.Update().Where(sysdictitem.DictTypeCode("level")).SetLabel("中等").ExecX(ctx)
 			_ = listItems(t, k, tok, "gender")
-			n, err := dict.InvalidateAll(ctx, k.Cache())
+			n, err := dict.InvalidateAll(ctx, k.Cache(), k.Events())
 			if err != nil || n != 2 {
 				t.Fatalf("InvalidateAll = %d, %v; want the 2 cached types", n, err)
 			}
@@ -407,10 +407,10 @@ func TestChangeEvents(t *testing.T) {
 	tok := k.Admin()
 	var mu sync.Mutex
 	var got []string
-	cancel := sysconfig.Subscribe(func(e sysconfig.Event) {
-		if e.Kind == sysconfig.KindDict && (e.Key == "" || strings.HasPrefix(e.Key, "ev_")) {
+	cancel := k.Events().Subscribe(func(e events.Event) {
+		if e, ok := e.(events.DictChanged); ok && (e.TypeCode == "" || strings.HasPrefix(e.TypeCode, "ev_")) {
 			mu.Lock()
-			got = append(got, e.Key)
+			got = append(got, e.TypeCode)
 			mu.Unlock()
 		}
 	})
@@ -418,7 +418,7 @@ func TestChangeEvents(t *testing.T) {
 	id := addType(t, k, tok, "ev_a")
 	addItem(t, k, tok, "ev_a", "x", "x", 1, true)
 	k.Do("DELETE", fmt.Sprintf("%s/%d", typeBase, id), tok, nil).Expect(t, "delete", 200, 0)
-	if _, err := dict.InvalidateAll(context.Background(), k.Cache()); err != nil {
+	if _, err := dict.InvalidateAll(context.Background(), k.Cache(), k.Events()); err != nil {
 		t.Fatal(err)
 	}
 	// Delivery is asynchronous: wait for the four events.

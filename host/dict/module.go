@@ -49,7 +49,7 @@ type handler struct {
 func routes(d *module.Deps, api *route.Group) error {
 	h := &handler{
 		svc: &Service{
-			Client: d.Client, Store: d.Store,
+			Client: d.Client, Store: d.Store, Events: d.Events,
 			TTL: time.Duration(d.Config.Service.Cache.PermissionMinutes) * time.Minute,
 		},
 		maxPageSize: d.Config.API.MaxPageSize,

@@ -14,10 +14,10 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/request"
-	"github.com/adminkernel/kernel/host/sysconfig"
 )
 
 // KeyPrefix namespaces dictionary entries in the cache: "dict:<typeCode>"
@@ -42,7 +42,7 @@ var codePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // Invalidate drops the cached items of the given types and publishes one
 // DictChanged event per type (the dictionary service's InvalidateAsync).
-func Invalidate(ctx context.Context, store cache.Store, typeCodes ...string) error {
+func Invalidate(ctx context.Context, store cache.Store, ev *events.Bus, typeCodes ...string) error {
 	if len(typeCodes) == 0 {
 		return nil
 	}
@@ -54,7 +54,7 @@ func Invalidate(ctx context.Context, store cache.Store, typeCodes ...string) err
 		return err
 	}
 	for _, c := range typeCodes {
-		sysconfig.Publish(sysconfig.Event{Kind: sysconfig.KindDict, Key: c})
+		ev.Publish(events.DictChanged{TypeCode: c})
 	}
 	return nil
 }
@@ -62,12 +62,12 @@ func Invalidate(ctx context.Context, store cache.Store, typeCodes ...string) err
 // InvalidateAll drops every cached dictionary, publishes one DictChanged
 // event with an empty key and returns how many types were dropped (the
 // dictionary cache-clearing action).
-func InvalidateAll(ctx context.Context, store cache.Store) (int, error) {
+func InvalidateAll(ctx context.Context, store cache.Store, ev *events.Bus) (int, error) {
 	n, err := store.DeletePrefix(ctx, KeyPrefix)
 	if err != nil {
 		return n, err
 	}
-	sysconfig.Publish(sysconfig.Event{Kind: sysconfig.KindDict})
+	ev.Publish(events.DictChanged{})
 	return n, nil
 }
 
@@ -133,6 +133,8 @@ type Service struct {
 	Store  cache.Store
 	// TTL is the lifetime of cached items (Service:Cache:PermissionMinutes).
 	TTL time.Duration
+	// Events receives a DictChanged event per invalidated type.
+	Events *events.Bus
 }
 
 var formatLocal = request.EntityTime
@@ -278,7 +280,7 @@ func (s *Service) AddType(ctx context.Context, in TypeInput, userID int64) (int6
 	if err != nil {
 		return 0, err
 	}
-	return r.ID, Invalidate(ctx, s.Store, code)
+	return r.ID, Invalidate(ctx, s.Store, s.Events, code)
 }
 
 // UpdateType rewrites name, sort, enabled and remark; the code is immutable.
@@ -303,7 +305,7 @@ func (s *Service) UpdateType(ctx context.Context, id int64, in TypeInput, userID
 		}
 		return err
 	}
-	return Invalidate(ctx, s.Store, r.Code)
+	return Invalidate(ctx, s.Store, s.Events, r.Code)
 }
 
 // DeleteTypes soft-deletes live types and their items in one transaction.
@@ -317,7 +319,7 @@ func (s *Service) DeleteTypes(ctx context.Context, ids []int64, single bool, use
 		return nil
 	}
 	var codes []string
-	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		types, err := tx.SysDictType.Query().Where(sysdicttype.IDIn(ids...), sysdicttype.IsDelete(false)).All(ctx)
 		if err != nil {
 			return err
@@ -346,7 +348,7 @@ func (s *Service) DeleteTypes(ctx context.Context, ids []int64, single bool, use
 	if err != nil {
 		return err
 	}
-	return Invalidate(ctx, s.Store, codes...)
+	return Invalidate(ctx, s.Store, s.Events, codes...)
 }
 
 func softDeleteItems(ctx context.Context, tx *ent.Tx, ids []int64, userID int64) error {
@@ -466,7 +468,7 @@ func (s *Service) AddItem(ctx context.Context, in ItemInput, userID int64) (int6
 		return 0, err
 	}
 	var id int64
-	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		if err := typeExists(ctx, tx, in.DictTypeCode); err != nil {
 			return err
 		}
@@ -488,7 +490,7 @@ func (s *Service) AddItem(ctx context.Context, in ItemInput, userID int64) (int6
 	if err != nil {
 		return 0, err
 	}
-	return id, Invalidate(ctx, s.Store, in.DictTypeCode)
+	return id, Invalidate(ctx, s.Store, s.Events, in.DictTypeCode)
 }
 
 // UpdateItem rewrites an item (43003). A different dictTypeCode moves it to
@@ -498,7 +500,7 @@ func (s *Service) UpdateItem(ctx context.Context, id int64, in ItemInput, userID
 		return err
 	}
 	var codes []string
-	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		cur, err := tx.SysDictItem.Query().Where(sysdictitem.ID(id), sysdictitem.IsDelete(false)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return errcode.New(errcode.DictItemNotFound)
@@ -528,7 +530,7 @@ func (s *Service) UpdateItem(ctx context.Context, id int64, in ItemInput, userID
 	if err != nil {
 		return err
 	}
-	return Invalidate(ctx, s.Store, codes...)
+	return Invalidate(ctx, s.Store, s.Events, codes...)
 }
 
 // DeleteItems soft-deletes live items. A seed id refuses the whole call
@@ -542,7 +544,7 @@ func (s *Service) DeleteItems(ctx context.Context, ids []int64, single bool, use
 		return nil
 	}
 	var codes []string
-	err := module.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		rows, err := tx.SysDictItem.Query().Where(sysdictitem.IDIn(ids...), sysdictitem.IsDelete(false)).All(ctx)
 		if err != nil {
 			return err
@@ -564,7 +566,7 @@ func (s *Service) DeleteItems(ctx context.Context, ids []int64, single bool, use
 	if err != nil {
 		return err
 	}
-	return Invalidate(ctx, s.Store, codes...)
+	return Invalidate(ctx, s.Store, s.Events, codes...)
 }
 
 func protectSeed(ids []int64) error {

@@ -79,8 +79,8 @@ func NewHandler(svc *Service, prefix string, trusted []*net.IPNet) *Handler {
 		svc:        svc,
 		trusted:    trusted,
 		cookiePath: strings.TrimRight(prefix, "/") + CallbackPath,
-		httpsBase:  strings.HasPrefix(strings.ToLower(svc.CallbackBaseURL), "https://"),
-		log:        svc.Log,
+		httpsBase:  strings.HasPrefix(strings.ToLower(svc.o.CallbackBaseURL), "https://"),
+		log:        svc.o.Log,
 	}
 }
 
@@ -148,18 +148,18 @@ func requestBase(c fiber.Ctx) string {
 // logged with the remedy.
 func (h *Handler) requestBase(c fiber.Ctx) string {
 	base := requestBase(c)
-	if base == "" || h.svc.CallbackBaseURL != "" {
+	if base == "" || h.svc.o.CallbackBaseURL != "" {
 		return base
 	}
 	if c.IsProxyTrusted() && c.Get(fiber.HeaderXForwardedHost) != "" {
 		return base
 	}
-	if hostAllowed(c.Scheme(), c.Host(), h.svc.ListenAddress, c.RequestCtx().LocalAddr()) {
+	if hostAllowed(c.Scheme(), c.Host(), h.svc.o.ListenAddress, c.RequestCtx().LocalAddr()) {
 		return base
 	}
 	if h.hostWarned.CompareAndSwap(false, true) {
 		h.log.Warn("external login refused a Host header that does not name the listen address as the redirect URI base; set Service:ExternalAuth:CallbackBaseUrl to the public root of the backend",
-			"listen_address", h.svc.ListenAddress)
+			"listen_address", h.svc.o.ListenAddress)
 	}
 	return ""
 }
@@ -219,7 +219,7 @@ func (h *Handler) callback(c fiber.Ctx) error {
 	}
 	switch {
 	case res.Ticket != "":
-		if !h.svc.AllowUnboundTickets {
+		if !h.svc.o.AllowUnboundTickets {
 			h.setCookie(c, TicketCookie, res.TicketBinder, TicketTTL)
 		}
 		return redirect(c, h.svc.resultURL([2]string{"ticket", res.Ticket}))

@@ -66,17 +66,17 @@ func (s *Service) checkIssuer(ctx context.Context, b *ent.SysUserExternal, issue
 	case stored == issuer:
 		return nil
 	case stored != "":
-		s.Log.Warn("external login refused: the provider's issuer changed since the identity was bound; the binding is not remapped",
+		s.o.Log.Warn("external login refused: the provider's issuer changed since the identity was bound; the binding is not remapped",
 			"provider", b.Provider, "user_id", b.UserID, "bound_issuer", stored, "issuer", issuer)
 		return errcode.New(errcode.OAuthExchangeFailed).Wrap(errIssuerChanged)
 	}
-	err := s.Client.SysUserExternal.Update().
+	err := s.o.Client.SysUserExternal.Update().
 		Where(sysuserexternal.ID(b.ID), sysuserexternal.Or(sysuserexternal.IssuerIsNil(), sysuserexternal.IssuerEQ(""))).
 		SetIssuer(issuer).Exec(ctx)
 	if err != nil {
-		s.Log.Warn("recording the issuer of an external binding failed", "provider", b.Provider, "user_id", b.UserID, "error", err)
+		s.o.Log.Warn("recording the issuer of an external binding failed", "provider", b.Provider, "user_id", b.UserID, "error", err)
 	} else {
-		s.Log.Info("issuer recorded on an external binding made without one", "provider", b.Provider, "user_id", b.UserID, "issuer", issuer)
+		s.o.Log.Info("issuer recorded on an external binding made without one", "provider", b.Provider, "user_id", b.UserID, "issuer", issuer)
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ func (s *Service) logResolution(code, rule string, userID int64, id identity, re
 			args = append(args, "refused", "error")
 		}
 	}
-	s.Log.Info("external login resolved", args...)
+	s.o.Log.Info("external login resolved", args...)
 }
 
 // subjectRef is a short, stable reference to an identity for logs: the

@@ -27,12 +27,15 @@ const Name = "ExternalAuth"
 // config center's Query button (311).
 var menus = []seed.Menu{}
 
-// Module returns the area as a kernel module.
-func Module() module.Module {
-	return module.Module{Name: Name, Menus: menus, Routes: routes}
+// Module returns the area as a kernel module; every login ends in tokens,
+// the kernel's token-issuing step (Kernel.Auth).
+func Module(tokens TokenIssuer) module.Module {
+	return module.Module{Name: Name, Menus: menus, Routes: func(d *module.Deps, api *route.Group) error {
+		return routes(d, api, tokens)
+	}}
 }
 
-func routes(d *module.Deps, api *route.Group) error {
+func routes(d *module.Deps, api *route.Group, tokens TokenIssuer) error {
 	reg, trusted := d.Providers, d.Trusted
 	if reg == nil {
 		return errors.New("externalauth: the provider registry is missing from the module deps")
@@ -44,7 +47,7 @@ func routes(d *module.Deps, api *route.Group) error {
 		Switches:           NewSwitches(d.Settings),
 		Store:              d.Store,
 		Client:             d.Client,
-		Tokens:             d.Auth,
+		Tokens:             tokens,
 		Hasher:             d.Hasher,
 		CallbackBaseURL:    ea.CallbackBaseURL,
 		AllowRequestBase:   !d.Config.IsProduction(),

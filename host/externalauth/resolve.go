@@ -14,6 +14,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
 	"github.com/adminkernel/kernel/host/auth"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/password"
 )
@@ -31,7 +32,7 @@ func (s *Service) resolve(ctx context.Context, code string, id identity) (*ent.S
 	if err != nil || u != nil {
 		return u, ruleBinding, accountUsable(u, err)
 	}
-	sw, err := s.Switches.All(ctx, code)
+	sw, err := s.o.Switches.All(ctx, code)
 	if err != nil {
 		return nil, "", err
 	}
@@ -64,18 +65,18 @@ func bindingUser(userID int64) predicate.SysUserExternal {
 
 // liveBindings queries the live bindings of a provider.
 func (s *Service) liveBindings(code string) *ent.SysUserExternalQuery {
-	return s.Client.SysUserExternal.Query().Where(sysuserexternal.Provider(code), sysuserexternal.IsDelete(false))
+	return s.o.Client.SysUserExternal.Query().Where(sysuserexternal.Provider(code), sysuserexternal.IsDelete(false))
 }
 
 func (s *Service) userBindings(ctx context.Context, userID int64) ([]*ent.SysUserExternal, error) {
-	return s.Client.SysUserExternal.Query().
+	return s.o.Client.SysUserExternal.Query().
 		Where(sysuserexternal.UserID(userID), sysuserexternal.IsDelete(false)).
 		Order(ent.Asc(sysuserexternal.FieldCreateTime), ent.Asc(sysuserexternal.FieldID)).
 		All(ctx)
 }
 
 func (s *Service) softDeleteBinding(ctx context.Context, id int64) error {
-	err := s.Client.SysUserExternal.UpdateOneID(id).Where(sysuserexternal.IsDelete(false)).
+	err := s.o.Client.SysUserExternal.UpdateOneID(id).Where(sysuserexternal.IsDelete(false)).
 		SetIsDelete(true).SetDeleteKey(id).Exec(ctx)
 	if ent.IsNotFound(err) {
 		return nil
@@ -85,7 +86,7 @@ func (s *Service) softDeleteBinding(ctx context.Context, id int64) error {
 
 // liveUser returns a user that is not deleted, or nil.
 func (s *Service) liveUser(ctx context.Context, id int64) (*ent.SysUser, error) {
-	u, err := s.Client.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(false)).Only(ctx)
+	u, err := s.o.Client.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
@@ -108,7 +109,7 @@ func (s *Service) boundUser(ctx context.Context, code string, id identity) (*ent
 		return nil, err
 	}
 	if u == nil {
-		s.Log.Info("retiring the binding of a deleted user", "provider", code, "user_id", b.UserID)
+		s.o.Log.Info("retiring the binding of a deleted user", "provider", code, "user_id", b.UserID)
 		return nil, s.softDeleteBinding(ctx, b.ID)
 	}
 	return u, s.checkIssuer(ctx, b, id.Issuer)
@@ -118,7 +119,7 @@ func (s *Service) boundUser(ctx context.Context, code string, id identity) (*ent
 // account hint (the same lookup as password login) when that account may
 // be linked; it returns nil when nothing was linked.
 func (s *Service) linkByAccount(ctx context.Context, code string, id identity) (*ent.SysUser, error) {
-	u, err := s.Client.SysUser.Query().Where(sysuser.AccountNorm(schema.NormalizeAccount(id.AccountHint)), sysuser.IsDelete(false)).Only(ctx)
+	u, err := s.o.Client.SysUser.Query().Where(sysuser.AccountNorm(schema.NormalizeAccount(id.AccountHint)), sysuser.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) || ent.IsNotSingular(err) {
 		return nil, nil
 	}
@@ -132,7 +133,7 @@ func (s *Service) linkByAccount(ctx context.Context, code string, id identity) (
 	if err != nil || n > 0 {
 		return nil, err
 	}
-	err = s.newBinding(s.Client, u.ID, code, id).Exec(ctx)
+	err = s.newBinding(s.o.Client, u.ID, code, id).Exec(ctx)
 	if ent.IsConstraintError(err) {
 		// A parallel login bound the identity, or the user got another
 		// identity of this provider: only the binding counts now.
@@ -141,7 +142,7 @@ func (s *Service) linkByAccount(ctx context.Context, code string, id identity) (
 	if err != nil {
 		return nil, err
 	}
-	s.Log.Info("external identity linked by account name", "provider", code, "user_id", u.ID)
+	s.o.Log.Info("external identity linked by account name", "provider", code, "user_id", u.ID)
 	return u, nil
 }
 
@@ -158,7 +159,7 @@ func (s *Service) provision(ctx context.Context, code string, id identity, sw Pr
 	if err != nil {
 		return nil, err
 	}
-	hash, err := s.Hasher.HashContext(ctx, plain)
+	hash, err := s.o.Hasher.HashContext(ctx, plain)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +171,7 @@ func (s *Service) provision(ctx context.Context, code string, id identity, sw Pr
 		}
 		u, err := s.createAccount(ctx, code, id, account, hash, roles, org)
 		if err == nil {
-			s.Log.Info("account provisioned for an external identity", "provider", code, "user_id", u.ID, "account", u.Account)
+			s.o.Log.Info("account provisioned for an external identity", "provider", code, "user_id", u.ID, "account", u.Account)
 			return u, nil
 		}
 		if !ent.IsConstraintError(err) {
@@ -188,25 +189,25 @@ func (s *Service) provision(ctx context.Context, code string, id identity, sw Pr
 func (s *Service) provisionTargets(ctx context.Context, code string, sw ProviderSwitches) ([]int64, *int64, error) {
 	var roles []int64
 	if len(sw.DefaultRoleIDs) > 0 {
-		found, err := s.Client.SysRole.Query().Where(sysrole.IDIn(sw.DefaultRoleIDs...), sysrole.IsDelete(false)).IDs(ctx)
+		found, err := s.o.Client.SysRole.Query().Where(sysrole.IDIn(sw.DefaultRoleIDs...), sysrole.IsDelete(false)).IDs(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
 		if len(found) != len(sw.DefaultRoleIDs) {
-			s.Log.Warn("some default roles of an external login provider do not exist", "provider", code, "configured", sw.DefaultRoleIDs, "found", found)
+			s.o.Log.Warn("some default roles of an external login provider do not exist", "provider", code, "configured", sw.DefaultRoleIDs, "found", found)
 		}
 		roles = found
 	}
 	var org *int64
 	if sw.DefaultOrgID > 0 {
-		ok, err := s.Client.SysOrg.Query().Where(sysorg.ID(sw.DefaultOrgID), sysorg.IsDelete(false)).Exist(ctx)
+		ok, err := s.o.Client.SysOrg.Query().Where(sysorg.ID(sw.DefaultOrgID), sysorg.IsDelete(false)).Exist(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
 		if ok {
 			org = &sw.DefaultOrgID
 		} else {
-			s.Log.Warn("the default organisation of an external login provider does not exist", "provider", code, "org_id", sw.DefaultOrgID)
+			s.o.Log.Warn("the default organisation of an external login provider does not exist", "provider", code, "org_id", sw.DefaultOrgID)
 		}
 	}
 	return roles, org, nil
@@ -217,7 +218,7 @@ func (s *Service) provisionTargets(ctx context.Context, code string, sw Provider
 func (s *Service) accountFor(ctx context.Context, code string, id identity, useHint bool) (string, error) {
 	hint := strings.TrimSpace(id.AccountHint)
 	if useHint && hint != "" && utf8.RuneCountInString(hint) <= maxAccountLen && !strings.ContainsFunc(hint, isSpaceOrControl) {
-		taken, err := s.Client.SysUser.Query().Where(sysuser.AccountNorm(schema.NormalizeAccount(hint)), sysuser.IsDelete(false)).Exist(ctx)
+		taken, err := s.o.Client.SysUser.Query().Where(sysuser.AccountNorm(schema.NormalizeAccount(hint)), sysuser.IsDelete(false)).Exist(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -235,37 +236,33 @@ func (s *Service) accountFor(ctx context.Context, code string, id identity, useH
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
 
 func (s *Service) createAccount(ctx context.Context, code string, id identity, account, hash string, roles []int64, org *int64) (*ent.SysUser, error) {
-	tx, err := s.Client.Tx(ctx)
-	if err != nil {
-		return nil, err
-	}
 	name := truncate(strings.TrimSpace(id.DisplayName), maxNameLen)
 	if name == "" {
 		name = account
 	}
-	u, err := tx.SysUser.Create().
-		SetAccount(account).
-		SetName(name).
-		SetPasswordHash(hash).
-		SetMustChangePassword(false).
-		SetNillableEmail(bounded(id.Email, maxEmailLen)).
-		SetNillablePhone(bounded(id.Phone, maxPhoneLen)).
-		SetNillableOrgID(org).
-		Save(ctx)
-	if err == nil {
+	var u *ent.SysUser
+	err := database.WithTx(ctx, s.o.Client, func(tx *ent.Tx) error {
+		var err error
+		u, err = tx.SysUser.Create().
+			SetAccount(account).
+			SetName(name).
+			SetPasswordHash(hash).
+			SetMustChangePassword(false).
+			SetNillableEmail(bounded(id.Email, maxEmailLen)).
+			SetNillablePhone(bounded(id.Phone, maxPhoneLen)).
+			SetNillableOrgID(org).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
 		for _, r := range roles {
-			if err = tx.SysUserRole.Create().SetUserID(u.ID).SetRoleID(r).Exec(ctx); err != nil {
-				break
+			if err := tx.SysUserRole.Create().SetUserID(u.ID).SetRoleID(r).Exec(ctx); err != nil {
+				return err
 			}
 		}
-	}
-	if err == nil {
-		err = s.newBinding(tx.Client(), u.ID, code, id).Exec(ctx)
-	}
+		return s.newBinding(tx.Client(), u.ID, code, id).Exec(ctx)
+	})
 	if err != nil {
-		return nil, errors.Join(err, tx.Rollback())
-	}
-	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -288,9 +285,9 @@ func (s *Service) bind(ctx context.Context, userID int64, code string, id identi
 		if err != nil || done {
 			return err
 		}
-		err = s.newBinding(s.Client, userID, code, id).Exec(ctx)
+		err = s.newBinding(s.o.Client, userID, code, id).Exec(ctx)
 		if err == nil {
-			s.Log.Info("external identity bound", "provider", code, "user_id", userID)
+			s.o.Log.Info("external identity bound", "provider", code, "user_id", userID)
 			return nil
 		}
 		if !ent.IsConstraintError(err) {
@@ -341,9 +338,9 @@ func (s *Service) bindingSettled(ctx context.Context, userID int64, code string,
 // of an external login (best effort: failures are logged, never returned).
 func (s *Service) recordLogin(ctx context.Context, u *ent.SysUser, code string, cl auth.Client, result error) {
 	ctx = context.WithoutCancel(ctx)
-	s.Tokens.WriteLoginLog(ctx, u.Account, code, &u.ID, result, cl)
+	s.o.Tokens.WriteLoginLog(ctx, u.Account, code, &u.ID, result, cl)
 	if result == nil {
-		s.Tokens.TouchLogin(ctx, u, cl)
+		s.o.Tokens.TouchLogin(ctx, u, cl)
 	}
 }
 

@@ -119,7 +119,7 @@ type Options struct {
 // Service is the external-login flow: authorize, callback, ticket
 // exchange, pending links, binding and unbinding.
 type Service struct {
-	Options
+	o     Options
 	slots *stateSlots
 }
 
@@ -132,7 +132,7 @@ func NewService(o Options) *Service {
 		o.FrontendResultPath = "/oauth/callback"
 	}
 	o.CallbackBaseURL = strings.TrimRight(o.CallbackBaseURL, "/")
-	return &Service{Options: o, slots: newStateSlots(o.Store, o.MaxPendingStates, o.Log)}
+	return &Service{o: o, slots: newStateSlots(o.Store, o.MaxPendingStates, o.Log)}
 }
 
 // stateRecord is stored under the authorize state.
@@ -164,11 +164,11 @@ type pendingRecord struct {
 // provider returns a registered provider that is switched on; unknown and
 // disabled providers are 40013.
 func (s *Service) provider(ctx context.Context, code string) (idp.Entry, error) {
-	e, ok := s.Providers.Get(code)
+	e, ok := s.o.Providers.Get(code)
 	if !ok {
 		return idp.Entry{}, errcode.New(errcode.OAuthProviderDisabled)
 	}
-	on, err := s.Switches.Enabled(ctx, code)
+	on, err := s.o.Switches.Enabled(ctx, code)
 	if err != nil {
 		return idp.Entry{}, err
 	}
@@ -199,7 +199,7 @@ func (s *Service) describe(ctx context.Context, e idp.Entry) ProviderItem {
 	defer cancel()
 	d, err := e.Provider.Describe(dctx)
 	if err != nil {
-		s.Log.Warn("describing an external login provider failed", "provider", e.Code, "error", err)
+		s.o.Log.Warn("describing an external login provider failed", "provider", e.Code, "error", err)
 		return item
 	}
 	if d.DisplayName != "" {
@@ -215,8 +215,8 @@ func (s *Service) describe(ctx context.Context, e idp.Entry) ProviderItem {
 // ProviderList lists the switched-on providers in registration order.
 func (s *Service) ProviderList(ctx context.Context) ([]ProviderItem, error) {
 	out := []ProviderItem{}
-	for _, e := range s.Providers.List() {
-		on, err := s.Switches.Enabled(ctx, e.Code)
+	for _, e := range s.o.Providers.List() {
+		on, err := s.o.Switches.Enabled(ctx, e.Code)
 		if err != nil {
 			return nil, err
 		}
@@ -230,8 +230,8 @@ func (s *Service) ProviderList(ctx context.Context) ([]ProviderItem, error) {
 // AllProviders lists every registered provider with its switches.
 func (s *Service) AllProviders(ctx context.Context) ([]ProviderAdminItem, error) {
 	out := []ProviderAdminItem{}
-	for _, e := range s.Providers.List() {
-		sw, err := s.Switches.All(ctx, e.Code)
+	for _, e := range s.o.Providers.List() {
+		sw, err := s.o.Switches.All(ctx, e.Code)
 		if err != nil {
 			return nil, err
 		}
@@ -263,9 +263,9 @@ type AuthorizeResult struct {
 
 // RedirectURI returns the callback URL of a provider.
 func (s *Service) RedirectURI(code, requestBase string) (string, error) {
-	base := s.CallbackBaseURL
+	base := s.o.CallbackBaseURL
 	if base == "" {
-		if !s.AllowRequestBase {
+		if !s.o.AllowRequestBase {
 			return "", errors.New("externalauth: Service:ExternalAuth:CallbackBaseUrl is not configured")
 		}
 		if requestBase == "" {
@@ -324,11 +324,11 @@ func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeRe
 		Purpose:             in.Mode,
 	})
 	if err != nil {
-		s.Log.Warn("building the authorization URL failed", "provider", e.Code, "error", err)
+		s.o.Log.Warn("building the authorization URL failed", "provider", e.Code, "error", err)
 		return AuthorizeResult{}, errcode.New(errcode.OAuthExchangeFailed).Wrap(err)
 	}
 	if !isHTTPURL(resp.URL) {
-		s.Log.Error("provider returned an unusable authorization URL", "provider", e.Code)
+		s.o.Log.Error("provider returned an unusable authorization URL", "provider", e.Code)
 		return AuthorizeResult{}, errcode.New(errcode.OAuthExchangeFailed)
 	}
 	rec, err := json.Marshal(stateRecord{
@@ -338,7 +338,7 @@ func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeRe
 	if err != nil {
 		return AuthorizeResult{}, err
 	}
-	if err := s.Store.PutOnce(ctx, stateKeyPrefix+state, rec, StateTTL); err != nil {
+	if err := s.o.Store.PutOnce(ctx, stateKeyPrefix+state, rec, StateTTL); err != nil {
 		return AuthorizeResult{}, fmt.Errorf("storing the authorize state: %w", err)
 	}
 	stored = true
@@ -433,7 +433,7 @@ func (s *Service) takeState(ctx context.Context, state string) (stateRecord, err
 	if !validState(state) {
 		return st, errcode.New(errcode.OAuthStateInvalid)
 	}
-	raw, ok, err := s.Store.Take(ctx, stateKeyPrefix+state)
+	raw, ok, err := s.o.Store.Take(ctx, stateKeyPrefix+state)
 	if err != nil {
 		return st, fmt.Errorf("consuming the authorize state: %w", err)
 	}
@@ -460,13 +460,13 @@ func (s *Service) exchange(ctx context.Context, e idp.Entry, st stateRecord, q m
 	fail := errcode.New(errcode.OAuthExchangeFailed)
 	switch {
 	case err != nil:
-		s.Log.Warn("external login exchange failed", "provider", e.Code, "error", err)
+		s.o.Log.Warn("external login exchange failed", "provider", e.Code, "error", err)
 		return identity{}, fail.Wrap(err)
 	case resp.Error != nil:
 		if resp.Error.Kind == pluginsdk.Misconfigured {
-			s.Log.Error("external login provider is misconfigured", "provider", e.Code, "error", resp.Error)
+			s.o.Log.Error("external login provider is misconfigured", "provider", e.Code, "error", resp.Error)
 		} else {
-			s.Log.Info("external login refused", "provider", e.Code, "kind", resp.Error.Kind, "reason", resp.Error.Message)
+			s.o.Log.Info("external login refused", "provider", e.Code, "kind", resp.Error.Kind, "reason", resp.Error.Message)
 		}
 		return identity{}, fail.Wrap(resp.Error)
 	case resp.Identity == nil:
@@ -474,17 +474,17 @@ func (s *Service) exchange(ctx context.Context, e idp.Entry, st stateRecord, q m
 	}
 	id := identity{Identity: *resp.Identity, Issuer: issuer}
 	if id.Subject == "" || utf8.RuneCountInString(id.Subject) > maxSubjectLen {
-		s.Log.Warn("external login provider returned an unusable subject", "provider", e.Code)
+		s.o.Log.Warn("external login provider returned an unusable subject", "provider", e.Code)
 		return identity{}, fail.Wrap(errors.New("unusable subject"))
 	}
 	// The provider was reconfigured while the code was redeemed: which
 	// issuer vouched for the identity is unclear.
 	if after := issuerOf(e.Provider); after != issuer {
-		s.Log.Warn("external login refused: the provider's issuer changed during the exchange", "provider", e.Code, "issuer", issuer, "now", after)
+		s.o.Log.Warn("external login refused: the provider's issuer changed during the exchange", "provider", e.Code, "issuer", issuer, "now", after)
 		return identity{}, fail.Wrap(errors.New("issuer changed during the exchange"))
 	}
 	if !validIssuer(issuer) {
-		s.Log.Error("external login provider reports an unusable issuer", "provider", e.Code)
+		s.o.Log.Error("external login provider reports an unusable issuer", "provider", e.Code)
 		return identity{}, fail.Wrap(errors.New("unusable issuer"))
 	}
 	id.DisplayName = truncate(strings.TrimSpace(id.DisplayName), maxDisplayNameLen)
@@ -513,7 +513,7 @@ func (s *Service) login(ctx context.Context, code string, id identity, cl auth.C
 		}
 		return CallbackResult{}, err
 	}
-	out, err := s.Tokens.IssueTokens(ctx, u, code, cl)
+	out, err := s.o.Tokens.IssueTokens(ctx, u, code, cl)
 	s.recordLogin(ctx, u, code, cl, err)
 	if err != nil {
 		return CallbackResult{}, err
@@ -533,7 +533,7 @@ func (s *Service) login(ctx context.Context, code string, id identity, cl auth.C
 	if err != nil {
 		return CallbackResult{}, err
 	}
-	if err := s.Store.PutOnce(ctx, ticketKeyPrefix+ticket, raw, TicketTTL); err != nil {
+	if err := s.o.Store.PutOnce(ctx, ticketKeyPrefix+ticket, raw, TicketTTL); err != nil {
 		return CallbackResult{}, fmt.Errorf("storing the login ticket: %w", err)
 	}
 	return CallbackResult{Ticket: ticket, TicketBinder: binder}, nil
@@ -553,7 +553,7 @@ func (s *Service) pending(ctx context.Context, code string, id identity) (*Pendi
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Store.PutOnce(ctx, pendingKeyPrefix+token, rec, PendingTTL); err != nil {
+	if err := s.o.Store.PutOnce(ctx, pendingKeyPrefix+token, rec, PendingTTL); err != nil {
 		return nil, fmt.Errorf("storing the pending link: %w", err)
 	}
 	return &PendingLink{Token: token, Binder: binder, Provider: code, DisplayName: id.DisplayName}, nil
@@ -569,7 +569,7 @@ func (s *Service) Exchange(ctx context.Context, ticket, binder string) (json.Raw
 	if !validToken(ticket) {
 		return nil, errcode.New(errcode.OAuthStateInvalid)
 	}
-	raw, ok, err := s.Store.Take(ctx, ticketKeyPrefix+ticket)
+	raw, ok, err := s.o.Store.Take(ctx, ticketKeyPrefix+ticket)
 	if err != nil {
 		return nil, fmt.Errorf("consuming a login ticket: %w", err)
 	}
@@ -580,8 +580,8 @@ func (s *Service) Exchange(ctx context.Context, ticket, binder string) (json.Raw
 	if err := json.Unmarshal(raw, &rec); err != nil || len(rec.Output) == 0 || rec.BinderHash == "" {
 		return nil, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("unreadable login ticket"))
 	}
-	if !s.AllowUnboundTickets && !binderMatches(binder, rec.BinderHash) {
-		s.Log.Info("login ticket refused: the ticket cookie is missing or belongs to another ticket; the ticket is spent")
+	if !s.o.AllowUnboundTickets && !binderMatches(binder, rec.BinderHash) {
+		s.o.Log.Info("login ticket refused: the ticket cookie is missing or belongs to another ticket; the ticket is spent")
 		return nil, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("ticket binder missing or wrong"))
 	}
 	return rec.Output, nil
@@ -600,7 +600,7 @@ func (s *Service) Claim(ctx context.Context, userID int64, token, binder string)
 	if !validToken(token) {
 		return errcode.New(errcode.OAuthStateInvalid)
 	}
-	raw, ok, err := s.Store.Take(ctx, pendingKeyPrefix+token)
+	raw, ok, err := s.o.Store.Take(ctx, pendingKeyPrefix+token)
 	if err != nil {
 		return fmt.Errorf("consuming a pending link: %w", err)
 	}
@@ -621,7 +621,7 @@ func (s *Service) Claim(ctx context.Context, userID int64, token, binder string)
 	// The provider was pointed at another issuer since the pending link was
 	// made: the identity is not one of the current issuer's.
 	if now := issuerOf(e.Provider); now != p.Issuer {
-		s.Log.Warn("pending link refused: the provider's issuer changed since it was made", "provider", p.Provider, "issuer", p.Issuer, "now", now)
+		s.o.Log.Warn("pending link refused: the provider's issuer changed since it was made", "provider", p.Provider, "issuer", p.Issuer, "now", now)
 		return errcode.New(errcode.OAuthExchangeFailed).Wrap(errIssuerChanged)
 	}
 	return s.bind(ctx, userID, p.Provider, identity{
@@ -684,7 +684,7 @@ func (s *Service) Unbind(ctx context.Context, userID int64, code string) error {
 // already has a query.
 func (s *Service) resultURL(params ...[2]string) string {
 	var b strings.Builder
-	base := s.FrontendResultPath
+	base := s.o.FrontendResultPath
 	b.WriteString(base)
 	sep := "?"
 	switch {

@@ -199,7 +199,7 @@ func (h *harness) adminToken(t testing.TB) string {
 
 func (h *harness) sessionOf(t testing.TB, token string) string {
 	t.Helper()
-	claims, err := h.k.Auth().Tokens.Verify(token)
+	claims, err := h.k.Tokens().Verify(token)
 	if err != nil {
 		t.Fatalf("verifying a token just issued: %v", err)
 	}

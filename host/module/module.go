@@ -10,10 +10,10 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
-	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
@@ -38,15 +38,18 @@ type Module struct {
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes
-// is called.
+// is called. Services of other feature areas (the login service, ...) are
+// not among them: a module that needs one takes it as an argument of its
+// constructor, through an interface of its own.
 type Deps struct {
-	Config   *config.Config
-	Client   *ent.Client
-	Store    cache.Store
+	Config *config.Config
+	Client *ent.Client
+	Store  cache.Store
+	// Events carries the change events the kernel relays between replicas.
+	Events   *events.Bus
 	Settings *sysconfig.Service
 	Perms    *authz.Resolver
 	Sessions *session.Service
-	Auth     *auth.Service
 	Hasher   *password.PBKDF2
 	Catalog  *errcode.Catalog
 	// Providers is the external identity-provider registry (built-in OIDC

@@ -14,6 +14,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -381,19 +382,15 @@ func (h *orgs) copy(c fiber.Ctx) error {
 		return request.Invalid("name")
 	}
 	ctx := c.Context()
-	tx, err := h.client.Tx(ctx)
-	if err != nil {
+	var root int64
+	if err := database.WithTx(ctx, h.client, func(tx *ent.Tx) error {
+		var err error
+		root, err = copyTree(ctx, tx, id, name, p.UserID)
 		return err
-	}
-	root, err := copyTree(ctx, tx, id, name, p.UserID)
-	if err != nil {
-		_ = tx.Rollback()
+	}); err != nil {
 		if ent.IsConstraintError(err) {
 			return errcode.New(errcode.OrgCodeExists).Wrap(err)
 		}
-		return err
-	}
-	if err := tx.Commit(); err != nil {
 		return err
 	}
 	if err := h.changed(ctx); err != nil {

@@ -30,7 +30,7 @@ func TestHashingOverloadOverHTTP(t *testing.T) {
 	admin := k.Admin()
 	uid := k.User("storm", "Storm#Pass12")
 	user := k.Login("storm", "Storm#Pass12").AccessToken
-	pool := k.Auth().Hasher.Pool()
+	pool := k.Hasher().Pool()
 	if s := pool.Stats(); s.Concurrency != 1 || s.QueueCapacity != 1 || s.MaxWaitMillis != 600000 {
 		t.Fatalf("pool %+v, want the configured limits", s)
 	}

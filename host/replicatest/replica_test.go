@@ -21,11 +21,11 @@ import (
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host/bus"
 	"github.com/adminkernel/kernel/host/database/dbtest"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
 	"github.com/adminkernel/kernel/host/snowflake"
-	"github.com/adminkernel/kernel/host/sysconfig"
 )
 
 // syncBuffer collects a process's output.
@@ -465,7 +465,8 @@ func TestTwoReplicas(t *testing.T) {
 
 	t.Run("events cross processes both ways", func(t *testing.T) {
 		rdb := redisClient(t)
-		relay, err := bus.Start(context.Background(), rdb, bus.Options{Channel: prefix + bus.DefaultChannel})
+		ev := events.New()
+		relay, err := bus.Start(context.Background(), ev, rdb, bus.Options{Channel: prefix + bus.DefaultChannel})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,8 +475,8 @@ func TestTwoReplicas(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		got := make(chan sysconfig.Event, 64)
-		cancel := sysconfig.Subscribe(func(e sysconfig.Event) {
+		got := make(chan events.Event, 64)
+		cancel := ev.Subscribe(func(e events.Event) {
 			select {
 			case got <- e:
 			default:
@@ -491,7 +492,7 @@ func TestTwoReplicas(t *testing.T) {
 		for {
 			select {
 			case e := <-got:
-				if e == (sysconfig.Event{Kind: sysconfig.KindConfig, Key: "sys.site.subtitle"}) {
+				if e == (events.ConfigChanged{Key: "sys.site.subtitle"}) {
 					break wait
 				}
 			case <-deadline:
@@ -500,7 +501,7 @@ func TestTwoReplicas(t *testing.T) {
 		}
 		// This process → A and B.
 		key := "replicatest-" + strings.ToLower(rand.Text()[:8])
-		sysconfig.Publish(sysconfig.Event{Kind: sysconfig.KindDict, Key: key})
+		ev.Publish(events.DictChanged{TypeCode: key})
 		for _, r := range []*replica{a, b} {
 			poll.Until(t, 5*time.Second, r.name+" relays this process's event", func() bool {
 				return r.logged("relaying a change event from another replica", "kind=dict", "key="+key)

@@ -17,6 +17,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 	"github.com/adminkernel/kernel/host/authority"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
@@ -279,7 +280,7 @@ func (s *Service) deleteRoles(ctx context.Context, who Caller, ids []int64) erro
 		return nil
 	}
 	var users []int64
-	err := module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		for _, id := range ids {
 			n, err := tx.SysRole.Update().Where(sysrole.ID(id), sysrole.IsDelete(false)).
 				SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(who.UserID).Save(ctx)
@@ -388,7 +389,7 @@ func (s *Service) SetMenus(ctx context.Context, who Caller, in MenusInput) error
 	if err := s.limits.MenuGrant(ctx, who, menuIDs); err != nil {
 		return err
 	}
-	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		if _, err := tx.SysRoleMenu.Delete().Where(sysrolemenu.RoleID(roleID)).Exec(ctx); err != nil {
 			return err
 		}
@@ -468,7 +469,7 @@ func (s *Service) SetDataScope(ctx context.Context, who Caller, in DataScopeInpu
 		return err
 	}
 	write := func() error {
-		return module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+		return database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 			cur, err := tx.SysRoleDataScope.Query().
 				Where(sysroledatascope.RoleID(roleID), sysroledatascope.IsDelete(false)).First(ctx)
 			if ent.IsNotFound(err) {
@@ -573,7 +574,7 @@ func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error
 		}
 	}
 	var added, removed []int64
-	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		current, err := s.visibleHolders(ctx, tx.Client(), who, roleID)
 		if err != nil {
 			return err

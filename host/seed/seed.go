@@ -16,6 +16,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysconfig"
 	"github.com/adminkernel/kernel/ent/sysmenu"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/password"
 )
 
@@ -131,12 +132,9 @@ func seedEmpty(ctx context.Context, client *ent.Client, opts Options) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	tx, err := client.Tx(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := seedTx(ctx, tx, opts.AdminAccount, hash); err != nil {
-		_ = tx.Rollback()
+	if err := database.WithTx(ctx, client, func(tx *ent.Tx) error {
+		return seedTx(ctx, tx, opts.AdminAccount, hash)
+	}); err != nil {
 		// Another replica starting at the same moment may have won the race:
 		// its rows make ours collide. That is success, not failure.
 		if errors.Is(err, errRaced) || ent.IsConstraintError(err) {
@@ -145,9 +143,6 @@ func seedEmpty(ctx context.Context, client *ent.Client, opts Options) (Result, e
 				return Result{}, nil
 			}
 		}
-		return Result{}, err
-	}
-	if err := tx.Commit(); err != nil {
 		return Result{}, err
 	}
 	return Result{Seeded: true, GeneratedPassword: generated}, nil

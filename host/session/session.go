@@ -50,6 +50,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/snowflake"
 	"github.com/adminkernel/kernel/host/token"
@@ -891,17 +892,9 @@ func (s *Service) Purge(ctx context.Context, keep time.Duration) (sessions, toke
 	return sessions, tokens, nil
 }
 
-// tx runs fn in a transaction.
+// tx runs fn in a transaction (database.WithTx).
 func (s *Service) tx(ctx context.Context, fn func(tx *ent.Tx) error) error {
-	tx, err := s.client.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return database.WithTx(ctx, s.client, fn)
 }
 
 // clean copies s (callers may pass strings that alias a request buffer),

@@ -15,6 +15,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysconfig"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/events"
 )
 
 // KeyPrefix namespaces config entries in the cache.
@@ -25,11 +26,12 @@ type Service struct {
 	client *ent.Client
 	store  cache.Store
 	ttl    time.Duration
+	events *events.Bus
 }
 
 // New returns the service; ttl is Service:Cache:PermissionMinutes.
-func New(client *ent.Client, store cache.Store, ttl time.Duration) *Service {
-	return &Service{client: client, store: store, ttl: ttl}
+func New(client *ent.Client, store cache.Store, ttl time.Duration, ev *events.Bus) *Service {
+	return &Service{client: client, store: store, ttl: ttl, events: ev}
 }
 
 // Value returns the value of a live key; ok is false when the key is

@@ -32,12 +32,11 @@ var menus = []seed.Menu{
 }
 
 // Module returns the area as a kernel module.
-func Module() module.Module {
-	return module.Module{Name: Name, Menus: menus, Routes: routes}
-}
-
-func routes(d *module.Deps, api *route.Group) error {
-	h := &handler{svc: NewService(d), maxPageSize: d.Config.API.MaxPageSize}
-	h.mount(api)
-	return nil
+// accounts is the login service (Kernel.Auth).
+func Module(accounts Accounts) module.Module {
+	return module.Module{Name: Name, Menus: menus, Routes: func(d *module.Deps, api *route.Group) error {
+		h := &handler{svc: NewService(d, accounts), maxPageSize: d.Config.API.MaxPageSize}
+		h.mount(api)
+		return nil
+	}}
 }

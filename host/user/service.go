@@ -25,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/authority"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
@@ -57,16 +58,24 @@ type Caller = datascope.Caller
 
 // Service implements the user administration.
 type Service struct {
-	d      *module.Deps
-	scopes *datascope.Cache
+	d        *module.Deps
+	accounts Accounts
+	scopes   *datascope.Cache
 	// limits enforces the authority boundaries (41006).
 	limits *authority.Checker
 }
 
 // NewService returns the service.
-func NewService(d *module.Deps) *Service {
+func NewService(d *module.Deps, accounts Accounts) *Service {
 	scopes := d.Scopes()
-	return &Service{d: d, scopes: scopes, limits: authority.New(d.Client, d.Perms, scopes)}
+	return &Service{d: d, accounts: accounts, scopes: scopes, limits: authority.New(d.Client, d.Perms, scopes)}
+}
+
+// Accounts is what the user service needs of the login service
+// (*auth.Service): the password policy and the login lock.
+type Accounts interface {
+	Policy(ctx context.Context) (auth.PasswordPolicy, error)
+	Unlock(ctx context.Context, account string) error
 }
 
 // Caller resolves the data scope of an authenticated user.
@@ -491,7 +500,7 @@ func (s *Service) grantable(ctx context.Context, who Caller, added []int64) erro
 // effectivePassword checks a given password against the policy (42019) or
 // generates one that satisfies it when possible.
 func (s *Service) effectivePassword(ctx context.Context, given *string) (string, error) {
-	policy, err := s.d.Auth.Policy(ctx)
+	policy, err := s.accounts.Policy(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -559,7 +568,7 @@ func (s *Service) Create(ctx context.Context, who Caller, in AddInput) (*CreateO
 		return nil, err
 	}
 	var id int64
-	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		u, err := tx.SysUser.Create().
 			SetAccount(account).SetName(f.name).
 			SetNillableNickname(f.nickname).SetNillablePhone(f.phone).SetNillableEmail(f.email).SetNillableGender(f.gender).
@@ -652,7 +661,7 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in UpdateInp
 	if err := s.limits.WouldHold(ctx, who, u.ID, f.orgID, f.roleIDs); err != nil {
 		return err
 	}
-	err = module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		upd := tx.SysUser.UpdateOneID(id).Where(sysuser.IsDelete(false)).
 			SetName(f.name).SetEnabled(f.enabled).SetForceTotp(f.forceTotp).SetUpdateUserID(who.UserID).
 			ClearAvatar()
@@ -756,7 +765,7 @@ func (s *Service) deleteUsers(ctx context.Context, who Caller, ids []int64) erro
 	if len(ids) == 0 {
 		return nil
 	}
-	err := module.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		for _, id := range ids {
 			n, err := tx.SysUser.Update().
 				Where(sysuser.ID(id), sysuser.IsDelete(false), sysuser.IsSuperAdmin(false)).
@@ -837,7 +846,7 @@ func (s *Service) ResetPassword(ctx context.Context, who Caller, id int64, in Pa
 		return "", err
 	}
 	// A reset also lifts a login lock on the account name.
-	if err := s.d.Auth.Unlock(ctx, u.Account); err != nil {
+	if err := s.accounts.Unlock(ctx, u.Account); err != nil {
 		return "", err
 	}
 	return plain, nil

@@ -1,4 +1,4 @@
-package module
+package database
 
 import (
 	"context"
