@@ -27,7 +27,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/envelope"
-	"github.com/adminkernel/kernel/host/ratelimit"
+	"github.com/adminkernel/kernel/host/request"
 )
 
 // Limits of a stored row (spec, Limits; ent/schema/log.go).
@@ -70,7 +70,7 @@ func New(client *ent.Client, log hclog.Logger) *Recorder {
 
 // WithTrustedProxies sets the proxies whose X-Forwarded-For is believed when
 // the client IP is taken (Service:Http:TrustedProxies, parsed with
-// ratelimit.ParseTrusted). It returns r.
+// request.ParseTrusted). It returns r.
 func (r *Recorder) WithTrustedProxies(trusted []*net.IPNet) *Recorder {
 	r.trusted = trusted
 	return r
@@ -115,7 +115,7 @@ func (r *Recorder) Record(c fiber.Ctx, err error) {
 	e.TraceID = envelope.TraceID(c)
 	e.UserAgent = strings.Clone(c.Get(fiber.HeaderUserAgent))
 	if r != nil {
-		e.IP = ratelimit.ClientIP(c, r.trusted)
+		e.IP = request.ClientIP(c, r.trusted)
 	}
 	if p, ok := authn.From(c); ok && p.UserID > 0 {
 		id := p.UserID
