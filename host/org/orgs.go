@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // Field bounds (ent/schema/org.go).
@@ -431,7 +432,7 @@ func copyTree(ctx context.Context, tx *ent.Tx, id int64, name string, userID int
 		})
 	}
 	if name == "" {
-		name = truncate(source.Name, maxOrgName-utf8.RuneCountInString(copyNameSuffix)) + copyNameSuffix
+		name = textclip.Runes(source.Name, maxOrgName-utf8.RuneCountInString(copyNameSuffix)) + copyNameSuffix
 	}
 	// Breadth first from the source: a parent is always cloned before its
 	// children. visited guards against a cycle in existing data.
@@ -471,21 +472,10 @@ func cloneCode(code string, used map[string]bool) string {
 		if i > 1 {
 			suffix += strconv.Itoa(i)
 		}
-		candidate := truncate(code, maxOrgCode-len(suffix)) + suffix
+		candidate := textclip.Runes(code, maxOrgCode-len(suffix)) + suffix
 		if !used[strings.ToLower(candidate)] {
 			used[strings.ToLower(candidate)] = true
 			return candidate
 		}
 	}
-}
-
-// truncate keeps at most n runes of s.
-func truncate(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
 }
