@@ -53,12 +53,12 @@ type Config struct {
 
 // Input is the body of POST and PUT /sys/config (configKey is ignored by PUT).
 type Input struct {
-	ConfigKey   string  `json:"configKey"`
-	ConfigValue *string `json:"configValue"`
-	Name        string  `json:"name"`
-	GroupCode   *string `json:"groupCode"`
-	Sort        flexInt `json:"sort"`
-	Remark      *string `json:"remark"`
+	ConfigKey   string        `json:"configKey"`
+	ConfigValue *string       `json:"configValue"`
+	Name        string        `json:"name"`
+	GroupCode   *string       `json:"groupCode"`
+	Sort        request.Int64 `json:"sort"`
+	Remark      *string       `json:"remark"`
 }
 
 // BatchItem is one element of PUT /sys/config/batch.
@@ -100,20 +100,15 @@ type Service struct {
 	TTL time.Duration
 }
 
-// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
-// offset, in server-local time.
-
-var formatLocal = request.EntityTime
-
 func toDTO(r *ent.SysConfig) Config {
 	out := Config{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: formatLocal(r.CreateTime),
+		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime),
 		CreateUserID: r.CreateUserID, UpdateUserID: r.UpdateUserID,
 		ConfigKey: r.ConfigKey, ConfigValue: r.ConfigValue, Name: r.Name,
 		GroupCode: r.GroupCode, Sort: r.Sort, Remark: r.Remark,
 	}
 	if r.UpdateTime != nil {
-		s := formatLocal(*r.UpdateTime)
+		s := request.EntityTime(*r.UpdateTime)
 		out.UpdateTime = &s
 	}
 	return out

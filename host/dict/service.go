@@ -104,26 +104,26 @@ type Item struct {
 // TypeInput is the body of POST and PUT /sys/dict/type (code is ignored by
 // PUT: it is immutable). A missing enabled means true.
 type TypeInput struct {
-	Code    string  `json:"code"`
-	Name    string  `json:"name"`
-	Sort    flexInt `json:"sort"`
-	Enabled *bool   `json:"enabled"`
-	Remark  *string `json:"remark"`
+	Code    string        `json:"code"`
+	Name    string        `json:"name"`
+	Sort    request.Int64 `json:"sort"`
+	Enabled *bool         `json:"enabled"`
+	Remark  *string       `json:"remark"`
 }
 
 // ItemInput is the body of POST and PUT /sys/dict/item. A missing enabled
 // means true.
 type ItemInput struct {
-	DictTypeCode string  `json:"dictTypeCode"`
-	Label        string  `json:"label"`
-	Value        string  `json:"value"`
-	Sort         flexInt `json:"sort"`
-	Enabled      *bool   `json:"enabled"`
+	DictTypeCode string        `json:"dictTypeCode"`
+	Label        string        `json:"label"`
+	Value        string        `json:"value"`
+	Sort         request.Int64 `json:"sort"`
+	Enabled      *bool         `json:"enabled"`
 }
 
 // IDs is the body of the batch deletes.
 type IDs struct {
-	IDs []flexInt `json:"ids"`
+	IDs []request.Int64 `json:"ids"`
 }
 
 // Service is the dictionary service. Every change invalidates the cached
@@ -135,22 +135,18 @@ type Service struct {
 	TTL time.Duration
 }
 
-var formatLocal = request.EntityTime
-
-var formatLocalPtr = request.EntityTimePtr
-
 func typeDTO(r *ent.SysDictType) Type {
 	return Type{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: formatLocal(r.CreateTime), CreateUserID: r.CreateUserID,
-		UpdateTime: formatLocalPtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
+		UpdateTime: request.EntityTimePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
 		Code: r.Code, Name: r.Name, Sort: r.Sort, Enabled: r.Enabled, Remark: r.Remark,
 	}
 }
 
 func itemDTO(r *ent.SysDictItem) Item {
 	return Item{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: formatLocal(r.CreateTime), CreateUserID: r.CreateUserID,
-		UpdateTime: formatLocalPtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
+		UpdateTime: request.EntityTimePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
 		DictTypeCode: r.DictTypeCode, Label: r.Label, Value: r.Value, Sort: r.Sort, Enabled: r.Enabled,
 	}
 }

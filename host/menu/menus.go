@@ -44,17 +44,17 @@ type MenuTreeNode struct {
 // MenuInput is the body of POST /sys/menu/add and PUT /sys/menu/{id}.
 // Omitted enabled and visible mean true.
 type MenuInput struct {
-	ParentID   flexInt  `json:"parentId"`
-	Type       flexInt  `json:"type"`
-	Title      string   `json:"title"`
-	Permission *string  `json:"permission"`
-	Sort       flexInt  `json:"sort"`
-	Enabled    *bool    `json:"enabled"`
-	ModuleID   *flexInt `json:"moduleId"`
-	Path       *string  `json:"path"`
-	Component  *string  `json:"component"`
-	Icon       *string  `json:"icon"`
-	Visible    *bool    `json:"visible"`
+	ParentID   request.Int64  `json:"parentId"`
+	Type       request.Int64  `json:"type"`
+	Title      string         `json:"title"`
+	Permission *string        `json:"permission"`
+	Sort       request.Int64  `json:"sort"`
+	Enabled    *bool          `json:"enabled"`
+	ModuleID   *request.Int64 `json:"moduleId"`
+	Path       *string        `json:"path"`
+	Component  *string        `json:"component"`
+	Icon       *string        `json:"icon"`
+	Visible    *bool          `json:"visible"`
 }
 
 // RouteItem is one permission-gated endpoint (GET /sys/menu/routes).
@@ -83,7 +83,7 @@ type menuFields struct {
 func (in MenuInput) validate() (menuFields, error) {
 	f := menuFields{
 		parentID: int64(in.ParentID), typ: int(in.Type), sort: int(in.Sort),
-		enabled: boolOr(in.Enabled, true), visible: boolOr(in.Visible, true),
+		enabled: request.BoolOr(in.Enabled, true), visible: request.BoolOr(in.Visible, true),
 	}
 	var err error
 	if f.parentID < 0 {
@@ -92,7 +92,7 @@ func (in MenuInput) validate() (menuFields, error) {
 	if f.typ < seed.MenuCatalog || f.typ > seed.MenuButton {
 		return f, request.Invalid("type")
 	}
-	if f.title, err = requiredText("title", in.Title, 128); err != nil {
+	if f.title, err = request.RequiredText("title", in.Title, 128); err != nil {
 		return f, err
 	}
 	if in.Permission != nil {
@@ -101,13 +101,13 @@ func (in MenuInput) validate() (menuFields, error) {
 	if utf8.RuneCountInString(f.permission) > 1024 {
 		return f, request.Invalid("permission")
 	}
-	if f.path, err = optionalText("path", in.Path, 512); err != nil {
+	if f.path, err = request.OptionalText("path", in.Path, 512); err != nil {
 		return f, err
 	}
-	if f.component, err = optionalText("component", in.Component, 512); err != nil {
+	if f.component, err = request.OptionalText("component", in.Component, 512); err != nil {
 		return f, err
 	}
-	if f.icon, err = optionalText("icon", in.Icon, 128); err != nil {
+	if f.icon, err = request.OptionalText("icon", in.Icon, 128); err != nil {
 		return f, err
 	}
 	// The module belongs to top-level nodes only; below, it is inherited.
@@ -237,7 +237,7 @@ func (h *menuAdmin) checkModule(ctx context.Context, moduleID *int64) error {
 }
 
 func (h *menuAdmin) add(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func (h *menuAdmin) add(c fiber.Ctx) error {
 }
 
 func (h *menuAdmin) update(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -358,7 +358,7 @@ func (h *menuAdmin) update(c fiber.Ctx) error {
 }
 
 func (h *menuAdmin) delete(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysrolemenu"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
+	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/envelope"
@@ -85,7 +86,7 @@ type MenuNode struct {
 
 // DefaultModuleInput is the body of PUT /personal/default-module.
 type DefaultModuleInput struct {
-	ModuleID flexInt `json:"moduleId"`
+	ModuleID request.Int64 `json:"moduleId"`
 }
 
 // portal computes and caches the personal portal.
@@ -322,7 +323,7 @@ type personal struct {
 }
 
 func (h *personal) modules(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -352,7 +353,7 @@ func (h *personal) modules(c fiber.Ctx) error {
 }
 
 func (h *personal) menu(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -372,7 +373,7 @@ func (h *personal) menu(c fiber.Ctx) error {
 }
 
 func (h *personal) setDefaultModule(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -406,7 +407,7 @@ func (h *personal) setDefaultModule(c fiber.Ctx) error {
 }
 
 func (h *personal) permissions(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmodule"
+	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -41,22 +42,22 @@ func toSysModule(m *ent.SysModule) SysModule {
 	return SysModule{
 		ID: m.ID, Code: m.Code, Title: m.Title, Icon: m.Icon, DefaultRoute: m.DefaultRoute,
 		APIPrefix: m.APIPrefix, Sort: m.Sort, Enabled: m.Enabled, Remark: m.Remark,
-		IsDelete: m.IsDelete, CreateTime: formatTime(m.CreateTime), CreateUserID: m.CreateUserID,
-		UpdateTime: formatTimePtr(m.UpdateTime), UpdateUserID: m.UpdateUserID,
+		IsDelete: m.IsDelete, CreateTime: request.EntityTime(m.CreateTime), CreateUserID: m.CreateUserID,
+		UpdateTime: request.EntityTimePtr(m.UpdateTime), UpdateUserID: m.UpdateUserID,
 	}
 }
 
 // ModuleInput is the body of POST /sys/module/add and PUT /sys/module/{id}.
 // An omitted enabled means true.
 type ModuleInput struct {
-	Code         string  `json:"code"`
-	Title        string  `json:"title"`
-	Icon         *string `json:"icon"`
-	DefaultRoute *string `json:"defaultRoute"`
-	APIPrefix    *string `json:"apiPrefix"`
-	Sort         flexInt `json:"sort"`
-	Enabled      *bool   `json:"enabled"`
-	Remark       *string `json:"remark"`
+	Code         string        `json:"code"`
+	Title        string        `json:"title"`
+	Icon         *string       `json:"icon"`
+	DefaultRoute *string       `json:"defaultRoute"`
+	APIPrefix    *string       `json:"apiPrefix"`
+	Sort         request.Int64 `json:"sort"`
+	Enabled      *bool         `json:"enabled"`
+	Remark       *string       `json:"remark"`
 }
 
 type moduleFields struct {
@@ -67,24 +68,24 @@ type moduleFields struct {
 }
 
 func (in ModuleInput) validate() (moduleFields, error) {
-	f := moduleFields{sort: int(in.Sort), enabled: boolOr(in.Enabled, true)}
+	f := moduleFields{sort: int(in.Sort), enabled: request.BoolOr(in.Enabled, true)}
 	var err error
-	if f.code, err = requiredText("code", in.Code, 64); err != nil {
+	if f.code, err = request.RequiredText("code", in.Code, 64); err != nil {
 		return f, err
 	}
-	if f.title, err = requiredText("title", in.Title, 128); err != nil {
+	if f.title, err = request.RequiredText("title", in.Title, 128); err != nil {
 		return f, err
 	}
-	if f.icon, err = optionalText("icon", in.Icon, 128); err != nil {
+	if f.icon, err = request.OptionalText("icon", in.Icon, 128); err != nil {
 		return f, err
 	}
-	if f.defaultRoute, err = optionalText("defaultRoute", in.DefaultRoute, 256); err != nil {
+	if f.defaultRoute, err = request.OptionalText("defaultRoute", in.DefaultRoute, 256); err != nil {
 		return f, err
 	}
-	if f.apiPrefix, err = optionalText("apiPrefix", in.APIPrefix, 64); err != nil {
+	if f.apiPrefix, err = request.OptionalText("apiPrefix", in.APIPrefix, 64); err != nil {
 		return f, err
 	}
-	if f.remark, err = optionalText("remark", in.Remark, 512); err != nil {
+	if f.remark, err = request.OptionalText("remark", in.Remark, 512); err != nil {
 		return f, err
 	}
 	return f, nil
@@ -137,7 +138,7 @@ func (h *moduleAdmin) codeTaken(ctx context.Context, code string, except int64) 
 }
 
 func (h *moduleAdmin) add(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func (h *moduleAdmin) add(c fiber.Ctx) error {
 }
 
 func (h *moduleAdmin) update(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (h *moduleAdmin) update(c fiber.Ctx) error {
 }
 
 func (h *moduleAdmin) delete(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}

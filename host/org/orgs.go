@@ -13,6 +13,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/envelope"
@@ -50,8 +51,8 @@ func toSysOrg(o *ent.SysOrg) SysOrg {
 	return SysOrg{
 		ID: o.ID, ParentID: o.ParentID, Name: o.Name, Code: o.Code, Category: o.Category,
 		Sort: o.Sort, Enabled: o.Enabled, IsDelete: o.IsDelete,
-		CreateTime: formatTime(o.CreateTime), CreateUserID: o.CreateUserID,
-		UpdateTime: formatTimePtr(o.UpdateTime), UpdateUserID: o.UpdateUserID,
+		CreateTime: request.EntityTime(o.CreateTime), CreateUserID: o.CreateUserID,
+		UpdateTime: request.EntityTimePtr(o.UpdateTime), UpdateUserID: o.UpdateUserID,
 	}
 }
 
@@ -59,12 +60,12 @@ func toSysOrg(o *ent.SysOrg) SysOrg {
 // empty code is generated on add and left unchanged on update; an omitted
 // enabled means true.
 type OrgInput struct {
-	ParentID flexInt `json:"parentId"`
-	Name     string  `json:"name"`
-	Code     *string `json:"code"`
-	Category *string `json:"category"`
-	Sort     flexInt `json:"sort"`
-	Enabled  *bool   `json:"enabled"`
+	ParentID request.Int64 `json:"parentId"`
+	Name     string        `json:"name"`
+	Code     *string       `json:"code"`
+	Category *string       `json:"category"`
+	Sort     request.Int64 `json:"sort"`
+	Enabled  *bool         `json:"enabled"`
 }
 
 // CopyInput is the optional body of POST /sys/org/{id}/copy.
@@ -83,18 +84,18 @@ type orgFields struct {
 }
 
 func (in OrgInput) validate() (orgFields, error) {
-	f := orgFields{parentID: int64(in.ParentID), sort: int(in.Sort), enabled: boolOr(in.Enabled, true)}
+	f := orgFields{parentID: int64(in.ParentID), sort: int(in.Sort), enabled: request.BoolOr(in.Enabled, true)}
 	var err error
 	if f.parentID < 0 {
 		return f, request.Invalid("parentId")
 	}
-	if f.name, err = requiredText("name", in.Name, maxOrgName); err != nil {
+	if f.name, err = request.RequiredText("name", in.Name, maxOrgName); err != nil {
 		return f, err
 	}
-	if f.code, err = optionalText("code", in.Code, maxOrgCode); err != nil {
+	if f.code, err = request.OptionalText("code", in.Code, maxOrgCode); err != nil {
 		return f, err
 	}
-	if f.category, err = optionalText("category", in.Category, maxOrgCategory); err != nil {
+	if f.category, err = request.OptionalText("category", in.Category, maxOrgCategory); err != nil {
 		return f, err
 	}
 	return f, nil
@@ -189,7 +190,7 @@ func randomCode() string {
 }
 
 func (h *orgs) add(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (h *orgs) add(c fiber.Ctx) error {
 }
 
 func (h *orgs) update(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -316,7 +317,7 @@ func (h *orgs) update(c fiber.Ctx) error {
 }
 
 func (h *orgs) delete(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -360,7 +361,7 @@ func (h *orgs) delete(c fiber.Ctx) error {
 // copy clones the org and its live subtree as a sibling of the org, in one
 // transaction, and returns the new root's id.
 func (h *orgs) copy(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysposition"
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
@@ -38,18 +39,18 @@ type SysPosition struct {
 func toSysPosition(p *ent.SysPosition) SysPosition {
 	return SysPosition{
 		ID: p.ID, Name: p.Name, Code: p.Code, Sort: p.Sort, Enabled: p.Enabled, IsDelete: p.IsDelete,
-		CreateTime: formatTime(p.CreateTime), CreateUserID: p.CreateUserID,
-		UpdateTime: formatTimePtr(p.UpdateTime), UpdateUserID: p.UpdateUserID,
+		CreateTime: request.EntityTime(p.CreateTime), CreateUserID: p.CreateUserID,
+		UpdateTime: request.EntityTimePtr(p.UpdateTime), UpdateUserID: p.UpdateUserID,
 	}
 }
 
 // PositionInput is the body of POST /sys/position/add and PUT
 // /sys/position/{id}. An omitted enabled means true.
 type PositionInput struct {
-	Name    string  `json:"name"`
-	Code    string  `json:"code"`
-	Sort    flexInt `json:"sort"`
-	Enabled *bool   `json:"enabled"`
+	Name    string        `json:"name"`
+	Code    string        `json:"code"`
+	Sort    request.Int64 `json:"sort"`
+	Enabled *bool         `json:"enabled"`
 }
 
 type positionFields struct {
@@ -59,12 +60,12 @@ type positionFields struct {
 }
 
 func (in PositionInput) validate() (positionFields, error) {
-	f := positionFields{sort: int(in.Sort), enabled: boolOr(in.Enabled, true)}
+	f := positionFields{sort: int(in.Sort), enabled: request.BoolOr(in.Enabled, true)}
 	var err error
-	if f.name, err = requiredText("name", in.Name, maxPositionName); err != nil {
+	if f.name, err = request.RequiredText("name", in.Name, maxPositionName); err != nil {
 		return f, err
 	}
-	if f.code, err = requiredText("code", in.Code, maxPositionCode); err != nil {
+	if f.code, err = request.RequiredText("code", in.Code, maxPositionCode); err != nil {
 		return f, err
 	}
 	return f, nil
@@ -149,7 +150,7 @@ func (h *positions) codeTaken(ctx context.Context, code string, except int64) (b
 }
 
 func (h *positions) add(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func (h *positions) add(c fiber.Ctx) error {
 }
 
 func (h *positions) update(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func (h *positions) update(c fiber.Ctx) error {
 }
 
 func (h *positions) delete(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
