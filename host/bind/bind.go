@@ -44,6 +44,21 @@ func Read[Out any](fn func(ctx context.Context) (Out, error)) fiber.Handler {
 	}
 }
 
+// ReadAs binds a read for the caller: fn's result is the data.
+func ReadAs[C, Out any](who Caller[C], fn func(ctx context.Context, caller C) (Out, error)) fiber.Handler {
+	return func(c fiber.Ctx) error {
+		caller, err := who(c)
+		if err != nil {
+			return err
+		}
+		out, err := fn(c.Context(), caller)
+		if err != nil {
+			return err
+		}
+		return envelope.OK(c, out)
+	}
+}
+
 // ReadID binds a read of the {id} path parameter: fn's result is the data.
 func ReadID[Out any](fn func(ctx context.Context, id int64) (Out, error)) fiber.Handler {
 	return func(c fiber.Ctx) error {
