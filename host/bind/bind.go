@@ -94,6 +94,25 @@ func Create[C, In, Out any](who Caller[C], fn func(ctx context.Context, caller C
 	}
 }
 
+// Apply binds caller, then JSON body: the data is true once fn succeeds
+// (a batch save or delete, say).
+func Apply[C, In any](who Caller[C], fn func(ctx context.Context, caller C, in In) error) fiber.Handler {
+	return func(c fiber.Ctx) error {
+		caller, err := who(c)
+		if err != nil {
+			return err
+		}
+		var in In
+		if err := request.JSON(c, &in); err != nil {
+			return err
+		}
+		if err := fn(c.Context(), caller, in); err != nil {
+			return err
+		}
+		return envelope.OK(c, true)
+	}
+}
+
 // Change binds caller, then the {id} path parameter, then JSON body: the
 // data is true once fn succeeds.
 func Change[C, In any](who Caller[C], fn func(ctx context.Context, caller C, id int64, in In) error) fiber.Handler {
