@@ -59,6 +59,33 @@ func ReadAs[C, Out any](who Caller[C], fn func(ctx context.Context, caller C) (O
 	}
 }
 
+// Page binds a paged list: the paging parameters (at most maxPageSize rows
+// a page), then the filter (filter reads it from the query string), then
+// fn, which returns one page and the total; the data is the paged list.
+func Page[F, T any](maxPageSize int, filter func(fiber.Ctx) (F, error), fn func(ctx context.Context, f F, p request.Page) ([]T, int, error)) fiber.Handler {
+	return func(c fiber.Ctx) error {
+		p, err := request.Paging(c, maxPageSize)
+		if err != nil {
+			return err
+		}
+		f, err := filter(c)
+		if err != nil {
+			return err
+		}
+		items, total, err := fn(c.Context(), f, p)
+		if err != nil {
+			return err
+		}
+		return envelope.OK(c, request.NewPagedList(p, total, items))
+	}
+}
+
+// Query returns a filter reader for Page that reads one query parameter
+// (name matched case-insensitively, as request.Query does).
+func Query(name string) func(fiber.Ctx) (string, error) {
+	return func(c fiber.Ctx) (string, error) { return request.Query(c, name), nil }
+}
+
 // ReadID binds a read of the {id} path parameter: fn's result is the data.
 func ReadID[Out any](fn func(ctx context.Context, id int64) (Out, error)) fiber.Handler {
 	return func(c fiber.Ctx) error {

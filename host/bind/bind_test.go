@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/adminkernel/kernel/host/bind"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/request"
 )
 
 type input struct {
@@ -58,6 +60,10 @@ func TestAdapters(t *testing.T) {
 		record("remove", c)
 		return nil
 	}))
+	app.Get("/page", bind.Page(50, bind.Query("Name"), func(_ context.Context, name string, p request.Page) ([]string, int, error) {
+		record("page", name, strconv.Itoa(p.Size))
+		return []string{"a"}, 3, nil
+	}))
 	app.Get("/me", func(c fiber.Ctx) error {
 		id, err := bind.UserID(c)
 		if err != nil {
@@ -86,6 +92,8 @@ func TestAdapters(t *testing.T) {
 		{"change id before body", "PUT", "/item/x", "ann", `{`, 48002, "null", ""},
 		{"change service error", "PUT", "/item/13", "ann", `{"name":"d"}`, 48002, "null", "change|ann|d"},
 		{"remove", "DELETE", "/item/5", "ann", "", 0, "true", "remove|ann"},
+		{"page", "GET", "/page?size=2&name=x", "", "", 0, `{"current":1,"size":2,"total":3,"pages":2,"items":["a"]}`, "page|x|2"},
+		{"page size checked before the filter", "GET", "/page?Size=51", "", "", int(errcode.PageSizeExceeded), "null", ""},
 		{"user id without principal", "GET", "/me", "", "", 40006, "null", ""},
 	}
 	for _, tc := range cases {

@@ -53,23 +53,7 @@ func routes(d *module.Deps, api *route.Group) error {
 	maxPageSize := d.Config.API.MaxPageSize
 	op := func(r *route.Route) { r.OpLog = true }
 	g := api.Group("/sys/config")
-	g.Get("/page", route.Permission, func(c fiber.Ctx) error {
-		p, err := request.Paging(c, maxPageSize)
-		if err != nil {
-			return err
-		}
-		f := Filter{
-			ConfigKey:          request.Query(c, "ConfigKey"),
-			Name:               request.Query(c, "Name"),
-			GroupCode:          request.Query(c, "GroupCode"),
-			ExcludedGroupCodes: request.QueryAll(c, "ExcludedGroupCodes"),
-		}
-		items, total, err := svc.Page(c.Context(), f, p)
-		if err != nil {
-			return err
-		}
-		return envelope.OK(c, request.NewPagedList(p, total, items))
-	}).Doc("Config page", nil, request.PagedList[Config]{})
+	g.Get("/page", route.Permission, bind.Page(maxPageSize, readFilter, svc.Page)).Doc("Config page", nil, request.PagedList[Config]{})
 	g.Get("/site", route.Anonymous, bind.Read(svc.Site)).Doc("Site info", nil, SiteInfo{})
 	g.Get("/value/{key}", route.Permission, func(c fiber.Ctx) error {
 		v, err := svc.Value(c.Context(), request.Param(c, "key"))
@@ -84,4 +68,14 @@ func routes(d *module.Deps, api *route.Group) error {
 	op(g.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.Update)).Doc("Update config", Input{}, true))
 	op(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).Doc("Delete config", nil, true))
 	return nil
+}
+
+// readFilter reads the config page's filter from the query string.
+func readFilter(c fiber.Ctx) (Filter, error) {
+	return Filter{
+		ConfigKey:          request.Query(c, "ConfigKey"),
+		Name:               request.Query(c, "Name"),
+		GroupCode:          request.Query(c, "GroupCode"),
+		ExcludedGroupCodes: request.QueryAll(c, "ExcludedGroupCodes"),
+	}, nil
 }

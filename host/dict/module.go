@@ -49,17 +49,7 @@ func routes(d *module.Deps, api *route.Group) error {
 	op := func(r *route.Route) { r.OpLog = true }
 
 	t := api.Group("/sys/dict/type")
-	t.Get("/page", route.Permission, func(c fiber.Ctx) error {
-		p, err := request.Paging(c, maxPageSize)
-		if err != nil {
-			return err
-		}
-		items, total, err := svc.TypePage(c.Context(), request.Query(c, "Code"), request.Query(c, "Name"), p)
-		if err != nil {
-			return err
-		}
-		return envelope.OK(c, request.NewPagedList(p, total, items))
-	}).Doc("Dictionary type page", nil, request.PagedList[Type]{})
+	t.Get("/page", route.Permission, bind.Page(maxPageSize, readTypeFilter, svc.TypePage)).Doc("Dictionary type page", nil, request.PagedList[Type]{})
 	t.Get("/{id}", route.Permission, bind.ReadID(svc.GetType)).Doc("Dictionary type detail", nil, Type{})
 	op(t.Post("", route.Permission, bind.Create(bind.UserID, svc.AddType)).Doc("Add dictionary type", TypeInput{}, int64(0)))
 	op(t.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.UpdateType)).Doc("Update dictionary type", TypeInput{}, true))
@@ -75,20 +65,15 @@ func routes(d *module.Deps, api *route.Group) error {
 	}).Doc("Enabled items of a dictionary", nil, []Item{})
 
 	i := api.Group("/sys/dict/item")
-	i.Get("/page", route.Permission, func(c fiber.Ctx) error {
-		p, err := request.Paging(c, maxPageSize)
-		if err != nil {
-			return err
-		}
-		items, total, err := svc.ItemPage(c.Context(), request.Query(c, "TypeCode"), p)
-		if err != nil {
-			return err
-		}
-		return envelope.OK(c, request.NewPagedList(p, total, items))
-	}).Doc("Dictionary item page", nil, request.PagedList[Item]{})
+	i.Get("/page", route.Permission, bind.Page(maxPageSize, bind.Query("TypeCode"), svc.ItemPage)).Doc("Dictionary item page", nil, request.PagedList[Item]{})
 	op(i.Post("", route.Permission, bind.Create(bind.UserID, svc.AddItem)).Doc("Add dictionary item", ItemInput{}, int64(0)))
 	op(i.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.UpdateItem)).Doc("Update dictionary item", ItemInput{}, true))
 	op(i.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.DeleteItem)).Doc("Delete dictionary item", nil, true))
 	op(i.Post("/batch-delete", route.Permission, bind.Apply(bind.UserID, svc.DeleteItemBatch)).Doc("Delete dictionary items", IDs{}, true))
 	return nil
+}
+
+// readTypeFilter reads the type page's filter from the query string.
+func readTypeFilter(c fiber.Ctx) (TypeFilter, error) {
+	return TypeFilter{Code: request.Query(c, "Code"), Name: request.Query(c, "Name")}, nil
 }

@@ -121,6 +121,11 @@ type ItemInput struct {
 	Enabled      *bool         `json:"enabled"`
 }
 
+// TypeFilter filters the type page: Code and Name match as substrings.
+type TypeFilter struct {
+	Code, Name string
+}
+
 // IDs is the body of the batch deletes.
 type IDs struct {
 	IDs []request.Int64 `json:"ids"`
@@ -201,7 +206,8 @@ func order(p request.Page, columns map[string]string) []func(*sql.Selector) {
 }
 
 // TypePage lists live types; Code and Name are fuzzy.
-func (s *Service) TypePage(ctx context.Context, code, name string, p request.Page) ([]Type, int, error) {
+func (s *Service) TypePage(ctx context.Context, f TypeFilter, p request.Page) ([]Type, int, error) {
+	code, name := f.Code, f.Name
 	q := s.client.SysDictType.Query().Where(sysdicttype.IsDelete(false))
 	if v := strings.TrimSpace(code); v != "" {
 		q.Where(sysdicttype.CodeContainsFold(v))
