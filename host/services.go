@@ -21,6 +21,7 @@ import (
 	"github.com/adminkernel/kernel/host/idp/pluginhost"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/ratelimit"
+	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sms"
 	"github.com/adminkernel/kernel/host/sysconfig"
@@ -63,7 +64,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Log:          k.logs.For("AdminKernel.Session"),
 	})
 	k.authn = authn.New(k.tokens, k.sessions, k.perms, authn.Options{Log: k.logs.For("AdminKernel.Authn")})
-	if k.trusted, err = ratelimit.ParseTrusted(cfg.Service.HTTP.TrustedProxies); err != nil {
+	if k.trusted, err = request.ParseTrusted(cfg.Service.HTTP.TrustedProxies); err != nil {
 		return err
 	}
 	k.providers = idp.NewRegistry()

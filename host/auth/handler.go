@@ -11,7 +11,6 @@ import (
 	"github.com/adminkernel/kernel/host/authority"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/ratelimit"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/session"
@@ -64,7 +63,7 @@ func (h *Handler) Routes(api *route.Group) {
 }
 
 func (h *Handler) client(c fiber.Ctx) Client {
-	return Client{IP: ratelimit.ClientIP(c, h.trusted), UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent))}
+	return Client{IP: request.ClientIP(c, h.trusted), UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent))}
 }
 
 // tokens writes a token response: never cached by browsers or proxies.

@@ -7,6 +7,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // WriteLoginLog records one attempt of any login method (external login
@@ -18,16 +19,16 @@ func (s *Service) WriteLoginLog(ctx context.Context, account, method string, use
 	// codes, 50001 for a full disk, 50000 for anything else).
 	code := int(envelope.CodeOf(result))
 	c := s.d.Client.SysLoginLog.Create().
-		SetAccount(truncate(account, loginLogAccountLen)).
+		SetAccount(textclip.Runes(account, loginLogAccountLen)).
 		SetSuccess(result == nil).
 		SetResultCode(code).
 		SetNillableUserID(userID).
 		SetLoginMethod(method)
 	if cl.IP != "" {
-		c.SetIP(truncate(cl.IP, 64))
+		c.SetIP(textclip.Runes(cl.IP, 64))
 	}
 	if cl.UserAgent != "" {
-		c.SetUserAgent(truncate(cl.UserAgent, userAgentColumnLen))
+		c.SetUserAgent(textclip.Runes(cl.UserAgent, userAgentColumnLen))
 	}
 	if err := c.Exec(context.WithoutCancel(ctx)); err != nil {
 		s.d.Log.Warn("writing the login log failed", "error", err)

@@ -25,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sms"
 	"github.com/adminkernel/kernel/host/sysconfig"
+	"github.com/adminkernel/kernel/host/textclip"
 	"github.com/adminkernel/kernel/host/token"
 )
 
@@ -154,7 +155,7 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 		Method:             method,
 		MustChangePassword: must,
 		IP:                 cl.IP,
-		UserAgent:          truncate(cl.UserAgent, userAgentColumnLen),
+		UserAgent:          textclip.Runes(cl.UserAgent, userAgentColumnLen),
 		MaxConcurrent:      s.d.Config.Service.Security.Session.MaxConcurrent,
 		RefreshTTL:         time.Duration(refreshMin) * time.Minute,
 	})
@@ -340,7 +341,7 @@ func (s *Service) rehash(ctx context.Context, u *ent.SysUser, plain string) {
 func (s *Service) TouchLogin(ctx context.Context, u *ent.SysUser, cl Client) {
 	upd := s.d.Client.SysUser.UpdateOneID(u.ID).SetLastLoginTime(time.Now())
 	if cl.IP != "" {
-		upd.SetLastLoginIP(truncate(cl.IP, 64))
+		upd.SetLastLoginIP(textclip.Runes(cl.IP, 64))
 	}
 	if err := upd.Exec(ctx); err != nil {
 		s.d.Log.Warn("recording the last login failed", "user_id", u.ID, "error", err)
@@ -422,13 +423,4 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// truncate cuts s to at most n runes.
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n])
 }

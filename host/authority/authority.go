@@ -32,9 +32,6 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 )
 
-// Caller is the authenticated administrator and their data scope.
-type Caller = datascope.Caller
-
 // Checker answers authority checks.
 type Checker struct {
 	client *ent.Client
@@ -52,7 +49,7 @@ func exceeded() *errcode.Error { return errcode.New(errcode.AuthorityExceeded) }
 
 // codesWithin reports the first of codes the caller does not hold ("" when
 // all are held).
-func (c *Checker) codesWithin(ctx context.Context, who Caller, codes []string) (string, error) {
+func (c *Checker) codesWithin(ctx context.Context, who datascope.Caller, codes []string) (string, error) {
 	if len(codes) == 0 {
 		return "", nil
 	}
@@ -70,7 +67,7 @@ func (c *Checker) codesWithin(ctx context.Context, who Caller, codes []string) (
 
 // Codes refuses (41006, arg code) unless the caller holds every code. Codes
 // are normalised (authz.NormalizeCode) by the caller.
-func (c *Checker) Codes(ctx context.Context, who Caller, codes []string) error {
+func (c *Checker) Codes(ctx context.Context, who datascope.Caller, codes []string) error {
 	if who.SuperAdmin {
 		return nil
 	}
@@ -93,7 +90,7 @@ type Holding struct {
 
 // Within refuses (41006, arg id = the user) unless h is within the caller's
 // codes and data scope.
-func (c *Checker) Within(ctx context.Context, who Caller, userID int64, h Holding) error {
+func (c *Checker) Within(ctx context.Context, who datascope.Caller, userID int64, h Holding) error {
 	if who.SuperAdmin {
 		return nil
 	}
@@ -114,7 +111,7 @@ func (c *Checker) Within(ctx context.Context, who Caller, userID int64, h Holdin
 // not, or has a data scope not within the caller's: the rule for every
 // action on a user (update, enable, delete, reset password, assign roles,
 // end sessions). Unknown or deleted users hold nothing.
-func (c *Checker) Users(ctx context.Context, who Caller, userIDs ...int64) error {
+func (c *Checker) Users(ctx context.Context, who datascope.Caller, userIDs ...int64) error {
 	if who.SuperAdmin {
 		return nil
 	}
@@ -142,7 +139,7 @@ func (c *Checker) Users(ctx context.Context, who Caller, userIDs ...int64) error
 // WouldHold refuses (41006) when a user placed in orgID and holding
 // exactly roleIDs would hold a code or a data scope beyond the caller's:
 // the check of a role assignment or an org move, before it is written.
-func (c *Checker) WouldHold(ctx context.Context, who Caller, userID int64, orgID *int64, roleIDs []int64) error {
+func (c *Checker) WouldHold(ctx context.Context, who datascope.Caller, userID int64, orgID *int64, roleIDs []int64) error {
 	if who.SuperAdmin {
 		return nil
 	}
@@ -174,7 +171,7 @@ func (c *Checker) holding(ctx context.Context, userID int64, orgID *int64, roleI
 // Own org and own org and below are relative to the holder, so they are
 // resolved for each current holder; later holders are checked when they
 // are assigned (WouldHold).
-func (c *Checker) RoleScope(ctx context.Context, who Caller, roleID int64, row datascope.Row) error {
+func (c *Checker) RoleScope(ctx context.Context, who datascope.Caller, roleID int64, row datascope.Row) error {
 	if who.SuperAdmin {
 		return nil
 	}
@@ -208,7 +205,7 @@ func (c *Checker) RoleScope(ctx context.Context, who Caller, roleID int64, row d
 // scope, holders): a caller may not change a role they hold themselves
 // (42029), nor a role whose codes or data scope exceed their own (41006:
 // they could otherwise strip, disable or re-grant a more powerful role).
-func (c *Checker) Role(ctx context.Context, who Caller, roleID int64) error {
+func (c *Checker) Role(ctx context.Context, who datascope.Caller, roleID int64) error {
 	if who.SuperAdmin {
 		return nil
 	}
@@ -243,7 +240,7 @@ func (c *Checker) Role(ctx context.Context, who Caller, roleID int64) error {
 // MenuGrant refuses (41006, arg code) when the menus menuIDs carry a code
 // the caller does not hold, disabled menus included (enabling a menu must
 // not hand out a code nobody checked).
-func (c *Checker) MenuGrant(ctx context.Context, who Caller, menuIDs []int64) error {
+func (c *Checker) MenuGrant(ctx context.Context, who datascope.Caller, menuIDs []int64) error {
 	if who.SuperAdmin {
 		return nil
 	}

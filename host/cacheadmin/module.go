@@ -4,14 +4,18 @@
 package cacheadmin
 
 import (
-	"github.com/gofiber/fiber/v3"
+	"context"
 
+	"github.com/adminkernel/kernel/host/authz"
+	"github.com/adminkernel/kernel/host/bind"
+	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/dict"
-	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
+	"github.com/adminkernel/kernel/host/sysconfig"
 )
 
 // Name is the module name Api:DisabledModules refers to.
@@ -30,44 +34,54 @@ func Module() module.Module {
 	return module.Module{Name: Name, Menus: menus, Routes: routes}
 }
 
+// service clears the kernel's caches.
+type service struct {
+	perms      *authz.Resolver
+	store      cache.Store
+	settings   *sysconfig.Service
+	events     *events.Bus
+	bumpPortal func(context.Context) (int64, error)
+}
+
+// FlushAuth drops every user's permission set and data scope and starts a
+// new portal generation; the count is the number of users whose cached
+// entries were dropped.
+func (s service) FlushAuth(ctx context.Context) (int, error) {
+	perms, err := s.perms.InvalidateAll(ctx)
+	if err != nil {
+		return 0, err
+	}
+	scopes, err := datascope.InvalidateAll(ctx, s.store)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.bumpPortal(ctx); err != nil {
+		return 0, err
+	}
+	return max(perms, scopes), nil
+}
+
+// FlushDict drops the cached dictionaries.
+func (s service) FlushDict(ctx context.Context) (int, error) {
+	return dict.InvalidateAll(ctx, s.store, s.events)
+}
+
+// FlushConfig drops the cached settings and site info.
+func (s service) FlushConfig(ctx context.Context) (int, error) {
+	return s.settings.ChangedAll(ctx)
+}
+
+// RebuildPortal starts a new portal menu generation and returns it.
+func (s service) RebuildPortal(ctx context.Context) (int64, error) {
+	return s.bumpPortal(ctx)
+}
+
 func routes(d *module.Deps, api *route.Group) error {
+	s := service{perms: d.Perms, store: d.Store, settings: d.Settings, events: d.Events, bumpPortal: d.BumpPortal}
 	g := api.Group("/sys/cache")
-	g.Post("/flush-auth", route.Permission, func(c fiber.Ctx) error {
-		// Every user's permission set and data scope; the count is the
-		// number of users whose cached entries were dropped.
-		perms, err := d.Perms.InvalidateAll(c.Context())
-		if err != nil {
-			return err
-		}
-		scopes, err := datascope.InvalidateAll(c.Context(), d.Store)
-		if err != nil {
-			return err
-		}
-		if _, err := d.BumpPortal(c.Context()); err != nil {
-			return err
-		}
-		return envelope.OK(c, max(perms, scopes))
-	}).Doc("Clear the permission and data-scope cache", nil, 0)
-	g.Post("/flush-dict", route.Permission, func(c fiber.Ctx) error {
-		n, err := dict.InvalidateAll(c.Context(), d.Store, d.Events)
-		if err != nil {
-			return err
-		}
-		return envelope.OK(c, n)
-	}).Doc("Clear the dictionary cache", nil, 0)
-	g.Post("/flush-config", route.Permission, func(c fiber.Ctx) error {
-		n, err := d.Settings.ChangedAll(c.Context())
-		if err != nil {
-			return err
-		}
-		return envelope.OK(c, n)
-	}).Doc("Clear the configuration cache (site info included)", nil, 0)
-	g.Post("/rebuild-portal", route.Permission, func(c fiber.Ctx) error {
-		gen, err := d.BumpPortal(c.Context())
-		if err != nil {
-			return err
-		}
-		return envelope.OK(c, gen)
-	}).Doc("Start a new portal menu generation", nil, int64(0))
+	g.Post("/flush-auth", route.Permission, bind.Read(s.FlushAuth)).Doc("Clear the permission and data-scope cache", nil, 0)
+	g.Post("/flush-dict", route.Permission, bind.Read(s.FlushDict)).Doc("Clear the dictionary cache", nil, 0)
+	g.Post("/flush-config", route.Permission, bind.Read(s.FlushConfig)).Doc("Clear the configuration cache (site info included)", nil, 0)
+	g.Post("/rebuild-portal", route.Permission, bind.Read(s.RebuildPortal)).Doc("Start a new portal menu generation", nil, int64(0))
 	return nil
 }

@@ -11,9 +11,8 @@ import (
 
 	"github.com/gofiber/fiber/v3"
 
-	"github.com/adminkernel/kernel/host/authn"
+	"github.com/adminkernel/kernel/host/bind"
 	"github.com/adminkernel/kernel/host/envelope"
-	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
@@ -45,148 +44,38 @@ func Module() module.Module {
 	return module.Module{Name: Name, Menus: menus, Routes: routes}
 }
 
-type handler struct {
-	svc         *Service
-	maxPageSize int
-}
-
 func routes(d *module.Deps, api *route.Group) error {
-	ttl := time.Duration(d.Config.Service.Cache.PermissionMinutes) * time.Minute
-	h := &handler{
-		svc: &Service{
-			Client: d.Client, Store: d.Store, Settings: d.Settings,
-			CaptchaForced: d.Config.Service.Security.Captcha.Enabled, TTL: ttl,
-		},
-		maxPageSize: d.Config.API.MaxPageSize,
+	svc := &Service{
+		client: d.Client, store: d.Store, settings: d.Settings,
+		captchaForced: d.Config.Service.Security.Captcha.Enabled,
+		ttl:           time.Duration(d.Config.Service.Cache.PermissionMinutes) * time.Minute,
 	}
+	maxPageSize := d.Config.API.MaxPageSize
 	op := func(r *route.Route) { r.OpLog = true }
 	g := api.Group("/sys/config")
-	g.Get("/page", route.Permission, h.page).Doc("Config page", nil, request.PagedList[Config]{})
-	g.Get("/site", route.Anonymous, h.site).Doc("Site info", nil, SiteInfo{})
-	g.Get("/value/{key}", route.Permission, h.value).Doc("Config value (null when unset)", nil, "")
-	g.Get("/{id}", route.Permission, h.get).Doc("Config detail", nil, Config{})
-	op(g.Put("/batch", route.Permission, h.batch).Doc("Save config values", []BatchItem{}, true))
-	op(g.Post("", route.Permission, h.add).Doc("Add config", Input{}, int64(0)))
-	op(g.Put("/{id}", route.Permission, h.update).Doc("Update config", Input{}, true))
-	op(g.Delete("/{id}", route.Permission, h.delete).Doc("Delete config", nil, true))
+	g.Get("/page", route.Permission, bind.Page(maxPageSize, readFilter, svc.Page)).Doc("Config page", nil, request.PagedList[Config]{})
+	g.Get("/site", route.Anonymous, bind.Read(svc.Site)).Doc("Site info", nil, SiteInfo{})
+	g.Get("/value/{key}", route.Permission, func(c fiber.Ctx) error {
+		v, err := svc.Value(c.Context(), request.Param(c, "key"))
+		if err != nil {
+			return err
+		}
+		return envelope.OK(c, v)
+	}).Doc("Config value (null when unset)", nil, "")
+	g.Get("/{id}", route.Permission, bind.ReadID(svc.Get)).Doc("Config detail", nil, Config{})
+	op(g.Put("/batch", route.Permission, bind.Apply(bind.UserID, svc.Batch)).Doc("Save config values", []BatchItem{}, true))
+	op(g.Post("", route.Permission, bind.Create(bind.UserID, svc.Add)).Doc("Add config", Input{}, int64(0)))
+	op(g.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.Update)).Doc("Update config", Input{}, true))
+	op(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).Doc("Delete config", nil, true))
 	return nil
 }
 
-func userID(c fiber.Ctx) (int64, error) {
-	p, ok := authn.From(c)
-	if !ok {
-		return 0, errcode.New(errcode.TokenInvalid)
-	}
-	return p.UserID, nil
-}
-
-func (h *handler) page(c fiber.Ctx) error {
-	p, err := request.Paging(c, h.maxPageSize)
-	if err != nil {
-		return err
-	}
-	f := Filter{
+// readFilter reads the config page's filter from the query string.
+func readFilter(c fiber.Ctx) (Filter, error) {
+	return Filter{
 		ConfigKey:          request.Query(c, "ConfigKey"),
 		Name:               request.Query(c, "Name"),
 		GroupCode:          request.Query(c, "GroupCode"),
 		ExcludedGroupCodes: request.QueryAll(c, "ExcludedGroupCodes"),
-	}
-	items, total, err := h.svc.Page(c.Context(), f, p)
-	if err != nil {
-		return err
-	}
-	return envelope.OK(c, request.NewPagedList(p, total, items))
-}
-
-func (h *handler) get(c fiber.Ctx) error {
-	id, err := request.ParamInt64(c, "id")
-	if err != nil {
-		return err
-	}
-	out, err := h.svc.Get(c.Context(), id)
-	if err != nil {
-		return err
-	}
-	return envelope.OK(c, out)
-}
-
-func (h *handler) value(c fiber.Ctx) error {
-	v, err := h.svc.Value(c.Context(), request.Param(c, "key"))
-	if err != nil {
-		return err
-	}
-	return envelope.OK(c, v)
-}
-
-func (h *handler) site(c fiber.Ctx) error {
-	out, err := h.svc.Site(c.Context())
-	if err != nil {
-		return err
-	}
-	return envelope.OK(c, out)
-}
-
-func (h *handler) batch(c fiber.Ctx) error {
-	uid, err := userID(c)
-	if err != nil {
-		return err
-	}
-	var items []BatchItem
-	if err := request.JSON(c, &items); err != nil {
-		return err
-	}
-	if err := h.svc.Batch(c.Context(), items, uid); err != nil {
-		return err
-	}
-	return envelope.OK(c, true)
-}
-
-func (h *handler) add(c fiber.Ctx) error {
-	uid, err := userID(c)
-	if err != nil {
-		return err
-	}
-	var in Input
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
-	id, err := h.svc.Add(c.Context(), in, uid)
-	if err != nil {
-		return err
-	}
-	return envelope.OK(c, id)
-}
-
-func (h *handler) update(c fiber.Ctx) error {
-	uid, err := userID(c)
-	if err != nil {
-		return err
-	}
-	id, err := request.ParamInt64(c, "id")
-	if err != nil {
-		return err
-	}
-	var in Input
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
-	if err := h.svc.Update(c.Context(), id, in, uid); err != nil {
-		return err
-	}
-	return envelope.OK(c, true)
-}
-
-func (h *handler) delete(c fiber.Ctx) error {
-	uid, err := userID(c)
-	if err != nil {
-		return err
-	}
-	id, err := request.ParamInt64(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := h.svc.Delete(c.Context(), id, uid); err != nil {
-		return err
-	}
-	return envelope.OK(c, true)
+	}, nil
 }

@@ -53,12 +53,12 @@ type Config struct {
 
 // Input is the body of POST and PUT /sys/config (configKey is ignored by PUT).
 type Input struct {
-	ConfigKey   string  `json:"configKey"`
-	ConfigValue *string `json:"configValue"`
-	Name        string  `json:"name"`
-	GroupCode   *string `json:"groupCode"`
-	Sort        flexInt `json:"sort"`
-	Remark      *string `json:"remark"`
+	ConfigKey   string        `json:"configKey"`
+	ConfigValue *string       `json:"configValue"`
+	Name        string        `json:"name"`
+	GroupCode   *string       `json:"groupCode"`
+	Sort        request.Int64 `json:"sort"`
+	Remark      *string       `json:"remark"`
 }
 
 // BatchItem is one element of PUT /sys/config/batch.
@@ -90,30 +90,25 @@ type Filter struct {
 // so it is visible to every reader of the settings service on the next
 // request.
 type Service struct {
-	Client   *ent.Client
-	Store    cache.Store
-	Settings *settings.Service
-	// CaptchaForced is Service:Security:Captcha:Enabled: it turns the
+	client   *ent.Client
+	store    cache.Store
+	settings *settings.Service
+	// captchaForced is Service:Security:Captcha:Enabled: it turns the
 	// captcha on whatever the runtime switch says.
-	CaptchaForced bool
-	// TTL is the lifetime of the cached site info.
-	TTL time.Duration
+	captchaForced bool
+	// ttl is the lifetime of the cached site info.
+	ttl time.Duration
 }
-
-// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
-// offset, in server-local time.
-
-var formatLocal = request.EntityTime
 
 func toDTO(r *ent.SysConfig) Config {
 	out := Config{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: formatLocal(r.CreateTime),
+		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime),
 		CreateUserID: r.CreateUserID, UpdateUserID: r.UpdateUserID,
 		ConfigKey: r.ConfigKey, ConfigValue: r.ConfigValue, Name: r.Name,
 		GroupCode: r.GroupCode, Sort: r.Sort, Remark: r.Remark,
 	}
 	if r.UpdateTime != nil {
-		s := formatLocal(*r.UpdateTime)
+		s := request.EntityTime(*r.UpdateTime)
 		out.UpdateTime = &s
 	}
 	return out
@@ -138,7 +133,7 @@ var sortColumns = map[string]string{
 // Page lists live config rows. The default order is sort, then id; a
 // SortField naming a real column orders by it first (id breaks ties).
 func (s *Service) Page(ctx context.Context, f Filter, p request.Page) ([]Config, int, error) {
-	q := s.Client.SysConfig.Query().Where(sysconfig.IsDelete(false))
+	q := s.client.SysConfig.Query().Where(sysconfig.IsDelete(false))
 	if v := strings.TrimSpace(f.ConfigKey); v != "" {
 		q.Where(sysconfig.ConfigKeyContainsFold(v))
 	}
@@ -187,7 +182,7 @@ func orderBy(col string, desc bool) sysconfig.OrderOption {
 
 // Get returns a live row (43004 when missing or deleted).
 func (s *Service) Get(ctx context.Context, id int64) (Config, error) {
-	r, err := s.Client.SysConfig.Query().Where(sysconfig.ID(id), sysconfig.IsDelete(false)).Only(ctx)
+	r, err := s.client.SysConfig.Query().Where(sysconfig.ID(id), sysconfig.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return Config{}, errcode.New(errcode.ConfigNotFound)
 	}
@@ -203,7 +198,7 @@ func (s *Service) Value(ctx context.Context, key string) (*string, error) {
 		// Such a key can never exist: answer without caching a miss for it.
 		return nil, nil
 	}
-	v, ok, err := s.Settings.Value(ctx, key)
+	v, ok, err := s.settings.Value(ctx, key)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -214,7 +209,7 @@ func (s *Service) Value(ctx context.Context, key string) (*string, error) {
 // Settings.Changed drops whenever a key it is built from changes.
 func (s *Service) Site(ctx context.Context) (SiteInfo, error) {
 	var out SiteInfo
-	if b, ok, err := s.Store.Get(ctx, settings.SiteKey); err == nil && ok && json.Unmarshal(b, &out) == nil {
+	if b, ok, err := s.store.Get(ctx, settings.SiteKey); err == nil && ok && json.Unmarshal(b, &out) == nil {
 		return out, nil
 	}
 	out = SiteInfo{}
@@ -228,7 +223,7 @@ func (s *Service) Site(ctx context.Context) (SiteInfo, error) {
 		{KeySiteCopyrightURL, &out.CopyrightURL},
 		{KeySiteLogo, &out.Logo},
 	} {
-		v, ok, err := s.Settings.Value(ctx, f.key)
+		v, ok, err := s.settings.Value(ctx, f.key)
 		if err != nil {
 			return SiteInfo{}, err
 		}
@@ -236,17 +231,17 @@ func (s *Service) Site(ctx context.Context) (SiteInfo, error) {
 			*f.dst = &v
 		}
 	}
-	captcha, err := s.Settings.Bool(ctx, settings.KeyCaptchaEnabled, false)
+	captcha, err := s.settings.Bool(ctx, settings.KeyCaptchaEnabled, false)
 	if err != nil {
 		return SiteInfo{}, err
 	}
-	out.CaptchaEnabled = s.CaptchaForced || captcha
-	if out.SmsLoginEnabled, err = s.Settings.Bool(ctx, settings.KeySmsLoginEnabled, false); err != nil {
+	out.CaptchaEnabled = s.captchaForced || captcha
+	if out.SmsLoginEnabled, err = s.settings.Bool(ctx, settings.KeySmsLoginEnabled, false); err != nil {
 		return SiteInfo{}, err
 	}
 	if b, err := json.Marshal(out); err == nil {
 		// A cache write failure only costs a rebuild next time.
-		_ = s.Store.Set(ctx, settings.SiteKey, b, s.TTL)
+		_ = s.store.Set(ctx, settings.SiteKey, b, s.ttl)
 	}
 	return out, nil
 }
@@ -255,7 +250,7 @@ func (s *Service) Site(ctx context.Context) (SiteInfo, error) {
 // unknown keys are ignored and name, group and sort are never touched. The
 // changed keys (and the site info when it is built from one of them) are
 // invalidated after the commit.
-func (s *Service) Batch(ctx context.Context, items []BatchItem, userID int64) error {
+func (s *Service) Batch(ctx context.Context, userID int64, items []BatchItem) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -275,7 +270,7 @@ func (s *Service) Batch(ctx context.Context, items []BatchItem, userID int64) er
 		return nil
 	}
 	var changed []string
-	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
 		rows, err := tx.SysConfig.Query().
 			Where(sysconfig.ConfigKeyIn(keys...), sysconfig.IsDelete(false)).
 			All(ctx)
@@ -308,11 +303,11 @@ func (s *Service) Batch(ctx context.Context, items []BatchItem, userID int64) er
 	if err != nil {
 		return err
 	}
-	return s.Settings.Changed(ctx, changed...)
+	return s.settings.Changed(ctx, changed...)
 }
 
 // Add creates a key (43005 when a live row holds it).
-func (s *Service) Add(ctx context.Context, in Input, userID int64) (int64, error) {
+func (s *Service) Add(ctx context.Context, userID int64, in Input) (int64, error) {
 	key := strings.TrimSpace(in.ConfigKey)
 	if !keyPattern.MatchString(key) {
 		return 0, request.Invalid("configKey")
@@ -320,14 +315,14 @@ func (s *Service) Add(ctx context.Context, in Input, userID int64) (int64, error
 	if err := validate(&in); err != nil {
 		return 0, err
 	}
-	taken, err := s.Client.SysConfig.Query().Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).Exist(ctx)
+	taken, err := s.client.SysConfig.Query().Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).Exist(ctx)
 	if err != nil {
 		return 0, err
 	}
 	if taken {
 		return 0, errcode.New(errcode.ConfigKeyExists)
 	}
-	row, err := s.Client.SysConfig.Create().
+	row, err := s.client.SysConfig.Create().
 		SetConfigKey(key).
 		SetNillableConfigValue(in.ConfigValue).
 		SetName(in.Name).
@@ -344,23 +339,23 @@ func (s *Service) Add(ctx context.Context, in Input, userID int64) (int64, error
 		return 0, err
 	}
 	// A miss for this key may be cached.
-	return row.ID, s.Settings.Changed(ctx, key)
+	return row.ID, s.settings.Changed(ctx, key)
 }
 
 // Update rewrites value, name, group, sort and remark of a live row; its key
 // is immutable.
-func (s *Service) Update(ctx context.Context, id int64, in Input, userID int64) error {
+func (s *Service) Update(ctx context.Context, userID, id int64, in Input) error {
 	if err := validate(&in); err != nil {
 		return err
 	}
-	row, err := s.Client.SysConfig.Query().Where(sysconfig.ID(id), sysconfig.IsDelete(false)).Only(ctx)
+	row, err := s.client.SysConfig.Query().Where(sysconfig.ID(id), sysconfig.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return errcode.New(errcode.ConfigNotFound)
 	}
 	if err != nil {
 		return err
 	}
-	u := s.Client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).
+	u := s.client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).
 		SetName(in.Name).SetSort(int(in.Sort)).SetUpdateUserID(userID)
 	if in.ConfigValue == nil {
 		u.ClearConfigValue()
@@ -384,20 +379,20 @@ func (s *Service) Update(ctx context.Context, id int64, in Input, userID int64) 
 	if err != nil {
 		return err
 	}
-	return s.Settings.Changed(ctx, row.ConfigKey)
+	return s.settings.Changed(ctx, row.ConfigKey)
 }
 
 // Delete soft-deletes a live row (is_delete and delete_key = id), which
 // frees its key for re-creation.
-func (s *Service) Delete(ctx context.Context, id int64, userID int64) error {
-	row, err := s.Client.SysConfig.Query().Where(sysconfig.ID(id), sysconfig.IsDelete(false)).Only(ctx)
+func (s *Service) Delete(ctx context.Context, userID, id int64) error {
+	row, err := s.client.SysConfig.Query().Where(sysconfig.ID(id), sysconfig.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return errcode.New(errcode.ConfigNotFound)
 	}
 	if err != nil {
 		return err
 	}
-	err = s.Client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).
+	err = s.client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).
 		SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(userID).Exec(ctx)
 	if ent.IsNotFound(err) {
 		return errcode.New(errcode.ConfigNotFound)
@@ -405,7 +400,7 @@ func (s *Service) Delete(ctx context.Context, id int64, userID int64) error {
 	if err != nil {
 		return err
 	}
-	return s.Settings.Changed(ctx, row.ConfigKey)
+	return s.settings.Changed(ctx, row.ConfigKey)
 }
 
 // validate checks the editable fields against the column bounds; an empty

@@ -201,8 +201,9 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 		drv = o.wrap(drv)
 	}
 	log.Info("database opened", "dbType", dbType, "target", target)
-	client := ent.NewClient(ent.Driver(drv))
+	client := ent.NewClient(ent.Driver(storageFullDriver{drv}))
 	InstallHooks(client)
+	markStorageFullMutations(client)
 	return &DB{
 		Client:  client,
 		SQL:     db,

@@ -1,13 +1,19 @@
 package database
 
 import (
+	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 
+	"entgo.io/ent/dialect"
 	"github.com/go-sql-driver/mysql"
 	"github.com/lib/pq"
 	"modernc.org/sqlite"
+
+	"github.com/adminkernel/kernel/ent"
 )
 
 // SQLite primary result codes (sqlite3.h).
@@ -60,4 +66,95 @@ func IsStorageFull(err error) bool {
 		}
 	}
 	return false
+}
+
+// StorageFullError is a driver error that IsStorageFull recognises, marked
+// where the database layer sees it (the ent driver and every mutation of
+// the client Open returns) so that the layers above need no driver
+// knowledge: the central error handler asks any error for StorageFull().
+// Its text is the driver error's text.
+type StorageFullError struct{ Err error }
+
+func (e *StorageFullError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the driver error.
+func (e *StorageFullError) Unwrap() error { return e.Err }
+
+// StorageFull reports true: the write was refused for lack of storage.
+func (e *StorageFullError) StorageFull() bool { return true }
+
+// MarkStorageFull returns err wrapped in a *StorageFullError when
+// IsStorageFull recognises it (and it is not marked yet), else err.
+func MarkStorageFull(err error) error {
+	if err == nil {
+		return nil
+	}
+	var sf *StorageFullError
+	if errors.As(err, &sf) || !IsStorageFull(err) {
+		return err
+	}
+	return &StorageFullError{Err: err}
+}
+
+// storageFullDriver marks the storage-full errors of the ent driver it
+// wraps: statements, transactions and their commits.
+type storageFullDriver struct{ dialect.Driver }
+
+func (d storageFullDriver) Exec(ctx context.Context, query string, args, v any) error {
+	return MarkStorageFull(d.Driver.Exec(ctx, query, args, v))
+}
+
+func (d storageFullDriver) Query(ctx context.Context, query string, args, v any) error {
+	return MarkStorageFull(d.Driver.Query(ctx, query, args, v))
+}
+
+func (d storageFullDriver) Tx(ctx context.Context) (dialect.Tx, error) {
+	tx, err := d.Driver.Tx(ctx)
+	if err != nil {
+		return nil, MarkStorageFull(err)
+	}
+	return storageFullTx{tx}, nil
+}
+
+// BeginTx starts a transaction with options (ent's Client.BeginTx); a
+// wrapped driver without BeginTx gets Tx for a nil opts.
+func (d storageFullDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
+	b, ok := d.Driver.(interface {
+		BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
+	})
+	if !ok {
+		if opts == nil {
+			return d.Tx(ctx)
+		}
+		return nil, fmt.Errorf("database: the wrapped %T does not support BeginTx", d.Driver)
+	}
+	tx, err := b.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, MarkStorageFull(err)
+	}
+	return storageFullTx{tx}, nil
+}
+
+type storageFullTx struct{ dialect.Tx }
+
+func (t storageFullTx) Exec(ctx context.Context, query string, args, v any) error {
+	return MarkStorageFull(t.Tx.Exec(ctx, query, args, v))
+}
+
+func (t storageFullTx) Query(ctx context.Context, query string, args, v any) error {
+	return MarkStorageFull(t.Tx.Query(ctx, query, args, v))
+}
+
+func (t storageFullTx) Commit() error { return MarkStorageFull(t.Tx.Commit()) }
+
+// markStorageFullMutations marks the storage-full errors of every mutation
+// of c, including those the driver reports only while its result rows are
+// read (INSERT ... RETURNING).
+func markStorageFullMutations(c *ent.Client) {
+	c.Use(func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			v, err := next.Mutate(ctx, m)
+			return v, MarkStorageFull(err)
+		})
+	})
 }

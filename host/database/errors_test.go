@@ -70,6 +70,29 @@ func TestIsStorageFull(t *testing.T) {
 			if got := database.IsStorageFull(tt.err); got != tt.want {
 				t.Errorf("IsStorageFull(%v) = %v, want %v", tt.err, got, tt.want)
 			}
+			// MarkStorageFull marks exactly these, once, keeping the text
+			// and the chain; the central error handler only asks for
+			// StorageFull().
+			marked := database.MarkStorageFull(tt.err)
+			var sf interface{ StorageFull() bool }
+			if got := errors.As(marked, &sf) && sf.StorageFull(); got != tt.want {
+				t.Errorf("MarkStorageFull(%v) marked = %v, want %v", tt.err, got, tt.want)
+			}
+			if tt.err == nil {
+				if marked != nil {
+					t.Errorf("MarkStorageFull(nil) = %v", marked)
+				}
+				return
+			}
+			if marked.Error() != tt.err.Error() || !errors.Is(marked, tt.err) {
+				t.Errorf("MarkStorageFull(%v) = %v: text or chain changed", tt.err, marked)
+			}
+			if tt.want {
+				var outer, inner *database.StorageFullError
+				if !errors.As(database.MarkStorageFull(marked), &outer) || errors.As(outer.Err, &inner) {
+					t.Errorf("MarkStorageFull marks %v twice", tt.err)
+				}
+			}
 		})
 	}
 }

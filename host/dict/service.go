@@ -104,55 +104,64 @@ type Item struct {
 // TypeInput is the body of POST and PUT /sys/dict/type (code is ignored by
 // PUT: it is immutable). A missing enabled means true.
 type TypeInput struct {
-	Code    string  `json:"code"`
-	Name    string  `json:"name"`
-	Sort    flexInt `json:"sort"`
-	Enabled *bool   `json:"enabled"`
-	Remark  *string `json:"remark"`
+	Code    string        `json:"code"`
+	Name    string        `json:"name"`
+	Sort    request.Int64 `json:"sort"`
+	Enabled *bool         `json:"enabled"`
+	Remark  *string       `json:"remark"`
 }
 
 // ItemInput is the body of POST and PUT /sys/dict/item. A missing enabled
 // means true.
 type ItemInput struct {
-	DictTypeCode string  `json:"dictTypeCode"`
-	Label        string  `json:"label"`
-	Value        string  `json:"value"`
-	Sort         flexInt `json:"sort"`
-	Enabled      *bool   `json:"enabled"`
+	DictTypeCode string        `json:"dictTypeCode"`
+	Label        string        `json:"label"`
+	Value        string        `json:"value"`
+	Sort         request.Int64 `json:"sort"`
+	Enabled      *bool         `json:"enabled"`
+}
+
+// TypeFilter filters the type page: Code and Name match as substrings.
+type TypeFilter struct {
+	Code, Name string
 }
 
 // IDs is the body of the batch deletes.
 type IDs struct {
-	IDs []flexInt `json:"ids"`
+	IDs []request.Int64 `json:"ids"`
+}
+
+func (in IDs) int64s() []int64 {
+	ids := make([]int64, len(in.IDs))
+	for i, v := range in.IDs {
+		ids[i] = int64(v)
+	}
+	return ids
 }
 
 // Service is the dictionary service. Every change invalidates the cached
 // items of the types it touches after the change is committed.
 type Service struct {
-	Client *ent.Client
-	Store  cache.Store
-	// TTL is the lifetime of cached items (Service:Cache:PermissionMinutes).
-	TTL time.Duration
-	// Events receives a DictChanged event per invalidated type.
-	Events *events.Bus
+	client *ent.Client
+	store  cache.Store
+	// ttl is the lifetime of cached items (Service:Cache:PermissionMinutes).
+	ttl time.Duration
+	// events receives a DictChanged event per invalidated type.
+	events *events.Bus
 }
-
-var formatLocal = request.EntityTime
-
-var formatLocalPtr = request.EntityTimePtr
 
 func typeDTO(r *ent.SysDictType) Type {
 	return Type{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: formatLocal(r.CreateTime), CreateUserID: r.CreateUserID,
-		UpdateTime: formatLocalPtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
+		UpdateTime: request.EntityTimePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
 		Code: r.Code, Name: r.Name, Sort: r.Sort, Enabled: r.Enabled, Remark: r.Remark,
 	}
 }
 
 func itemDTO(r *ent.SysDictItem) Item {
 	return Item{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: formatLocal(r.CreateTime), CreateUserID: r.CreateUserID,
-		UpdateTime: formatLocalPtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
+		UpdateTime: request.EntityTimePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
 		DictTypeCode: r.DictTypeCode, Label: r.Label, Value: r.Value, Sort: r.Sort, Enabled: r.Enabled,
 	}
 }
@@ -199,8 +208,9 @@ func order(p request.Page, columns map[string]string) []func(*sql.Selector) {
 }
 
 // TypePage lists live types; Code and Name are fuzzy.
-func (s *Service) TypePage(ctx context.Context, code, name string, p request.Page) ([]Type, int, error) {
-	q := s.Client.SysDictType.Query().Where(sysdicttype.IsDelete(false))
+func (s *Service) TypePage(ctx context.Context, f TypeFilter, p request.Page) ([]Type, int, error) {
+	code, name := f.Code, f.Name
+	q := s.client.SysDictType.Query().Where(sysdicttype.IsDelete(false))
 	if v := strings.TrimSpace(code); v != "" {
 		q.Where(sysdicttype.CodeContainsFold(v))
 	}
@@ -227,7 +237,7 @@ func (s *Service) TypePage(ctx context.Context, code, name string, p request.Pag
 }
 
 func (s *Service) liveType(ctx context.Context, id int64) (*ent.SysDictType, error) {
-	r, err := s.Client.SysDictType.Query().Where(sysdicttype.ID(id), sysdicttype.IsDelete(false)).Only(ctx)
+	r, err := s.client.SysDictType.Query().Where(sysdicttype.ID(id), sysdicttype.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, errcode.New(errcode.DictTypeNotFound)
 	}
@@ -256,7 +266,7 @@ func validateType(in *TypeInput) error {
 }
 
 // AddType creates a type (43002 when a live type has the code).
-func (s *Service) AddType(ctx context.Context, in TypeInput, userID int64) (int64, error) {
+func (s *Service) AddType(ctx context.Context, userID int64, in TypeInput) (int64, error) {
 	code := strings.TrimSpace(in.Code)
 	if !codePattern.MatchString(code) {
 		return 0, request.Invalid("code")
@@ -264,14 +274,14 @@ func (s *Service) AddType(ctx context.Context, in TypeInput, userID int64) (int6
 	if err := validateType(&in); err != nil {
 		return 0, err
 	}
-	taken, err := s.Client.SysDictType.Query().Where(sysdicttype.Code(code), sysdicttype.IsDelete(false)).Exist(ctx)
+	taken, err := s.client.SysDictType.Query().Where(sysdicttype.Code(code), sysdicttype.IsDelete(false)).Exist(ctx)
 	if err != nil {
 		return 0, err
 	}
 	if taken {
 		return 0, errcode.New(errcode.DictTypeCodeExists)
 	}
-	r, err := s.Client.SysDictType.Create().SetCode(code).SetName(in.Name).SetSort(int(in.Sort)).
+	r, err := s.client.SysDictType.Create().SetCode(code).SetName(in.Name).SetSort(int(in.Sort)).
 		SetEnabled(in.Enabled == nil || *in.Enabled).SetNillableRemark(in.Remark).SetCreateUserID(userID).
 		Save(ctx)
 	if ent.IsConstraintError(err) {
@@ -280,11 +290,11 @@ func (s *Service) AddType(ctx context.Context, in TypeInput, userID int64) (int6
 	if err != nil {
 		return 0, err
 	}
-	return r.ID, Invalidate(ctx, s.Store, s.Events, code)
+	return r.ID, Invalidate(ctx, s.store, s.events, code)
 }
 
 // UpdateType rewrites name, sort, enabled and remark; the code is immutable.
-func (s *Service) UpdateType(ctx context.Context, id int64, in TypeInput, userID int64) error {
+func (s *Service) UpdateType(ctx context.Context, userID, id int64, in TypeInput) error {
 	if err := validateType(&in); err != nil {
 		return err
 	}
@@ -292,7 +302,7 @@ func (s *Service) UpdateType(ctx context.Context, id int64, in TypeInput, userID
 	if err != nil {
 		return err
 	}
-	u := s.Client.SysDictType.UpdateOneID(id).Where(sysdicttype.IsDelete(false)).
+	u := s.client.SysDictType.UpdateOneID(id).Where(sysdicttype.IsDelete(false)).
 		SetName(in.Name).SetSort(int(in.Sort)).SetEnabled(in.Enabled == nil || *in.Enabled).SetUpdateUserID(userID)
 	if in.Remark == nil {
 		u.ClearRemark()
@@ -305,13 +315,24 @@ func (s *Service) UpdateType(ctx context.Context, id int64, in TypeInput, userID
 		}
 		return err
 	}
-	return Invalidate(ctx, s.Store, s.Events, r.Code)
+	return Invalidate(ctx, s.store, s.events, r.Code)
 }
 
-// DeleteTypes soft-deletes live types and their items in one transaction.
+// DeleteType soft-deletes a live type and its items (43001 when missing).
+func (s *Service) DeleteType(ctx context.Context, userID, id int64) error {
+	return s.deleteTypes(ctx, []int64{id}, true, userID)
+}
+
+// DeleteTypeBatch soft-deletes the live types of in and their items;
+// missing ids are skipped.
+func (s *Service) DeleteTypeBatch(ctx context.Context, userID int64, in IDs) error {
+	return s.deleteTypes(ctx, in.int64s(), false, userID)
+}
+
+// deleteTypes soft-deletes live types and their items in one transaction.
 // A seed id refuses the whole call (43010); with one id, a missing type is
 // 43001, in a batch missing ids are skipped.
-func (s *Service) DeleteTypes(ctx context.Context, ids []int64, single bool, userID int64) error {
+func (s *Service) deleteTypes(ctx context.Context, ids []int64, single bool, userID int64) error {
 	if err := protectSeed(ids); err != nil {
 		return err
 	}
@@ -319,7 +340,7 @@ func (s *Service) DeleteTypes(ctx context.Context, ids []int64, single bool, use
 		return nil
 	}
 	var codes []string
-	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
 		types, err := tx.SysDictType.Query().Where(sysdicttype.IDIn(ids...), sysdicttype.IsDelete(false)).All(ctx)
 		if err != nil {
 			return err
@@ -348,7 +369,7 @@ func (s *Service) DeleteTypes(ctx context.Context, ids []int64, single bool, use
 	if err != nil {
 		return err
 	}
-	return Invalidate(ctx, s.Store, s.Events, codes...)
+	return Invalidate(ctx, s.store, s.events, codes...)
 }
 
 func softDeleteItems(ctx context.Context, tx *ent.Tx, ids []int64, userID int64) error {
@@ -368,13 +389,13 @@ func (s *Service) Items(ctx context.Context, typeCode string) ([]Item, error) {
 		return []Item{}, nil // cannot exist; nothing cached for it
 	}
 	key := KeyPrefix + typeCode
-	if b, ok, err := s.Store.Get(ctx, key); err == nil && ok {
+	if b, ok, err := s.store.Get(ctx, key); err == nil && ok {
 		var out []Item
 		if json.Unmarshal(b, &out) == nil {
 			return out, nil
 		}
 	}
-	rows, err := s.Client.SysDictItem.Query().
+	rows, err := s.client.SysDictItem.Query().
 		Where(sysdictitem.DictTypeCode(typeCode), sysdictitem.IsDelete(false), sysdictitem.Enabled(true)).
 		Order(ent.Asc(sysdictitem.FieldSort), ent.Asc(sysdictitem.FieldID)).
 		All(ctx)
@@ -389,14 +410,14 @@ func (s *Service) Items(ctx context.Context, typeCode string) ([]Item, error) {
 	}
 	if b, err := json.Marshal(out); err == nil {
 		// A cache write failure only costs a database read next time.
-		_ = s.Store.Set(ctx, key, b, s.TTL)
+		_ = s.store.Set(ctx, key, b, s.ttl)
 	}
 	return out, nil
 }
 
 // ItemPage lists live items, disabled ones included; TypeCode is exact.
 func (s *Service) ItemPage(ctx context.Context, typeCode string, p request.Page) ([]Item, int, error) {
-	q := s.Client.SysDictItem.Query().Where(sysdictitem.IsDelete(false))
+	q := s.client.SysDictItem.Query().Where(sysdictitem.IsDelete(false))
 	if v := strings.TrimSpace(typeCode); v != "" {
 		q.Where(sysdictitem.DictTypeCode(v))
 	}
@@ -463,12 +484,12 @@ func valueTaken(ctx context.Context, tx *ent.Tx, code, value string, except int6
 
 // AddItem adds an item to an existing type (43001); its value is unique
 // within the type (43011).
-func (s *Service) AddItem(ctx context.Context, in ItemInput, userID int64) (int64, error) {
+func (s *Service) AddItem(ctx context.Context, userID int64, in ItemInput) (int64, error) {
 	if err := validateItem(&in); err != nil {
 		return 0, err
 	}
 	var id int64
-	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
 		if err := typeExists(ctx, tx, in.DictTypeCode); err != nil {
 			return err
 		}
@@ -490,17 +511,17 @@ func (s *Service) AddItem(ctx context.Context, in ItemInput, userID int64) (int6
 	if err != nil {
 		return 0, err
 	}
-	return id, Invalidate(ctx, s.Store, s.Events, in.DictTypeCode)
+	return id, Invalidate(ctx, s.store, s.events, in.DictTypeCode)
 }
 
 // UpdateItem rewrites an item (43003). A different dictTypeCode moves it to
 // that type, which must exist (43001); an empty one keeps its type.
-func (s *Service) UpdateItem(ctx context.Context, id int64, in ItemInput, userID int64) error {
+func (s *Service) UpdateItem(ctx context.Context, userID, id int64, in ItemInput) error {
 	if err := validateItem(&in); err != nil {
 		return err
 	}
 	var codes []string
-	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
 		cur, err := tx.SysDictItem.Query().Where(sysdictitem.ID(id), sysdictitem.IsDelete(false)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return errcode.New(errcode.DictItemNotFound)
@@ -530,13 +551,24 @@ func (s *Service) UpdateItem(ctx context.Context, id int64, in ItemInput, userID
 	if err != nil {
 		return err
 	}
-	return Invalidate(ctx, s.Store, s.Events, codes...)
+	return Invalidate(ctx, s.store, s.events, codes...)
 }
 
-// DeleteItems soft-deletes live items. A seed id refuses the whole call
+// DeleteItem soft-deletes a live item (43003 when missing).
+func (s *Service) DeleteItem(ctx context.Context, userID, id int64) error {
+	return s.deleteItems(ctx, []int64{id}, true, userID)
+}
+
+// DeleteItemBatch soft-deletes the live items of in; missing ids are
+// skipped.
+func (s *Service) DeleteItemBatch(ctx context.Context, userID int64, in IDs) error {
+	return s.deleteItems(ctx, in.int64s(), false, userID)
+}
+
+// deleteItems soft-deletes live items. A seed id refuses the whole call
 // (43010); with one id, a missing item is 43003, in a batch missing ids
 // are skipped.
-func (s *Service) DeleteItems(ctx context.Context, ids []int64, single bool, userID int64) error {
+func (s *Service) deleteItems(ctx context.Context, ids []int64, single bool, userID int64) error {
 	if err := protectSeed(ids); err != nil {
 		return err
 	}
@@ -544,7 +576,7 @@ func (s *Service) DeleteItems(ctx context.Context, ids []int64, single bool, use
 		return nil
 	}
 	var codes []string
-	err := database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
 		rows, err := tx.SysDictItem.Query().Where(sysdictitem.IDIn(ids...), sysdictitem.IsDelete(false)).All(ctx)
 		if err != nil {
 			return err
@@ -566,7 +598,7 @@ func (s *Service) DeleteItems(ctx context.Context, ids []int64, single bool, use
 	if err != nil {
 		return err
 	}
-	return Invalidate(ctx, s.Store, s.Events, codes...)
+	return Invalidate(ctx, s.store, s.events, codes...)
 }
 
 func protectSeed(ids []int64) error {

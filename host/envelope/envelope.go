@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 )
 
@@ -80,7 +80,7 @@ type Unhandled func(c fiber.Ctx, err error)
 // become request codes; anything else is logged with the request's trace id,
 // passed to onUnhandled and answered as HTTP 500 with code 50000 and no
 // detail — except a database write refused for lack of storage
-// (database.IsStorageFull), which is logged and recorded the same way but
+// (IsStorageFull), which is logged and recorded the same way but
 // answered as HTTP 503 with code 50001 StorageFull: nothing was written and
 // the client may retry once the operator has freed space.
 func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhandled) fiber.ErrorHandler {
@@ -93,7 +93,7 @@ func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhand
 		case errors.As(err, &fe):
 			code := requestCode(fe.Code)
 			return write(c, catalog, errcode.StatusOf(code), code, nil)
-		case database.IsStorageFull(err):
+		case IsStorageFull(err):
 			log.Error("database storage is full: the write was refused", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "error", err)
 			if onUnhandled != nil {
 				onUnhandled(c, err)
@@ -122,11 +122,24 @@ func CodeOf(err error) errcode.Code {
 		return be.Code
 	case errors.As(err, &fe):
 		return requestCode(fe.Code)
-	case database.IsStorageFull(err):
+	case IsStorageFull(err):
 		return errcode.StorageFull
 	default:
 		return errcode.SystemError
 	}
+}
+
+// IsStorageFull reports whether err (anywhere in its chain) says the
+// database refused a write because its storage is full: an error with a
+// StorageFull() bool method answering true (host/database marks the driver
+// errors it recognises so, where it sees them) or one wrapping
+// syscall.ENOSPC.
+func IsStorageFull(err error) bool {
+	var sf interface{ StorageFull() bool }
+	if errors.As(err, &sf) && sf.StorageFull() {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC)
 }
 
 // requestCode maps a framework status to the kernel's request code.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
-	"github.com/lib/pq"
 
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -48,12 +47,25 @@ func newApp(t *testing.T, unhandled *atomic.Int32) *fiber.App {
 	app.Get("/boom", func(fiber.Ctx) error { return errors.New("dial tcp 10.0.0.1:5432: password=hunter2") })
 	app.Get("/panic", func(fiber.Ctx) error { panic("kaboom") })
 	app.Get("/disk-full", func(fiber.Ctx) error {
-		return fmt.Errorf("ent: creating sys_user: %w", &pq.Error{Code: "53100", Message: "could not extend file base/16384/2619"})
+		return fmt.Errorf("ent: creating sys_user: %w", storageFull{errors.New("pq: could not extend file base/16384/2619")})
+	})
+	app.Get("/not-full", func(fiber.Ctx) error {
+		return fmt.Errorf("ent: creating sys_user: %w", notFull{errors.New("pq: could not extend file")})
 	})
 	app.Get("/enospc", func(fiber.Ctx) error { return fmt.Errorf("write /data/ak.db-wal: %w", syscall.ENOSPC) })
 	app.Post("/body", func(c fiber.Ctx) error { return envelope.OK(c, len(c.Body())) })
 	return app
 }
+
+// storageFull is how host/database marks a driver error that says the
+// storage is full (database.StorageFullError); notFull says it is not.
+type storageFull struct{ error }
+
+func (storageFull) StorageFull() bool { return true }
+
+type notFull struct{ error }
+
+func (notFull) StorageFull() bool { return false }
 
 type body struct {
 	Code    int            `json:"code"`
@@ -83,6 +95,7 @@ func TestErrorHandler(t *testing.T) {
 		{"panic is recovered as 500", "GET", "/panic", "", 500, 50000, "error.system.internal", 1},
 		{"full database storage is 503 / 50001", "GET", "/disk-full", "", 503, 50001, "error.system.storageFull", 1},
 		{"ENOSPC is 503 / 50001", "GET", "/enospc", "", 503, 50001, "error.system.storageFull", 1},
+		{"StorageFull() false is 500 / 50000", "GET", "/not-full", "", 500, 50000, "error.system.internal", 1},
 		{"unknown route is 404", "GET", "/nope", "", 404, 48003, "error.request.notFound", 0},
 	}
 	for _, tt := range tests {

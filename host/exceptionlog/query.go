@@ -7,13 +7,9 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
-	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/usernames"
 )
-
-// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
-// offset, in server-local time.
-const entityTimeLayout = request.EntityTimeLayout
 
 // Item is the contract's SysExceptionLog.
 type Item struct {
@@ -92,7 +88,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 			ids = append(ids, *r.OperatorID)
 		}
 	}
-	names, err := UserNames(ctx, client, ids)
+	names, err := usernames.Of(ctx, client, ids)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -102,7 +98,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 			ID: r.ID, HTTPMethod: r.HTTPMethod, Path: r.Path, TraceID: r.TraceID,
 			ExceptionType: r.ExceptionType, Message: r.Message, StackTrace: r.StackTrace,
 			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent,
-			CreateTime: FormatTime(r.CreateTime), CreateUserID: r.CreateUserID,
+			CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
 		}
 		if r.OperatorID != nil {
 			if n, ok := names[*r.OperatorID]; ok {
@@ -118,31 +114,3 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 func Clear(ctx context.Context, client *ent.Client) (int, error) {
 	return client.SysExceptionLog.Delete().Exec(ctx)
 }
-
-// UserNames returns the names of the given users (deleted ones included).
-func UserNames(ctx context.Context, client *ent.Client, ids []int64) (map[int64]string, error) {
-	out := make(map[int64]string, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	seen := make(map[int64]bool, len(ids))
-	uniq := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			uniq = append(uniq, id)
-		}
-	}
-	users, err := client.SysUser.Query().Where(sysuser.IDIn(uniq...)).
-		Select(sysuser.FieldID, sysuser.FieldName).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range users {
-		out[u.ID] = u.Name
-	}
-	return out, nil
-}
-
-// FormatTime writes an entity time the contract's way.
-func FormatTime(t time.Time) string { return t.Local().Format(entityTimeLayout) }

@@ -19,7 +19,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
@@ -27,7 +26,8 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/envelope"
-	"github.com/adminkernel/kernel/host/ratelimit"
+	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // Limits of a stored row (spec, Limits; ent/schema/log.go).
@@ -70,7 +70,7 @@ func New(client *ent.Client, log hclog.Logger) *Recorder {
 
 // WithTrustedProxies sets the proxies whose X-Forwarded-For is believed when
 // the client IP is taken (Service:Http:TrustedProxies, parsed with
-// ratelimit.ParseTrusted). It returns r.
+// request.ParseTrusted). It returns r.
 func (r *Recorder) WithTrustedProxies(trusted []*net.IPNet) *Recorder {
 	r.trusted = trusted
 	return r
@@ -115,7 +115,7 @@ func (r *Recorder) Record(c fiber.Ctx, err error) {
 	e.TraceID = envelope.TraceID(c)
 	e.UserAgent = strings.Clone(c.Get(fiber.HeaderUserAgent))
 	if r != nil {
-		e.IP = ratelimit.ClientIP(c, r.trusted)
+		e.IP = request.ClientIP(c, r.trusted)
 	}
 	if p, ok := authn.From(c); ok && p.UserID > 0 {
 		id := p.UserID
@@ -156,25 +156,25 @@ func (r *Recorder) Write(ctx context.Context, e Entry, original error) {
 	defer cancel()
 	q := r.client.SysExceptionLog.Create().
 		SetCreateTime(e.Time).
-		SetHTTPMethod(Truncate(e.Method, methodMaxChars)).
-		SetPath(Truncate(e.Path, pathMaxChars)).
-		SetExceptionType(Truncate(e.Type, typeMaxChars)).
+		SetHTTPMethod(textclip.ValidRunes(e.Method, methodMaxChars)).
+		SetPath(textclip.ValidRunes(e.Path, pathMaxChars)).
+		SetExceptionType(textclip.ValidRunes(e.Type, typeMaxChars)).
 		SetNillableOperatorID(e.OperatorID).
 		SetNillableCreateUserID(e.OperatorID)
 	if e.TraceID != "" {
-		q.SetTraceID(Truncate(e.TraceID, traceIDMaxChars))
+		q.SetTraceID(textclip.ValidRunes(e.TraceID, traceIDMaxChars))
 	}
 	if e.Message != "" {
-		q.SetMessage(Truncate(e.Message, MessageMaxChars))
+		q.SetMessage(textclip.ValidRunes(e.Message, MessageMaxChars))
 	}
 	if e.Stack != "" {
-		q.SetStackTrace(Truncate(e.Stack, StackMaxChars))
+		q.SetStackTrace(textclip.ValidRunes(e.Stack, StackMaxChars))
 	}
 	if e.IP != "" {
-		q.SetIP(Truncate(e.IP, ipMaxChars))
+		q.SetIP(textclip.ValidRunes(e.IP, ipMaxChars))
 	}
 	if e.UserAgent != "" {
-		q.SetUserAgent(Truncate(e.UserAgent, userAgentMaxChars))
+		q.SetUserAgent(textclip.ValidRunes(e.UserAgent, userAgentMaxChars))
 	}
 	if err := q.Exec(ctx); err != nil {
 		r.log.Error("writing the exception log failed", "error", err,
@@ -192,13 +192,13 @@ func Describe(err error) Entry {
 	var pe *envelope.PanicError
 	if errors.As(err, &pe) {
 		e.Type = PanicType(pe.Value)
-		e.Message = Truncate(pe.Error(), MessageMaxChars)
-		e.Stack = Truncate(string(pe.Stack), StackMaxChars)
+		e.Message = textclip.ValidRunes(pe.Error(), MessageMaxChars)
+		e.Stack = textclip.ValidRunes(string(pe.Stack), StackMaxChars)
 		return e
 	}
 	e.Type = TypeName(err)
-	e.Message = Truncate(err.Error(), MessageMaxChars)
-	e.Stack = Truncate(string(debug.Stack()), StackMaxChars)
+	e.Message = textclip.ValidRunes(err.Error(), MessageMaxChars)
+	e.Stack = textclip.ValidRunes(string(debug.Stack()), StackMaxChars)
 	return e
 }
 
@@ -269,26 +269,4 @@ func typeString(t reflect.Type) string {
 		return prefix + t.String()
 	}
 	return prefix + t.PkgPath() + "." + t.Name()
-}
-
-// Truncate cuts s to at most n characters (runes), keeping valid UTF-8.
-func Truncate(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return strings.ToValidUTF8(s, "\uFFFD")
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for k := range s {
-		if i == n {
-			return s[:k]
-		}
-		i++
-	}
-	return s
 }

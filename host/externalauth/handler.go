@@ -15,7 +15,6 @@ import (
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/ratelimit"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 )
@@ -99,7 +98,7 @@ func (h *Handler) Routes(api *route.Group) {
 }
 
 func (h *Handler) client(c fiber.Ctx) auth.Client {
-	return auth.Client{IP: ratelimit.ClientIP(c, h.trusted), UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent))}
+	return auth.Client{IP: request.ClientIP(c, h.trusted), UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent))}
 }
 
 var principal = authn.Require

@@ -17,6 +17,7 @@ import (
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // resolve finds the local user of an identity, in the specification's
@@ -230,13 +231,13 @@ func (s *Service) accountFor(ctx context.Context, code string, id identity, useH
 	if err != nil {
 		return "", err
 	}
-	return truncate(strings.ToLower(code), maxAccountLen-11) + "_" + suffix, nil
+	return textclip.Runes(strings.ToLower(code), maxAccountLen-11) + "_" + suffix, nil
 }
 
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
 
 func (s *Service) createAccount(ctx context.Context, code string, id identity, account, hash string, roles []int64, org *int64) (*ent.SysUser, error) {
-	name := truncate(strings.TrimSpace(id.DisplayName), maxNameLen)
+	name := textclip.Runes(strings.TrimSpace(id.DisplayName), maxNameLen)
 	if name == "" {
 		name = account
 	}

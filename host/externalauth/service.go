@@ -23,6 +23,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/textclip"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 
@@ -397,7 +398,7 @@ func (s *Service) Callback(ctx context.Context, in CallbackInput) (CallbackResul
 			// Burn the state: this login is over either way.
 			_, _ = s.takeState(ctx, state)
 		}
-		return CallbackResult{}, errcode.New(errcode.OAuthExchangeFailed).Wrap(fmt.Errorf("callback without state, or with error %q", clip(q["error"], 64)))
+		return CallbackResult{}, errcode.New(errcode.OAuthExchangeFailed).Wrap(fmt.Errorf("callback without state, or with error %q", textclip.Bytes(q["error"], 64)))
 	}
 	st, err := s.takeState(ctx, state)
 	if err != nil {
@@ -487,7 +488,7 @@ func (s *Service) exchange(ctx context.Context, e idp.Entry, st stateRecord, q m
 		s.o.Log.Error("external login provider reports an unusable issuer", "provider", e.Code)
 		return identity{}, fail.Wrap(errors.New("unusable issuer"))
 	}
-	id.DisplayName = truncate(strings.TrimSpace(id.DisplayName), maxDisplayNameLen)
+	id.DisplayName = textclip.Runes(strings.TrimSpace(id.DisplayName), maxDisplayNameLen)
 	return id, nil
 }
 
@@ -767,19 +768,4 @@ func binderMatches(cookie, storedHash string) bool {
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
-}
-
-// truncate cuts s to at most n runes.
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
 }

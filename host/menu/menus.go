@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/ent"
@@ -16,7 +15,6 @@ import (
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/datascope"
-	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
@@ -44,17 +42,17 @@ type MenuTreeNode struct {
 // MenuInput is the body of POST /sys/menu/add and PUT /sys/menu/{id}.
 // Omitted enabled and visible mean true.
 type MenuInput struct {
-	ParentID   flexInt  `json:"parentId"`
-	Type       flexInt  `json:"type"`
-	Title      string   `json:"title"`
-	Permission *string  `json:"permission"`
-	Sort       flexInt  `json:"sort"`
-	Enabled    *bool    `json:"enabled"`
-	ModuleID   *flexInt `json:"moduleId"`
-	Path       *string  `json:"path"`
-	Component  *string  `json:"component"`
-	Icon       *string  `json:"icon"`
-	Visible    *bool    `json:"visible"`
+	ParentID   request.Int64  `json:"parentId"`
+	Type       request.Int64  `json:"type"`
+	Title      string         `json:"title"`
+	Permission *string        `json:"permission"`
+	Sort       request.Int64  `json:"sort"`
+	Enabled    *bool          `json:"enabled"`
+	ModuleID   *request.Int64 `json:"moduleId"`
+	Path       *string        `json:"path"`
+	Component  *string        `json:"component"`
+	Icon       *string        `json:"icon"`
+	Visible    *bool          `json:"visible"`
 }
 
 // RouteItem is one permission-gated endpoint (GET /sys/menu/routes).
@@ -83,7 +81,7 @@ type menuFields struct {
 func (in MenuInput) validate() (menuFields, error) {
 	f := menuFields{
 		parentID: int64(in.ParentID), typ: int(in.Type), sort: int(in.Sort),
-		enabled: boolOr(in.Enabled, true), visible: boolOr(in.Visible, true),
+		enabled: request.BoolOr(in.Enabled, true), visible: request.BoolOr(in.Visible, true),
 	}
 	var err error
 	if f.parentID < 0 {
@@ -92,7 +90,7 @@ func (in MenuInput) validate() (menuFields, error) {
 	if f.typ < seed.MenuCatalog || f.typ > seed.MenuButton {
 		return f, request.Invalid("type")
 	}
-	if f.title, err = requiredText("title", in.Title, 128); err != nil {
+	if f.title, err = request.RequiredText("title", in.Title, 128); err != nil {
 		return f, err
 	}
 	if in.Permission != nil {
@@ -101,13 +99,13 @@ func (in MenuInput) validate() (menuFields, error) {
 	if utf8.RuneCountInString(f.permission) > 1024 {
 		return f, request.Invalid("permission")
 	}
-	if f.path, err = optionalText("path", in.Path, 512); err != nil {
+	if f.path, err = request.OptionalText("path", in.Path, 512); err != nil {
 		return f, err
 	}
-	if f.component, err = optionalText("component", in.Component, 512); err != nil {
+	if f.component, err = request.OptionalText("component", in.Component, 512); err != nil {
 		return f, err
 	}
-	if f.icon, err = optionalText("icon", in.Icon, 128); err != nil {
+	if f.icon, err = request.OptionalText("icon", in.Icon, 128); err != nil {
 		return f, err
 	}
 	// The module belongs to top-level nodes only; below, it is inherited.
@@ -118,8 +116,8 @@ func (in MenuInput) validate() (menuFields, error) {
 	return f, nil
 }
 
-// menuAdmin serves /sys/menu.
-type menuAdmin struct {
+// menuService holds the rules of the administration menu (/sys/menu).
+type menuService struct {
 	client   *ent.Client
 	store    cache.Store
 	perms    *authz.Resolver
@@ -129,11 +127,12 @@ type menuAdmin struct {
 	log      hclog.Logger
 }
 
-func (h *menuAdmin) tree(c fiber.Ctx) error {
-	all, err := h.client.SysMenu.Query().Where(sysmenu.IsDelete(false)).
-		Order(sysmenu.BySort(), sysmenu.ByID()).All(c.Context())
+// Tree returns the live menus as a tree.
+func (s *menuService) Tree(ctx context.Context) ([]*MenuTreeNode, error) {
+	all, err := s.client.SysMenu.Query().Where(sysmenu.IsDelete(false)).
+		Order(sysmenu.BySort(), sysmenu.ByID()).All(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	nodes := make(map[int64]*MenuTreeNode, len(all))
 	for _, m := range all {
@@ -155,17 +154,17 @@ func (h *menuAdmin) tree(c fiber.Ctx) error {
 			out = append(out, n)
 		}
 	}
-	return envelope.OK(c, out)
+	return out, nil
 }
 
-// routeList lists every permission-gated route of the enabled modules,
+// Routes lists every permission-gated route of the enabled modules,
 // distinct by code, sorted by path then method.
-func (h *menuAdmin) routeList(c fiber.Ctx) error {
-	rs := h.routes() // sorted by path, then method
+func (s *menuService) Routes(context.Context) ([]RouteItem, error) {
+	rs := s.routes() // sorted by path, then method
 	out := make([]RouteItem, 0, len(rs))
 	seen := make(map[string]bool, len(rs))
 	for _, r := range rs {
-		if r.Access != route.Permission || h.disabled[strings.ToLower(r.Module)] {
+		if r.Access != route.Permission || s.disabled[strings.ToLower(r.Module)] {
 			continue
 		}
 		code := r.PermissionCode()
@@ -175,7 +174,7 @@ func (h *menuAdmin) routeList(c fiber.Ctx) error {
 		seen[code] = true
 		out = append(out, RouteItem{Code: code, Method: strings.ToUpper(r.Method), Path: r.Path})
 	}
-	return envelope.OK(c, out)
+	return out, nil
 }
 
 // checkPermission checks a normalised permission field (codes joined with
@@ -184,13 +183,13 @@ func (h *menuAdmin) routeList(c fiber.Ctx) error {
 // permission = the first that is not; routes of disabled modules count, as
 // their seeded buttons do), and the caller must hold it (41006) unless they
 // are the super-admin.
-func (h *menuAdmin) checkPermission(ctx context.Context, who authn.Principal, field string) error {
+func (s *menuService) checkPermission(ctx context.Context, who authn.Principal, field string) error {
 	if field == "" {
 		return nil
 	}
 	codes := authz.SplitCodes(field)
 	known := make(map[string]bool)
-	for _, r := range h.routes() {
+	for _, r := range s.routes() {
 		if r.Access == route.Permission {
 			known[r.PermissionCode()] = true
 		}
@@ -200,15 +199,15 @@ func (h *menuAdmin) checkPermission(ctx context.Context, who authn.Principal, fi
 			return errcode.New(errcode.MenuPermissionInvalid).With("permission", code)
 		}
 	}
-	return h.limits.Codes(ctx, datascope.Caller{UserID: who.UserID, SuperAdmin: who.SuperAdmin}, codes)
+	return s.limits.Codes(ctx, datascope.Caller{UserID: who.UserID, SuperAdmin: who.SuperAdmin}, codes)
 }
 
 // checkParent returns 42017 unless parentID is 0 or a live catalog or page.
-func (h *menuAdmin) checkParent(ctx context.Context, parentID int64) error {
+func (s *menuService) checkParent(ctx context.Context, parentID int64) error {
 	if parentID == 0 {
 		return nil
 	}
-	parent, err := h.client.SysMenu.Query().Where(sysmenu.ID(parentID), sysmenu.IsDelete(false)).Only(ctx)
+	parent, err := s.client.SysMenu.Query().Where(sysmenu.ID(parentID), sysmenu.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return errcode.New(errcode.MenuInvalidParent)
 	}
@@ -222,11 +221,11 @@ func (h *menuAdmin) checkParent(ctx context.Context, parentID int64) error {
 }
 
 // checkModule returns 42011 unless the module is live.
-func (h *menuAdmin) checkModule(ctx context.Context, moduleID *int64) error {
+func (s *menuService) checkModule(ctx context.Context, moduleID *int64) error {
 	if moduleID == nil {
 		return nil
 	}
-	ok, err := h.client.SysModule.Query().Where(sysmodule.ID(*moduleID), sysmodule.IsDelete(false)).Exist(ctx)
+	ok, err := s.client.SysModule.Query().Where(sysmodule.ID(*moduleID), sysmodule.IsDelete(false)).Exist(ctx)
 	if err != nil {
 		return err
 	}
@@ -236,63 +235,45 @@ func (h *menuAdmin) checkModule(ctx context.Context, moduleID *int64) error {
 	return nil
 }
 
-func (h *menuAdmin) add(c fiber.Ctx) error {
-	p, err := principal(c)
-	if err != nil {
-		return err
-	}
-	var in MenuInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
+// Add creates a menu under a live catalog or page (or at the root) and
+// returns its id; the caller must hold every permission code it grants.
+func (s *menuService) Add(ctx context.Context, p authn.Principal, in MenuInput) (int64, error) {
 	f, err := in.validate()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	ctx := c.Context()
-	if err := h.checkParent(ctx, f.parentID); err != nil {
-		return err
+	if err := s.checkParent(ctx, f.parentID); err != nil {
+		return 0, err
 	}
-	if err := h.checkModule(ctx, f.moduleID); err != nil {
-		return err
+	if err := s.checkModule(ctx, f.moduleID); err != nil {
+		return 0, err
 	}
-	if err := h.checkPermission(ctx, p, f.permission); err != nil {
-		return err
+	if err := s.checkPermission(ctx, p, f.permission); err != nil {
+		return 0, err
 	}
-	m, err := h.client.SysMenu.Create().
+	m, err := s.client.SysMenu.Create().
 		SetParentID(f.parentID).SetType(f.typ).SetTitle(f.title).SetPermission(f.permission).
 		SetSort(f.sort).SetEnabled(f.enabled).SetVisible(f.visible).
 		SetNillableModuleID(f.moduleID).SetNillablePath(f.path).SetNillableComponent(f.component).
 		SetNillableIcon(f.icon).SetCreateUserID(p.UserID).
 		Save(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := h.changed(ctx); err != nil {
-		return err
+	if err := s.changed(ctx); err != nil {
+		return 0, err
 	}
-	return envelope.OK(c, m.ID)
+	return m.ID, nil
 }
 
-func (h *menuAdmin) update(c fiber.Ctx) error {
-	p, err := principal(c)
-	if err != nil {
-		return err
-	}
-	id, err := request.ParamInt64(c, "id")
-	if err != nil {
-		return err
-	}
-	var in MenuInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
+// Update changes a live menu; its new parent must be neither the node
+// itself nor one of its descendants.
+func (s *menuService) Update(ctx context.Context, p authn.Principal, id int64, in MenuInput) error {
 	f, err := in.validate()
 	if err != nil {
 		return err
 	}
-	ctx := c.Context()
-	live, err := h.client.SysMenu.Query().Where(sysmenu.IsDelete(false)).
+	live, err := s.client.SysMenu.Query().Where(sysmenu.IsDelete(false)).
 		Select(sysmenu.FieldID, sysmenu.FieldParentID).All(ctx)
 	if err != nil {
 		return err
@@ -304,7 +285,7 @@ func (h *menuAdmin) update(c fiber.Ctx) error {
 	if _, ok := parentOf[id]; !ok {
 		return errcode.New(errcode.MenuNotFound)
 	}
-	if err := h.checkParent(ctx, f.parentID); err != nil {
+	if err := s.checkParent(ctx, f.parentID); err != nil {
 		return err
 	}
 	// The new parent must not be the node itself or one of its descendants.
@@ -315,13 +296,13 @@ func (h *menuAdmin) update(c fiber.Ctx) error {
 		}
 		seen[cur] = true
 	}
-	if err := h.checkModule(ctx, f.moduleID); err != nil {
+	if err := s.checkModule(ctx, f.moduleID); err != nil {
 		return err
 	}
-	if err := h.checkPermission(ctx, p, f.permission); err != nil {
+	if err := s.checkPermission(ctx, p, f.permission); err != nil {
 		return err
 	}
-	u := h.client.SysMenu.Update().Where(sysmenu.ID(id), sysmenu.IsDelete(false)).
+	u := s.client.SysMenu.Update().Where(sysmenu.ID(id), sysmenu.IsDelete(false)).
 		SetParentID(f.parentID).SetType(f.typ).SetTitle(f.title).SetPermission(f.permission).
 		SetSort(f.sort).SetEnabled(f.enabled).SetVisible(f.visible).SetUpdateUserID(p.UserID)
 	if f.moduleID == nil {
@@ -351,30 +332,19 @@ func (h *menuAdmin) update(c fiber.Ctx) error {
 	if n == 0 {
 		return errcode.New(errcode.MenuNotFound)
 	}
-	if err := h.changed(ctx); err != nil {
-		return err
-	}
-	return envelope.OK(c, true)
+	return s.changed(ctx)
 }
 
-func (h *menuAdmin) delete(c fiber.Ctx) error {
-	p, err := principal(c)
-	if err != nil {
-		return err
-	}
-	id, err := request.ParamInt64(c, "id")
-	if err != nil {
-		return err
-	}
-	ctx := c.Context()
-	ok, err := h.client.SysMenu.Query().Where(sysmenu.ID(id), sysmenu.IsDelete(false)).Exist(ctx)
+// Delete soft-deletes a live menu without live children.
+func (s *menuService) Delete(ctx context.Context, userID, id int64) error {
+	ok, err := s.client.SysMenu.Query().Where(sysmenu.ID(id), sysmenu.IsDelete(false)).Exist(ctx)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return errcode.New(errcode.MenuNotFound)
 	}
-	hasChildren, err := h.client.SysMenu.Query().
+	hasChildren, err := s.client.SysMenu.Query().
 		Where(sysmenu.ParentID(id), sysmenu.IsDelete(false), sysmenu.IDNEQ(id)).Exist(ctx)
 	if err != nil {
 		return err
@@ -384,30 +354,27 @@ func (h *menuAdmin) delete(c fiber.Ctx) error {
 	}
 	// Role grants of the menu stay: a deleted menu grants nothing (the
 	// resolver reads live menus only), and a restore brings them back.
-	n, err := h.client.SysMenu.Update().Where(sysmenu.ID(id), sysmenu.IsDelete(false)).
-		SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(p.UserID).Save(ctx)
+	n, err := s.client.SysMenu.Update().Where(sysmenu.ID(id), sysmenu.IsDelete(false)).
+		SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(userID).Save(ctx)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
 		return errcode.New(errcode.MenuNotFound)
 	}
-	if err := h.changed(ctx); err != nil {
-		return err
-	}
-	return envelope.OK(c, true)
+	return s.changed(ctx)
 }
 
 // changed runs after a committed menu change: every user's permission set
 // is dropped and a new portal generation starts, so the next request of
 // anyone sees the change.
-func (h *menuAdmin) changed(ctx context.Context) error {
-	if _, err := h.perms.InvalidateAll(ctx); err != nil {
-		h.log.Error("dropping the permission caches after a menu change failed", "error", err)
+func (s *menuService) changed(ctx context.Context) error {
+	if _, err := s.perms.InvalidateAll(ctx); err != nil {
+		s.log.Error("dropping the permission caches after a menu change failed", "error", err)
 		return err
 	}
-	if _, err := BumpGeneration(ctx, h.store); err != nil {
-		h.log.Error("bumping the portal generation after a menu change failed", "error", err)
+	if _, err := BumpGeneration(ctx, s.store); err != nil {
+		s.log.Error("bumping the portal generation after a menu change failed", "error", err)
 		return err
 	}
 	return nil

@@ -7,7 +7,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/authority"
+	"github.com/adminkernel/kernel/host/bind"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -53,29 +55,29 @@ func routes(d *module.Deps, api *route.Group) error {
 		}
 	}
 
-	mh := &menuAdmin{client: d.Client, store: d.Store, perms: d.Perms, routes: d.Routes, disabled: disabled, log: log,
+	mh := &menuService{client: d.Client, store: d.Store, perms: d.Perms, routes: d.Routes, disabled: disabled, log: log,
 		limits: authority.New(d.Client, d.Perms, d.Scopes())}
 	m := api.Group("/sys/menu")
-	m.Get("/tree", route.Permission, mh.tree).Doc("Menu tree", nil, []*MenuTreeNode{})
-	m.Get("/routes", route.Permission, mh.routeList).Doc("Permission-gated routes", nil, []RouteItem{})
-	opLog(m.Post("/add", route.Permission, mh.add).Doc("Add a menu", MenuInput{}, int64(0)))
-	opLog(m.Put("/{id}", route.Permission, mh.update).Doc("Update a menu", MenuInput{}, true))
-	opLog(m.Delete("/{id}", route.Permission, mh.delete).Doc("Delete a menu", nil, true))
+	m.Get("/tree", route.Permission, bind.Read(mh.Tree)).Doc("Menu tree", nil, []*MenuTreeNode{})
+	m.Get("/routes", route.Permission, bind.Read(mh.Routes)).Doc("Permission-gated routes", nil, []RouteItem{})
+	opLog(m.Post("/add", route.Permission, bind.Create(authn.Require, mh.Add)).Doc("Add a menu", MenuInput{}, int64(0)))
+	opLog(m.Put("/{id}", route.Permission, bind.Change(authn.Require, mh.Update)).Doc("Update a menu", MenuInput{}, true))
+	opLog(m.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, mh.Delete)).Doc("Delete a menu", nil, true))
 
-	sm := &moduleAdmin{client: d.Client, store: d.Store, log: log}
+	sm := &moduleService{client: d.Client, store: d.Store, log: log}
 	g := api.Group("/sys/module")
-	g.Get("/list", route.Permission, sm.list).Doc("Modules", nil, []SysModule{})
-	g.Get("/{id}", route.Permission, sm.get).Doc("Module", nil, SysModule{})
-	opLog(g.Post("/add", route.Permission, sm.add).Doc("Add a module", ModuleInput{}, int64(0)))
-	opLog(g.Put("/{id}", route.Permission, sm.update).Doc("Update a module", ModuleInput{}, true))
-	opLog(g.Delete("/{id}", route.Permission, sm.delete).Doc("Delete a module", nil, true))
+	g.Get("/list", route.Permission, bind.Read(sm.List)).Doc("Modules", nil, []SysModule{})
+	g.Get("/{id}", route.Permission, bind.ReadID(sm.Get)).Doc("Module", nil, SysModule{})
+	opLog(g.Post("/add", route.Permission, bind.Create(bind.UserID, sm.Add)).Doc("Add a module", ModuleInput{}, int64(0)))
+	opLog(g.Put("/{id}", route.Permission, bind.Change(bind.UserID, sm.Update)).Doc("Update a module", ModuleInput{}, true))
+	opLog(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, sm.Delete)).Doc("Delete a module", nil, true))
 
-	ph := &personal{client: d.Client, perms: d.Perms, portal: &portal{client: d.Client, store: d.Store, ttl: ttl, log: log}}
+	ph := &portal{client: d.Client, perms: d.Perms, store: d.Store, ttl: ttl, log: log}
 	p := api.Group("/personal")
-	p.Get("/modules", route.Session, ph.modules).Doc("My modules", nil, MyModules{})
-	p.Get("/menu", route.Session, ph.menu).Doc("My menu of a module", nil, []*MenuNode{})
-	opLog(p.Put("/default-module", route.Session, ph.setDefaultModule).Doc("Set my default module", DefaultModuleInput{}, true))
-	p.Get("/permissions", route.Session, ph.permissions).Doc("My permission codes", nil, []string{})
+	p.Get("/modules", route.Session, bind.ReadAs(authn.Require, ph.MyModules)).Doc("My modules", nil, MyModules{})
+	p.Get("/menu", route.Session, ph.menuHandler).Doc("My menu of a module", nil, []*MenuNode{})
+	opLog(p.Put("/default-module", route.Session, bind.Create(authn.Require, ph.SetDefaultModule)).Doc("Set my default module", DefaultModuleInput{}, true))
+	p.Get("/permissions", route.Session, bind.ReadAs(authn.Require, ph.Permissions)).Doc("My permission codes", nil, []string{})
 	return nil
 }
 

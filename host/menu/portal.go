@@ -16,6 +16,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysrolemenu"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
+	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/envelope"
@@ -85,12 +86,13 @@ type MenuNode struct {
 
 // DefaultModuleInput is the body of PUT /personal/default-module.
 type DefaultModuleInput struct {
-	ModuleID flexInt `json:"moduleId"`
+	ModuleID request.Int64 `json:"moduleId"`
 }
 
 // portal computes and caches the personal portal.
 type portal struct {
 	client *ent.Client
+	perms  *authz.Resolver
 	store  cache.Store
 	ttl    time.Duration
 	log    hclog.Logger
@@ -314,31 +316,21 @@ func grantedMenuIDs(ctx context.Context, client *ent.Client, userID int64) ([]in
 	return ids, nil
 }
 
-// personal serves the /personal portal endpoints.
-type personal struct {
-	client *ent.Client
-	perms  *authz.Resolver
-	portal *portal
-}
-
-func (h *personal) modules(c fiber.Ctx) error {
-	p, err := principal(c)
+// MyModules returns the modules the caller may open and their default
+// module when it is one of them.
+func (p *portal) MyModules(ctx context.Context, who authn.Principal) (MyModules, error) {
+	mods, err := p.Modules(ctx, who.UserID, who.SuperAdmin)
 	if err != nil {
-		return err
-	}
-	ctx := c.Context()
-	mods, err := h.portal.Modules(ctx, p.UserID, p.SuperAdmin)
-	if err != nil {
-		return err
+		return MyModules{}, err
 	}
 	out := MyModules{Modules: mods}
-	u, err := h.client.SysUser.Query().Where(sysuser.ID(p.UserID), sysuser.IsDelete(false)).
+	u, err := p.client.SysUser.Query().Where(sysuser.ID(who.UserID), sysuser.IsDelete(false)).
 		Select(sysuser.FieldDefaultModuleID).Only(ctx)
 	if ent.IsNotFound(err) {
-		return errcode.New(errcode.UserNotFound)
+		return MyModules{}, errcode.New(errcode.UserNotFound)
 	}
 	if err != nil {
-		return err
+		return MyModules{}, err
 	}
 	if u.DefaultModuleID != nil {
 		for _, m := range mods {
@@ -348,11 +340,48 @@ func (h *personal) modules(c fiber.Ctx) error {
 			}
 		}
 	}
-	return envelope.OK(c, out)
+	return out, nil
 }
 
-func (h *personal) menu(c fiber.Ctx) error {
-	p, err := principal(c)
+// SetDefaultModule makes one of the caller's modules their default and
+// reports true.
+func (p *portal) SetDefaultModule(ctx context.Context, who authn.Principal, in DefaultModuleInput) (bool, error) {
+	mods, err := p.Modules(ctx, who.UserID, who.SuperAdmin)
+	if err != nil {
+		return false, err
+	}
+	id := int64(in.ModuleID)
+	ok := false
+	for _, m := range mods {
+		ok = ok || m.ID == id
+	}
+	if !ok {
+		return false, errcode.New(errcode.ModuleAccessDenied)
+	}
+	n, err := p.client.SysUser.Update().
+		Where(sysuser.ID(who.UserID), sysuser.IsDelete(false)).
+		SetDefaultModuleID(id).SetUpdateUserID(who.UserID).Save(ctx)
+	if err != nil {
+		return false, err
+	}
+	if n == 0 {
+		return false, errcode.New(errcode.UserNotFound)
+	}
+	return true, nil
+}
+
+// Permissions returns the caller's permission codes (none listed for the
+// super-admin, who holds them all).
+func (p *portal) Permissions(ctx context.Context, who authn.Principal) ([]string, error) {
+	if who.SuperAdmin {
+		return []string{}, nil
+	}
+	return p.perms.Codes(ctx, who.UserID)
+}
+
+// menuHandler binds GET /personal/menu?moduleId=.
+func (p *portal) menuHandler(c fiber.Ctx) error {
+	who, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -364,58 +393,9 @@ func (h *personal) menu(c fiber.Ctx) error {
 	if moduleID != nil {
 		id = *moduleID
 	}
-	tree, err := h.portal.Menu(c.Context(), p.UserID, p.SuperAdmin, id)
+	tree, err := p.Menu(c.Context(), who.UserID, who.SuperAdmin, id)
 	if err != nil {
 		return err
 	}
 	return envelope.OK(c, tree)
-}
-
-func (h *personal) setDefaultModule(c fiber.Ctx) error {
-	p, err := principal(c)
-	if err != nil {
-		return err
-	}
-	var in DefaultModuleInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
-	ctx := c.Context()
-	mods, err := h.portal.Modules(ctx, p.UserID, p.SuperAdmin)
-	if err != nil {
-		return err
-	}
-	id := int64(in.ModuleID)
-	ok := false
-	for _, m := range mods {
-		ok = ok || m.ID == id
-	}
-	if !ok {
-		return errcode.New(errcode.ModuleAccessDenied)
-	}
-	n, err := h.client.SysUser.Update().
-		Where(sysuser.ID(p.UserID), sysuser.IsDelete(false)).
-		SetDefaultModuleID(id).SetUpdateUserID(p.UserID).Save(ctx)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return errcode.New(errcode.UserNotFound)
-	}
-	return envelope.OK(c, true)
-}
-
-func (h *personal) permissions(c fiber.Ctx) error {
-	p, err := principal(c)
-	if err != nil {
-		return err
-	}
-	if p.SuperAdmin {
-		return envelope.OK(c, []string{})
-	}
-	codes, err := h.perms.Codes(c.Context(), p.UserID)
-	if err != nil {
-		return err
-	}
-	return envelope.OK(c, codes)
 }

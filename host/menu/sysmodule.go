@@ -3,14 +3,12 @@ package menu
 import (
 	"context"
 
-	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmodule"
 	"github.com/adminkernel/kernel/host/cache"
-	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
 )
@@ -41,22 +39,22 @@ func toSysModule(m *ent.SysModule) SysModule {
 	return SysModule{
 		ID: m.ID, Code: m.Code, Title: m.Title, Icon: m.Icon, DefaultRoute: m.DefaultRoute,
 		APIPrefix: m.APIPrefix, Sort: m.Sort, Enabled: m.Enabled, Remark: m.Remark,
-		IsDelete: m.IsDelete, CreateTime: formatTime(m.CreateTime), CreateUserID: m.CreateUserID,
-		UpdateTime: formatTimePtr(m.UpdateTime), UpdateUserID: m.UpdateUserID,
+		IsDelete: m.IsDelete, CreateTime: request.EntityTime(m.CreateTime), CreateUserID: m.CreateUserID,
+		UpdateTime: request.EntityTimePtr(m.UpdateTime), UpdateUserID: m.UpdateUserID,
 	}
 }
 
 // ModuleInput is the body of POST /sys/module/add and PUT /sys/module/{id}.
 // An omitted enabled means true.
 type ModuleInput struct {
-	Code         string  `json:"code"`
-	Title        string  `json:"title"`
-	Icon         *string `json:"icon"`
-	DefaultRoute *string `json:"defaultRoute"`
-	APIPrefix    *string `json:"apiPrefix"`
-	Sort         flexInt `json:"sort"`
-	Enabled      *bool   `json:"enabled"`
-	Remark       *string `json:"remark"`
+	Code         string        `json:"code"`
+	Title        string        `json:"title"`
+	Icon         *string       `json:"icon"`
+	DefaultRoute *string       `json:"defaultRoute"`
+	APIPrefix    *string       `json:"apiPrefix"`
+	Sort         request.Int64 `json:"sort"`
+	Enabled      *bool         `json:"enabled"`
+	Remark       *string       `json:"remark"`
 }
 
 type moduleFields struct {
@@ -67,129 +65,107 @@ type moduleFields struct {
 }
 
 func (in ModuleInput) validate() (moduleFields, error) {
-	f := moduleFields{sort: int(in.Sort), enabled: boolOr(in.Enabled, true)}
+	f := moduleFields{sort: int(in.Sort), enabled: request.BoolOr(in.Enabled, true)}
 	var err error
-	if f.code, err = requiredText("code", in.Code, 64); err != nil {
+	if f.code, err = request.RequiredText("code", in.Code, 64); err != nil {
 		return f, err
 	}
-	if f.title, err = requiredText("title", in.Title, 128); err != nil {
+	if f.title, err = request.RequiredText("title", in.Title, 128); err != nil {
 		return f, err
 	}
-	if f.icon, err = optionalText("icon", in.Icon, 128); err != nil {
+	if f.icon, err = request.OptionalText("icon", in.Icon, 128); err != nil {
 		return f, err
 	}
-	if f.defaultRoute, err = optionalText("defaultRoute", in.DefaultRoute, 256); err != nil {
+	if f.defaultRoute, err = request.OptionalText("defaultRoute", in.DefaultRoute, 256); err != nil {
 		return f, err
 	}
-	if f.apiPrefix, err = optionalText("apiPrefix", in.APIPrefix, 64); err != nil {
+	if f.apiPrefix, err = request.OptionalText("apiPrefix", in.APIPrefix, 64); err != nil {
 		return f, err
 	}
-	if f.remark, err = optionalText("remark", in.Remark, 512); err != nil {
+	if f.remark, err = request.OptionalText("remark", in.Remark, 512); err != nil {
 		return f, err
 	}
 	return f, nil
 }
 
-// moduleAdmin serves /sys/module.
-type moduleAdmin struct {
+// moduleService holds the rules of portal modules (/sys/module).
+type moduleService struct {
 	client *ent.Client
 	store  cache.Store
 	log    hclog.Logger
 }
 
-func (h *moduleAdmin) list(c fiber.Ctx) error {
-	all, err := h.client.SysModule.Query().Where(sysmodule.IsDelete(false)).
-		Order(sysmodule.BySort(), sysmodule.ByID()).All(c.Context())
+// List returns every live module, by sort then id.
+func (s *moduleService) List(ctx context.Context) ([]SysModule, error) {
+	all, err := s.client.SysModule.Query().Where(sysmodule.IsDelete(false)).
+		Order(sysmodule.BySort(), sysmodule.ByID()).All(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out := make([]SysModule, len(all))
 	for i, m := range all {
 		out[i] = toSysModule(m)
 	}
-	return envelope.OK(c, out)
+	return out, nil
 }
 
-func (h *moduleAdmin) live(ctx context.Context, id int64) (*ent.SysModule, error) {
-	m, err := h.client.SysModule.Query().Where(sysmodule.ID(id), sysmodule.IsDelete(false)).Only(ctx)
+func (s *moduleService) live(ctx context.Context, id int64) (*ent.SysModule, error) {
+	m, err := s.client.SysModule.Query().Where(sysmodule.ID(id), sysmodule.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, errcode.New(errcode.ModuleNotFound)
 	}
 	return m, err
 }
 
-func (h *moduleAdmin) get(c fiber.Ctx) error {
-	id, err := request.ParamInt64(c, "id")
+// Get returns a live module.
+func (s *moduleService) Get(ctx context.Context, id int64) (SysModule, error) {
+	m, err := s.live(ctx, id)
 	if err != nil {
-		return err
+		return SysModule{}, err
 	}
-	m, err := h.live(c.Context(), id)
-	if err != nil {
-		return err
-	}
-	return envelope.OK(c, toSysModule(m))
+	return toSysModule(m), nil
 }
 
 // codeTaken reports whether a live module other than except holds code.
-func (h *moduleAdmin) codeTaken(ctx context.Context, code string, except int64) (bool, error) {
-	return h.client.SysModule.Query().
+func (s *moduleService) codeTaken(ctx context.Context, code string, except int64) (bool, error) {
+	return s.client.SysModule.Query().
 		Where(sysmodule.Code(code), sysmodule.IsDelete(false), sysmodule.IDNEQ(except)).Exist(ctx)
 }
 
-func (h *moduleAdmin) add(c fiber.Ctx) error {
-	p, err := principal(c)
-	if err != nil {
-		return err
-	}
-	var in ModuleInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
+// Add creates a module with a code no live module holds and returns its id.
+func (s *moduleService) Add(ctx context.Context, userID int64, in ModuleInput) (int64, error) {
 	f, err := in.validate()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	ctx := c.Context()
-	if taken, err := h.codeTaken(ctx, f.code, 0); err != nil {
-		return err
+	if taken, err := s.codeTaken(ctx, f.code, 0); err != nil {
+		return 0, err
 	} else if taken {
-		return errcode.New(errcode.ModuleCodeExists)
+		return 0, errcode.New(errcode.ModuleCodeExists)
 	}
-	m, err := h.client.SysModule.Create().
+	m, err := s.client.SysModule.Create().
 		SetCode(f.code).SetTitle(f.title).SetNillableIcon(f.icon).SetNillableDefaultRoute(f.defaultRoute).
 		SetNillableAPIPrefix(f.apiPrefix).SetSort(f.sort).SetEnabled(f.enabled).SetNillableRemark(f.remark).
-		SetCreateUserID(p.UserID).Save(ctx)
+		SetCreateUserID(userID).Save(ctx)
 	if ent.IsConstraintError(err) {
-		return errcode.New(errcode.ModuleCodeExists).Wrap(err)
+		return 0, errcode.New(errcode.ModuleCodeExists).Wrap(err)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := h.changed(ctx); err != nil {
-		return err
+	if err := s.changed(ctx); err != nil {
+		return 0, err
 	}
-	return envelope.OK(c, m.ID)
+	return m.ID, nil
 }
 
-func (h *moduleAdmin) update(c fiber.Ctx) error {
-	p, err := principal(c)
-	if err != nil {
-		return err
-	}
-	id, err := request.ParamInt64(c, "id")
-	if err != nil {
-		return err
-	}
-	var in ModuleInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
+// Update changes a live module; the built-in module stays enabled.
+func (s *moduleService) Update(ctx context.Context, userID, id int64, in ModuleInput) error {
 	f, err := in.validate()
 	if err != nil {
 		return err
 	}
-	ctx := c.Context()
-	if _, err := h.live(ctx, id); err != nil {
+	if _, err := s.live(ctx, id); err != nil {
 		return err
 	}
 	// Disabling the built-in module would cut every administrator off the
@@ -197,13 +173,13 @@ func (h *moduleAdmin) update(c fiber.Ctx) error {
 	if id == SystemModuleID && !f.enabled {
 		return errcode.New(errcode.ModuleProtected)
 	}
-	if taken, err := h.codeTaken(ctx, f.code, id); err != nil {
+	if taken, err := s.codeTaken(ctx, f.code, id); err != nil {
 		return err
 	} else if taken {
 		return errcode.New(errcode.ModuleCodeExists)
 	}
-	u := h.client.SysModule.Update().Where(sysmodule.ID(id), sysmodule.IsDelete(false)).
-		SetCode(f.code).SetTitle(f.title).SetSort(f.sort).SetEnabled(f.enabled).SetUpdateUserID(p.UserID)
+	u := s.client.SysModule.Update().Where(sysmodule.ID(id), sysmodule.IsDelete(false)).
+		SetCode(f.code).SetTitle(f.title).SetSort(f.sort).SetEnabled(f.enabled).SetUpdateUserID(userID)
 	if f.icon == nil {
 		u.ClearIcon()
 	} else {
@@ -234,29 +210,19 @@ func (h *moduleAdmin) update(c fiber.Ctx) error {
 	if n == 0 {
 		return errcode.New(errcode.ModuleNotFound)
 	}
-	if err := h.changed(ctx); err != nil {
-		return err
-	}
-	return envelope.OK(c, true)
+	return s.changed(ctx)
 }
 
-func (h *moduleAdmin) delete(c fiber.Ctx) error {
-	p, err := principal(c)
-	if err != nil {
-		return err
-	}
-	id, err := request.ParamInt64(c, "id")
-	if err != nil {
-		return err
-	}
+// Delete soft-deletes a live module without live menus; the built-in
+// module cannot be deleted.
+func (s *moduleService) Delete(ctx context.Context, userID, id int64) error {
 	if id == SystemModuleID {
 		return errcode.New(errcode.ModuleProtected)
 	}
-	ctx := c.Context()
-	if _, err := h.live(ctx, id); err != nil {
+	if _, err := s.live(ctx, id); err != nil {
 		return err
 	}
-	attached, err := h.client.SysMenu.Query().
+	attached, err := s.client.SysMenu.Query().
 		Where(sysmenu.ModuleID(id), sysmenu.IsDelete(false)).Exist(ctx)
 	if err != nil {
 		return err
@@ -264,25 +230,22 @@ func (h *moduleAdmin) delete(c fiber.Ctx) error {
 	if attached {
 		return errcode.New(errcode.ModuleHasMenus)
 	}
-	n, err := h.client.SysModule.Update().Where(sysmodule.ID(id), sysmodule.IsDelete(false)).
-		SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(p.UserID).Save(ctx)
+	n, err := s.client.SysModule.Update().Where(sysmodule.ID(id), sysmodule.IsDelete(false)).
+		SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(userID).Save(ctx)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
 		return errcode.New(errcode.ModuleNotFound)
 	}
-	if err := h.changed(ctx); err != nil {
-		return err
-	}
-	return envelope.OK(c, true)
+	return s.changed(ctx)
 }
 
 // changed starts a new portal generation after a committed module change
 // (the modules list shows titles, icons, order and enabled modules).
-func (h *moduleAdmin) changed(ctx context.Context) error {
-	if _, err := BumpGeneration(ctx, h.store); err != nil {
-		h.log.Error("bumping the portal generation after a module change failed", "error", err)
+func (s *moduleService) changed(ctx context.Context) error {
+	if _, err := BumpGeneration(ctx, s.store); err != nil {
+		s.log.Error("bumping the portal generation after a module change failed", "error", err)
 		return err
 	}
 	return nil

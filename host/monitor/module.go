@@ -1,9 +1,9 @@
 package monitor
 
 import (
-	"github.com/gofiber/fiber/v3"
+	"context"
 
-	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/bind"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
@@ -26,23 +26,27 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
-	api.Get("/sys/monitor/server", route.Permission, server(d.Hasher)).Doc("Server snapshot", nil, ServerInfo{})
+	s := service{hasher: d.Hasher}
+	api.Get("/sys/monitor/server", route.Permission, bind.Read(s.Server)).Doc("Server snapshot", nil, ServerInfo{})
 	return nil
 }
 
-// server answers the snapshot, with the password hashing pool's counters;
+// service takes server snapshots.
+type service struct {
+	hasher *password.PBKDF2
+}
+
+// Server returns the snapshot, with the password hashing pool's counters;
 // the 500 ms sampling wait ends early (with the context's error) when the
 // request's context is cancelled.
-func server(h *password.PBKDF2) fiber.Handler {
-	return func(c fiber.Ctx) error {
-		info, err := Snapshot(c.Context())
-		if err != nil {
-			return err
-		}
-		if h != nil {
-			s := h.Stats()
-			info.PasswordHashing = &s
-		}
-		return envelope.OK(c, info)
+func (s service) Server(ctx context.Context) (ServerInfo, error) {
+	info, err := Snapshot(ctx)
+	if err != nil {
+		return ServerInfo{}, err
 	}
+	if s.hasher != nil {
+		st := s.hasher.Stats()
+		info.PasswordHashing = &st
+	}
+	return info, nil
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/oplog"
-	"github.com/adminkernel/kernel/host/ratelimit"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 )
@@ -38,7 +37,7 @@ type wiring struct{ w *oplog.Writer }
 
 func (wr *wiring) module() host.Module {
 	return host.Module{Name: "OpLogTest", Routes: func(d *module.Deps, api *route.Group) error {
-		trusted, err := ratelimit.ParseTrusted(d.Config.Service.HTTP.TrustedProxies)
+		trusted, err := request.ParseTrusted(d.Config.Service.HTTP.TrustedProxies)
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/exceptionlog"
-	"github.com/adminkernel/kernel/host/ratelimit"
+	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 )
 
@@ -71,7 +71,7 @@ func (w *Writer) Middleware(r route.Route) fiber.Handler {
 			Title:     title,
 			Method:    method,
 			Path:      strings.Clone(c.Path()),
-			IP:        ratelimit.ClientIP(c, w.opts.Trusted),
+			IP:        request.ClientIP(c, w.opts.Trusted),
 			UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent)),
 		}
 		if params := w.params(c); params != "" {

@@ -1,10 +1,12 @@
 package oplog
 
 import (
+	"context"
+
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/ent"
-	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/bind"
 	"github.com/adminkernel/kernel/host/exceptionlog"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
@@ -44,77 +46,79 @@ func Module() module.Module {
 	return module.Module{Name: Name, Menus: menus, Routes: routes}
 }
 
-type handler struct {
-	client      *ent.Client
-	maxPageSize int
+// logs serves the operation- and exception-log pages and their clearing.
+type logs struct {
+	client *ent.Client
 }
 
 func routes(d *module.Deps, api *route.Group) error {
-	h := &handler{client: d.Client, maxPageSize: d.Config.API.MaxPageSize}
+	l := logs{client: d.Client}
+	maxPageSize := d.Config.API.MaxPageSize
 	op := api.Group("/sys/log/op")
-	op.Get("/page", route.Permission, h.opPage).Doc("Operation log", nil, request.PagedList[Item]{})
-	op.Delete("", route.Permission, h.clearOp).Doc(TitleClearOpLog, nil, true)
+	op.Get("/page", route.Permission, bind.Page(maxPageSize, readOpFilter, l.OpPage)).Doc("Operation log", nil, request.PagedList[Item]{})
+	op.Delete("", route.Permission, bind.Read(l.ClearOp)).Doc(TitleClearOpLog, nil, true)
 
 	ex := api.Group("/sys/log/exception")
-	ex.Get("/page", route.Permission, h.exceptionPage).Doc("Exception log", nil, request.PagedList[exceptionlog.Item]{})
-	ex.Delete("", route.Permission, h.clearException).Doc(TitleClearExceptionLog, nil, true)
+	ex.Get("/page", route.Permission, bind.Page(maxPageSize, readExceptionFilter, l.ExceptionPage)).Doc("Exception log", nil, request.PagedList[exceptionlog.Item]{})
+	ex.Delete("", route.Permission, bind.Read(l.ClearException)).Doc(TitleClearExceptionLog, nil, true)
 	return nil
 }
 
-func (h *handler) opPage(c fiber.Ctx) error {
-	page, err := request.Paging(c, h.maxPageSize)
-	if err != nil {
-		return err
-	}
+// readOpFilter reads the operation-log page's filter from the query string.
+func readOpFilter(c fiber.Ctx) (Filter, error) {
 	f := Filter{Title: request.Query(c, "Title"), Path: request.Query(c, "Path")}
+	var err error
 	if f.Success, err = request.QueryBool(c, "Success"); err != nil {
-		return err
+		return f, err
 	}
 	if f.OperatorID, err = request.QueryInt64(c, "OperatorId"); err != nil {
-		return err
+		return f, err
 	}
 	if f.StartTime, err = request.QueryTime(c, "StartTime"); err != nil {
-		return err
+		return f, err
 	}
 	if f.EndTime, err = request.QueryTime(c, "EndTime"); err != nil {
-		return err
+		return f, err
 	}
-	items, total, err := Page(c.Context(), h.client, f, page)
-	if err != nil {
-		return err
-	}
-	return envelope.OK(c, request.NewPagedList(page, total, items))
+	return f, nil
 }
 
-func (h *handler) clearOp(c fiber.Ctx) error {
-	if _, err := Clear(c.Context(), h.client); err != nil {
-		return err
-	}
-	return envelope.OK(c, true)
-}
-
-func (h *handler) exceptionPage(c fiber.Ctx) error {
-	page, err := request.Paging(c, h.maxPageSize)
-	if err != nil {
-		return err
-	}
+// readExceptionFilter reads the exception-log page's filter from the query
+// string.
+func readExceptionFilter(c fiber.Ctx) (exceptionlog.Filter, error) {
 	f := exceptionlog.Filter{Path: request.Query(c, "Path"), ExceptionType: request.Query(c, "ExceptionType")}
+	var err error
 	if f.StartTime, err = request.QueryTime(c, "StartTime"); err != nil {
-		return err
+		return f, err
 	}
 	if f.EndTime, err = request.QueryTime(c, "EndTime"); err != nil {
-		return err
+		return f, err
 	}
-	items, total, err := exceptionlog.Page(c.Context(), h.client, f, page)
-	if err != nil {
-		return err
-	}
-	return envelope.OK(c, request.NewPagedList(page, total, items))
+	return f, nil
 }
 
-func (h *handler) clearException(c fiber.Ctx) error {
-	if _, err := exceptionlog.Clear(c.Context(), h.client); err != nil {
-		return err
+// OpPage is one page of the operation log.
+func (l logs) OpPage(ctx context.Context, f Filter, p request.Page) ([]Item, int, error) {
+	return Page(ctx, l.client, f, p)
+}
+
+// ClearOp empties the operation log and reports true.
+func (l logs) ClearOp(ctx context.Context) (bool, error) {
+	if _, err := Clear(ctx, l.client); err != nil {
+		return false, err
 	}
-	return envelope.OK(c, true)
+	return true, nil
+}
+
+// ExceptionPage is one page of the exception log.
+func (l logs) ExceptionPage(ctx context.Context, f exceptionlog.Filter, p request.Page) ([]exceptionlog.Item, int, error) {
+	return exceptionlog.Page(ctx, l.client, f, p)
+}
+
+// ClearException empties the exception log and reports true.
+func (l logs) ClearException(ctx context.Context) (bool, error) {
+	if _, err := exceptionlog.Clear(ctx, l.client); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysoplog"
-	"github.com/adminkernel/kernel/host/exceptionlog"
 	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/usernames"
 )
 
 // Item is the contract's SysOpLog.
@@ -101,7 +101,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 			ids = append(ids, *r.OperatorID)
 		}
 	}
-	names, err := exceptionlog.UserNames(ctx, client, ids)
+	names, err := usernames.Of(ctx, client, ids)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -112,7 +112,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 			ParamJSON: r.ParamJSON, ResultCode: r.ResultCode, Success: r.Success,
 			ExceptionMessage: r.ExceptionMessage, ElapsedMs: r.ElapsedMs,
 			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent,
-			CreateTime: exceptionlog.FormatTime(r.CreateTime), CreateUserID: r.CreateUserID,
+			CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
 		}
 		if r.OperatorID != nil {
 			if n, ok := names[*r.OperatorID]; ok {

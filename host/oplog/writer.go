@@ -25,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/exceptionlog"
+	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // Defaults (spec, Limits).
@@ -461,14 +462,14 @@ func normalize(r Row) Row {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
-	r.Title = exceptionlog.Truncate(r.Title, titleMaxChars)
-	r.Method = exceptionlog.Truncate(r.Method, methodMaxChars)
-	r.Path = exceptionlog.Truncate(r.Path, pathMaxChars)
+	r.Title = textclip.ValidRunes(r.Title, titleMaxChars)
+	r.Method = textclip.ValidRunes(r.Method, methodMaxChars)
+	r.Path = textclip.ValidRunes(r.Path, pathMaxChars)
 	if r.ExceptionMessage != nil {
-		m := exceptionlog.Truncate(*r.ExceptionMessage, messageMaxChars)
+		m := textclip.ValidRunes(*r.ExceptionMessage, messageMaxChars)
 		r.ExceptionMessage = &m
 	}
-	r.IP = exceptionlog.Truncate(r.IP, ipMaxChars)
-	r.UserAgent = exceptionlog.Truncate(r.UserAgent, userAgentMaxChars)
+	r.IP = textclip.ValidRunes(r.IP, ipMaxChars)
+	r.UserAgent = textclip.ValidRunes(r.UserAgent, userAgentMaxChars)
 	return r
 }

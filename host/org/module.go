@@ -3,7 +3,6 @@ package org
 
 import (
 	"github.com/adminkernel/kernel/host/module"
-	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
 )
@@ -41,23 +40,7 @@ func routes(d *module.Deps, api *route.Group) error {
 		maxPage = d.Config.API.MaxPageSize
 	}
 
-	oh := &orgs{client: d.Client, store: d.Store}
-	o := api.Group("/sys/org")
-	o.Get("/list", route.Permission, oh.list).Doc("Organisations", nil, []SysOrg{})
-	o.Get("/{id}", route.Permission, oh.get).Doc("Organisation", nil, SysOrg{})
-	opLog(o.Post("/add", route.Permission, oh.add).Doc("Add an organisation", OrgInput{}, int64(0)))
-	opLog(o.Put("/{id}", route.Permission, oh.update).Doc("Update an organisation", OrgInput{}, true))
-	opLog(o.Delete("/{id}", route.Permission, oh.delete).Doc("Delete an organisation", nil, true))
-	opLog(o.Post("/{id}/copy", route.Permission, oh.copy).Doc("Copy an organisation subtree", CopyInput{}, int64(0)))
-
-	ph := &positions{client: d.Client, maxPageSize: maxPage}
-	p := api.Group("/sys/position")
-	p.Get("/page", route.Permission, ph.page).Doc("Positions", nil, request.PagedList[SysPosition]{})
-	p.Get("/{id}", route.Permission, ph.get).Doc("Position", nil, SysPosition{})
-	opLog(p.Post("/add", route.Permission, ph.add).Doc("Add a position", PositionInput{}, int64(0)))
-	opLog(p.Put("/{id}", route.Permission, ph.update).Doc("Update a position", PositionInput{}, true))
-	opLog(p.Delete("/{id}", route.Permission, ph.delete).Doc("Delete a position", nil, true))
+	mountOrgs(api, &orgService{client: d.Client, store: d.Store})
+	mountPositions(api, &positionService{client: d.Client}, maxPage)
 	return nil
 }
-
-func opLog(r *route.Route) { r.OpLog = true }

@@ -37,6 +37,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/request"
 )
 
 // Defaults (runtime config sys.security.rateLimit.*).
@@ -131,7 +132,7 @@ func New(store cache.Store, opts Options) fiber.Handler {
 		now := opts.Now()
 		start := floorDiv(now.Unix(), secs) * secs
 		var buf [96]byte
-		key := appendKey(buf[:0], bucket, counterKey(ClientIP(c, opts.Trusted)), start)
+		key := appendKey(buf[:0], bucket, counterKey(request.ClientIP(c, opts.Trusted)), start)
 		var n int64
 		var err error
 		if batch != nil && bucket == BucketOther {

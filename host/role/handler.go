@@ -3,6 +3,7 @@ package role
 import (
 	"github.com/gofiber/fiber/v3"
 
+	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
@@ -30,7 +31,7 @@ func (h *handler) mount(api *route.Group) {
 	g.Put("/users", route.Permission, h.setUsers).Doc("Set the users holding a role", UsersInput{}, true)
 }
 
-func (h *handler) caller(c fiber.Ctx) (Caller, error) {
+func (h *handler) caller(c fiber.Ctx) (datascope.Caller, error) {
 	return h.svc.scopes.RequestCaller(c)
 }
 

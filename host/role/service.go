@@ -30,9 +30,6 @@ const (
 	maxRemark = 512
 )
 
-// Caller is the authenticated administrator and their data scope.
-type Caller = datascope.Caller
-
 // Service implements the role administration.
 type Service struct {
 	d      *module.Deps
@@ -49,7 +46,7 @@ func NewService(d *module.Deps) *Service {
 
 // writable loads a live role the caller may change (42002, 42029 for a
 // role the caller holds, 41006 for one exceeding the caller's authority).
-func (s *Service) writable(ctx context.Context, who Caller, id int64) (*ent.SysRole, error) {
+func (s *Service) writable(ctx context.Context, who datascope.Caller, id int64) (*ent.SysRole, error) {
 	r, err := s.live(ctx, id)
 	if err != nil {
 		return nil, err
@@ -61,7 +58,7 @@ func (s *Service) writable(ctx context.Context, who Caller, id int64) (*ent.SysR
 }
 
 // Caller resolves the data scope of an authenticated user.
-func (s *Service) Caller(ctx context.Context, userID int64, superAdmin bool) (Caller, error) {
+func (s *Service) Caller(ctx context.Context, userID int64, superAdmin bool) (datascope.Caller, error) {
 	return s.scopes.Caller(ctx, userID, superAdmin)
 }
 
@@ -184,7 +181,7 @@ func (s *Service) codeTaken(ctx context.Context, code string, except int64) (boo
 }
 
 // Add creates a role and returns its id.
-func (s *Service) Add(ctx context.Context, who Caller, in Input) (int64, error) {
+func (s *Service) Add(ctx context.Context, who datascope.Caller, in Input) (int64, error) {
 	v, err := check(in)
 	if err != nil {
 		return 0, err
@@ -209,7 +206,7 @@ func (s *Service) Add(ctx context.Context, who Caller, in Input) (int64, error) 
 
 // Update replaces a role's fields; its users' permissions are recomputed
 // at their next request.
-func (s *Service) Update(ctx context.Context, who Caller, id int64, in Input) error {
+func (s *Service) Update(ctx context.Context, who datascope.Caller, id int64, in Input) error {
 	v, err := check(in)
 	if err != nil {
 		return err
@@ -247,7 +244,7 @@ func (s *Service) Update(ctx context.Context, who Caller, id int64, in Input) er
 }
 
 // Delete soft-deletes a role.
-func (s *Service) Delete(ctx context.Context, who Caller, id int64) error {
+func (s *Service) Delete(ctx context.Context, who datascope.Caller, id int64) error {
 	if _, err := s.writable(ctx, who, id); err != nil {
 		return err
 	}
@@ -256,7 +253,7 @@ func (s *Service) Delete(ctx context.Context, who Caller, id int64) error {
 
 // BatchDelete soft-deletes roles in one transaction; ids naming no live role
 // are skipped.
-func (s *Service) BatchDelete(ctx context.Context, who Caller, ids []int64) error {
+func (s *Service) BatchDelete(ctx context.Context, who datascope.Caller, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -275,7 +272,7 @@ func (s *Service) BatchDelete(ctx context.Context, who Caller, ids []int64) erro
 // deleteRoles soft-deletes roles (is_delete and delete_key = id, freeing the
 // code) and their data scopes, and removes their menu and user links, in
 // one transaction; the former holders' cached sets are dropped.
-func (s *Service) deleteRoles(ctx context.Context, who Caller, ids []int64) error {
+func (s *Service) deleteRoles(ctx context.Context, who datascope.Caller, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -347,7 +344,7 @@ func (s *Service) Menus(ctx context.Context, id int64) ([]int64, error) {
 
 // distinct validates and deduplicates ids (48002 naming field on a
 // non-positive id).
-func distinct(in []Int64, field string) ([]int64, error) {
+func distinct(in []request.Int64, field string) ([]int64, error) {
 	out := make([]int64, 0, len(in))
 	for _, v := range in {
 		if v <= 0 {
@@ -363,7 +360,7 @@ func distinct(in []Int64, field string) ([]int64, error) {
 
 // SetMenus replaces a role's menu grants (42015 for an unknown menu; 41006
 // when the menus carry a code the caller does not hold).
-func (s *Service) SetMenus(ctx context.Context, who Caller, in MenusInput) error {
+func (s *Service) SetMenus(ctx context.Context, who datascope.Caller, in MenusInput) error {
 	if in.RoleID <= 0 {
 		return request.Invalid("roleId")
 	}
@@ -431,11 +428,11 @@ func (s *Service) DataScope(ctx context.Context, id int64) (*DataScope, error) {
 // SetDataScope sets a role's data scope. Type 5 (custom) needs at least one
 // existing org (42003 names an unknown one); other types store no orgs. The
 // scope may not be wider than the caller's own (41006).
-func (s *Service) SetDataScope(ctx context.Context, who Caller, in DataScopeInput) error {
+func (s *Service) SetDataScope(ctx context.Context, who datascope.Caller, in DataScopeInput) error {
 	if in.RoleID <= 0 {
 		return request.Invalid("roleId")
 	}
-	if in.ScopeType < Int64(datascope.All) || in.ScopeType > Int64(datascope.Custom) {
+	if in.ScopeType < request.Int64(datascope.All) || in.ScopeType > request.Int64(datascope.Custom) {
 		return request.Invalid("scopeType")
 	}
 	typ := datascope.Type(in.ScopeType)
@@ -507,7 +504,7 @@ func (s *Service) SetDataScope(ctx context.Context, who Caller, in DataScopeInpu
 
 // visibleHolders returns the live holders of a role within the caller's
 // scope, sorted.
-func (s *Service) visibleHolders(ctx context.Context, c *ent.Client, who Caller, roleID int64) ([]int64, error) {
+func (s *Service) visibleHolders(ctx context.Context, c *ent.Client, who datascope.Caller, roleID int64) ([]int64, error) {
 	ids, err := holders(ctx, c, roleID)
 	if err != nil || len(ids) == 0 {
 		return []int64{}, err
@@ -522,7 +519,7 @@ func (s *Service) visibleHolders(ctx context.Context, c *ent.Client, who Caller,
 }
 
 // Users returns the ids of the role's holders the caller may see.
-func (s *Service) Users(ctx context.Context, who Caller, id int64) ([]int64, error) {
+func (s *Service) Users(ctx context.Context, who datascope.Caller, id int64) ([]int64, error) {
 	if _, err := s.live(ctx, id); err != nil {
 		return nil, err
 	}
@@ -535,7 +532,7 @@ func (s *Service) Users(ctx context.Context, who Caller, id int64) ([]int64, err
 // holders only to an enabled, delegatable role (41004), may not change a
 // role they hold (42029), and every holder added or removed must be within
 // the caller's authority, the added ones also with the role (41006).
-func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error {
+func (s *Service) SetUsers(ctx context.Context, who datascope.Caller, in UsersInput) error {
 	if in.RoleID <= 0 {
 		return request.Invalid("roleId")
 	}
@@ -618,7 +615,7 @@ func (s *Service) SetUsers(ctx context.Context, who Caller, in UsersInput) error
 // holderChangeWithin checks, before the write, that every holder the new
 // list adds or removes is within the caller's authority and that each
 // added one, given the role too, stays within it (41006).
-func (s *Service) holderChangeWithin(ctx context.Context, who Caller, roleID int64, userIDs []int64) error {
+func (s *Service) holderChangeWithin(ctx context.Context, who datascope.Caller, roleID int64, userIDs []int64) error {
 	c := s.d.Client
 	current, err := s.visibleHolders(ctx, c, who, roleID)
 	if err != nil {
@@ -653,7 +650,7 @@ func (s *Service) holderChangeWithin(ctx context.Context, who Caller, roleID int
 
 // wouldHold checks that user id, given the role too, stays within the
 // caller's authority.
-func (s *Service) wouldHold(ctx context.Context, c *ent.Client, who Caller, id, roleID int64) error {
+func (s *Service) wouldHold(ctx context.Context, c *ent.Client, who datascope.Caller, id, roleID int64) error {
 	u, err := c.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(false)).
 		Select(sysuser.FieldID, sysuser.FieldOrgID).Only(ctx)
 	if err != nil {

@@ -6,16 +6,6 @@ import (
 	"github.com/adminkernel/kernel/host/request"
 )
 
-// Int64 accepts a JSON number or a quoted number.
-type Int64 = request.Int64
-
-// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
-// offset, in server-local time.
-
-var formatLocal = request.EntityTime
-
-var formatLocalPtr = request.EntityTimePtr
-
 // Role is the contract's SysRole.
 type Role struct {
 	ID            int64   `json:"id"`
@@ -35,8 +25,8 @@ type Role struct {
 func toRole(r *ent.SysRole) Role {
 	return Role{
 		ID: r.ID, Name: r.Name, Code: r.Code, Sort: r.Sort, Enabled: r.Enabled, Remark: r.Remark,
-		IsDelegatable: r.IsDelegatable, IsDelete: r.IsDelete, CreateTime: formatLocal(r.CreateTime),
-		CreateUserID: r.CreateUserID, UpdateTime: formatLocalPtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		IsDelegatable: r.IsDelegatable, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime),
+		CreateUserID: r.CreateUserID, UpdateTime: request.EntityTimePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
 	}
 }
 
@@ -56,16 +46,16 @@ type DataScope struct {
 func toDataScope(s *ent.SysRoleDataScope) *DataScope {
 	return &DataScope{
 		ID: s.ID, RoleID: s.RoleID, ScopeType: s.ScopeType, CustomOrgIDs: s.CustomOrgIds, IsDelete: s.IsDelete,
-		CreateTime: formatLocal(s.CreateTime), CreateUserID: s.CreateUserID,
-		UpdateTime: formatLocalPtr(s.UpdateTime), UpdateUserID: s.UpdateUserID,
+		CreateTime: request.EntityTime(s.CreateTime), CreateUserID: s.CreateUserID,
+		UpdateTime: request.EntityTimePtr(s.UpdateTime), UpdateUserID: s.UpdateUserID,
 	}
 }
 
 // Input is the contract's RoleInput.
 type Input struct {
-	Name string `json:"name"`
-	Code string `json:"code"`
-	Sort Int64  `json:"sort"`
+	Name string        `json:"name"`
+	Code string        `json:"code"`
+	Sort request.Int64 `json:"sort"`
 	// Enabled defaults to true when absent.
 	Enabled       *bool   `json:"enabled"`
 	Remark        *string `json:"remark"`
@@ -74,24 +64,24 @@ type Input struct {
 
 // IDsInput is the body of POST /sys/role/batch-delete.
 type IDsInput struct {
-	IDs []Int64 `json:"ids"`
+	IDs []request.Int64 `json:"ids"`
 }
 
 // MenusInput is the body of PUT /sys/role/menu.
 type MenusInput struct {
-	RoleID  Int64   `json:"roleId"`
-	MenuIDs []Int64 `json:"menuIds"`
+	RoleID  request.Int64   `json:"roleId"`
+	MenuIDs []request.Int64 `json:"menuIds"`
 }
 
 // DataScopeInput is the body of PUT /sys/role/datascope.
 type DataScopeInput struct {
-	RoleID       Int64   `json:"roleId"`
-	ScopeType    Int64   `json:"scopeType"`
-	CustomOrgIDs []Int64 `json:"customOrgIds"`
+	RoleID       request.Int64   `json:"roleId"`
+	ScopeType    request.Int64   `json:"scopeType"`
+	CustomOrgIDs []request.Int64 `json:"customOrgIds"`
 }
 
 // UsersInput is the body of PUT /sys/role/users.
 type UsersInput struct {
-	RoleID  Int64   `json:"roleId"`
-	UserIDs []Int64 `json:"userIds"`
+	RoleID  request.Int64   `json:"roleId"`
+	UserIDs []request.Int64 `json:"userIds"`
 }

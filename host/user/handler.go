@@ -3,6 +3,7 @@ package user
 import (
 	"github.com/gofiber/fiber/v3"
 
+	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
@@ -27,15 +28,15 @@ func (h *handler) mount(api *route.Group) {
 }
 
 // caller returns the authenticated administrator with their data scope.
-func (h *handler) caller(c fiber.Ctx) (Caller, error) {
+func (h *handler) caller(c fiber.Ctx) (datascope.Caller, error) {
 	return h.svc.scopes.RequestCaller(c)
 }
 
 // callerAndID also reads the {id} path parameter.
-func (h *handler) callerAndID(c fiber.Ctx) (Caller, int64, error) {
+func (h *handler) callerAndID(c fiber.Ctx) (datascope.Caller, int64, error) {
 	id, err := request.ParamInt64(c, "id")
 	if err != nil {
-		return Caller{}, 0, err
+		return datascope.Caller{}, 0, err
 	}
 	who, err := h.caller(c)
 	return who, id, err

@@ -53,9 +53,6 @@ const (
 	reasonReset    = "password reset by an administrator"
 )
 
-// Caller is the authenticated administrator and their data scope.
-type Caller = datascope.Caller
-
 // Service implements the user administration.
 type Service struct {
 	d        *module.Deps
@@ -79,7 +76,7 @@ type Accounts interface {
 }
 
 // Caller resolves the data scope of an authenticated user.
-func (s *Service) Caller(ctx context.Context, userID int64, superAdmin bool) (Caller, error) {
+func (s *Service) Caller(ctx context.Context, userID int64, superAdmin bool) (datascope.Caller, error) {
 	return s.scopes.Caller(ctx, userID, superAdmin)
 }
 
@@ -114,7 +111,7 @@ func holdsRole(roleID int64) predicate.SysUser {
 }
 
 // Page lists the live users visible to the caller.
-func (s *Service) Page(ctx context.Context, who Caller, f Filter, p request.Page) ([]Item, int, error) {
+func (s *Service) Page(ctx context.Context, who datascope.Caller, f Filter, p request.Page) ([]Item, int, error) {
 	q := s.d.Client.SysUser.Query().Where(sysuser.IsDelete(false)).Where(who.Scope.Users()...)
 	if v := strings.TrimSpace(f.Account); v != "" {
 		q.Where(sysuser.AccountContainsFold(v))
@@ -156,7 +153,7 @@ func (s *Service) Page(ctx context.Context, who Caller, f Filter, p request.Page
 // director outside the reader's data scope keeps its id but is not
 // resolved to a name (directorName null): the field must not reveal who
 // the reader may not see.
-func (s *Service) items(ctx context.Context, who Caller, rows []*ent.SysUser) ([]Item, error) {
+func (s *Service) items(ctx context.Context, who datascope.Caller, rows []*ent.SysUser) ([]Item, error) {
 	var orgIDs, posIDs, dirIDs []int64
 	for _, u := range rows {
 		if u.OrgID != nil {
@@ -209,7 +206,7 @@ func (s *Service) items(ctx context.Context, who Caller, rows []*ent.SysUser) ([
 			Email: u.Email, Gender: u.Gender, Avatar: u.Avatar,
 			OrgID: u.OrgID, PositionID: u.PositionID, DirectorID: u.DirectorID,
 			Enabled: u.Enabled, IsSuperAdmin: u.IsSuperAdmin, ForceTotp: u.ForceTotp, TotpEnabled: u.TotpEnabled,
-			CreateTime: formatLocal(u.CreateTime),
+			CreateTime: request.EntityTime(u.CreateTime),
 		}
 		out[i].OrgName = lookup(orgs, u.OrgID)
 		out[i].PositionName = lookup(positions, u.PositionID)
@@ -230,7 +227,7 @@ func lookup(m map[int64]string, id *int64) *string {
 
 // target loads a live user the caller may manage: 42001 when it does not
 // exist, 41005 when it is outside the caller's data scope.
-func (s *Service) target(ctx context.Context, who Caller, id int64) (*ent.SysUser, error) {
+func (s *Service) target(ctx context.Context, who datascope.Caller, id int64) (*ent.SysUser, error) {
 	u, err := s.d.Client.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(false)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, errcode.New(errcode.UserNotFound)
@@ -245,7 +242,7 @@ func (s *Service) target(ctx context.Context, who Caller, id int64) (*ent.SysUse
 }
 
 // Get returns one user with its role ids.
-func (s *Service) Get(ctx context.Context, who Caller, id int64) (*Detail, error) {
+func (s *Service) Get(ctx context.Context, who datascope.Caller, id int64) (*Detail, error) {
 	u, err := s.target(ctx, who, id)
 	if err != nil {
 		return nil, err
@@ -419,7 +416,7 @@ func (s *Service) validGender(ctx context.Context, v string) (bool, error) {
 // in an org of their scope (42030) and names a director within their scope
 // (41005); keeping the current org (curOrg) or director (curDirector) is
 // always allowed.
-func (s *Service) references(ctx context.Context, who Caller, f fields, self int64, curOrg, curDirector *int64) error {
+func (s *Service) references(ctx context.Context, who datascope.Caller, f fields, self int64, curOrg, curDirector *int64) error {
 	c := s.d.Client
 	if f.orgID != nil {
 		ok, err := c.SysOrg.Query().Where(sysorg.ID(*f.orgID), sysorg.IsDelete(false)).Exist(ctx)
@@ -480,7 +477,7 @@ func (s *Service) references(ctx context.Context, who Caller, f fields, self int
 
 // grantable enforces role delegation: a caller other than the super-admin
 // may newly grant only enabled roles marked delegatable (41004).
-func (s *Service) grantable(ctx context.Context, who Caller, added []int64) error {
+func (s *Service) grantable(ctx context.Context, who datascope.Caller, added []int64) error {
 	if who.SuperAdmin || len(added) == 0 {
 		return nil
 	}
@@ -534,7 +531,7 @@ func generate(policy auth.PasswordPolicy) (string, error) {
 // ---- writing ----
 
 // Create adds a user and returns its id and effective initial password.
-func (s *Service) Create(ctx context.Context, who Caller, in AddInput) (*CreateOutput, error) {
+func (s *Service) Create(ctx context.Context, who datascope.Caller, in AddInput) (*CreateOutput, error) {
 	account := strings.TrimSpace(in.Account)
 	if !validAccount(account) {
 		return nil, invalid("account")
@@ -604,7 +601,7 @@ func linkRoles(ctx context.Context, tx *ent.Tx, by, userID int64, roleIDs []int6
 
 // protect applies the rules every write on an existing user shares: only
 // the super-admin may change a super-admin account (42007).
-func protect(who Caller, u *ent.SysUser) error {
+func protect(who datascope.Caller, u *ent.SysUser) error {
 	if u.IsSuperAdmin && !who.SuperAdmin {
 		return errcode.New(errcode.SuperAdminProtected)
 	}
@@ -612,7 +609,7 @@ func protect(who Caller, u *ent.SysUser) error {
 }
 
 // Update replaces a user's editable fields and roles.
-func (s *Service) Update(ctx context.Context, who Caller, id int64, in UpdateInput) error {
+func (s *Service) Update(ctx context.Context, who datascope.Caller, id int64, in UpdateInput) error {
 	u, err := s.target(ctx, who, id)
 	if err != nil {
 		return err
@@ -706,7 +703,7 @@ func setOrClear[T any, R any](v *T, set func(T) R, clear func() R) {
 
 // deletable checks the rules of deleting a user: not the super-admin
 // (42007), not the caller (42029).
-func deletable(who Caller, u *ent.SysUser) *errcode.Error {
+func deletable(who datascope.Caller, u *ent.SysUser) *errcode.Error {
 	if u.IsSuperAdmin {
 		return errcode.New(errcode.SuperAdminProtected)
 	}
@@ -717,7 +714,7 @@ func deletable(who Caller, u *ent.SysUser) *errcode.Error {
 }
 
 // Delete soft-deletes a user.
-func (s *Service) Delete(ctx context.Context, who Caller, id int64) error {
+func (s *Service) Delete(ctx context.Context, who datascope.Caller, id int64) error {
 	u, err := s.target(ctx, who, id)
 	if err != nil {
 		return err
@@ -734,7 +731,7 @@ func (s *Service) Delete(ctx context.Context, who Caller, id int64) error {
 // BatchDelete soft-deletes users in one transaction. Ids that name no live
 // user are skipped; one protected, foreign-scope or own id rejects the
 // whole batch.
-func (s *Service) BatchDelete(ctx context.Context, who Caller, ids []int64) error {
+func (s *Service) BatchDelete(ctx context.Context, who datascope.Caller, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -761,7 +758,7 @@ func (s *Service) BatchDelete(ctx context.Context, who Caller, ids []int64) erro
 // deleteUsers soft-deletes users (is_delete and delete_key = id, which frees
 // the account), their role links and their external-login bindings in one
 // transaction, then ends their sessions and drops their cached sets.
-func (s *Service) deleteUsers(ctx context.Context, who Caller, ids []int64) error {
+func (s *Service) deleteUsers(ctx context.Context, who datascope.Caller, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -810,7 +807,7 @@ func (s *Service) deleteUsers(ctx context.Context, who Caller, ids []int64) erro
 // at the next login and ends the user's sessions. It returns the effective
 // plaintext. Nobody resets their own password here (42029: the personal
 // password change asks for the current one).
-func (s *Service) ResetPassword(ctx context.Context, who Caller, id int64, in PasswordInput) (string, error) {
+func (s *Service) ResetPassword(ctx context.Context, who datascope.Caller, id int64, in PasswordInput) (string, error) {
 	u, err := s.target(ctx, who, id)
 	if err != nil {
 		return "", err
@@ -853,7 +850,7 @@ func (s *Service) ResetPassword(ctx context.Context, who Caller, id int64, in Pa
 }
 
 // SetEnabled enables or disables a user; disabling ends their sessions.
-func (s *Service) SetEnabled(ctx context.Context, who Caller, id int64, enabled bool) error {
+func (s *Service) SetEnabled(ctx context.Context, who datascope.Caller, id int64, enabled bool) error {
 	u, err := s.target(ctx, who, id)
 	if err != nil {
 		return err

@@ -4,22 +4,14 @@ import (
 	"github.com/adminkernel/kernel/host/request"
 )
 
-// Int64 accepts a JSON number or a quoted number.
-type Int64 = request.Int64
-
 // optionalID maps a missing, null or non-positive id to nil.
-func optionalID(n *Int64) *int64 {
+func optionalID(n *request.Int64) *int64 {
 	if n == nil || *n <= 0 {
 		return nil
 	}
 	v := int64(*n)
 	return &v
 }
-
-// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
-// offset, in server-local time.
-
-var formatLocal = request.EntityTime
 
 // Item is the contract's UserItem. The password hash is never part of it.
 type Item struct {
@@ -60,19 +52,19 @@ type AddInput struct {
 // UpdateInput is the contract's UpdateUserInput (a full replace: a missing
 // optional field becomes null, missing roleIds revoke every role).
 type UpdateInput struct {
-	Name       string  `json:"name"`
-	Nickname   *string `json:"nickname"`
-	Phone      *string `json:"phone"`
-	Email      *string `json:"email"`
-	Gender     *string `json:"gender"`
-	Avatar     *string `json:"avatar"`
-	OrgID      *Int64  `json:"orgId"`
-	PositionID *Int64  `json:"positionId"`
-	DirectorID *Int64  `json:"directorId"`
+	Name       string         `json:"name"`
+	Nickname   *string        `json:"nickname"`
+	Phone      *string        `json:"phone"`
+	Email      *string        `json:"email"`
+	Gender     *string        `json:"gender"`
+	Avatar     *string        `json:"avatar"`
+	OrgID      *request.Int64 `json:"orgId"`
+	PositionID *request.Int64 `json:"positionId"`
+	DirectorID *request.Int64 `json:"directorId"`
 	// Enabled defaults to true when absent.
-	Enabled   *bool   `json:"enabled"`
-	ForceTotp bool    `json:"forceTotp"`
-	RoleIDs   []Int64 `json:"roleIds"`
+	Enabled   *bool           `json:"enabled"`
+	ForceTotp bool            `json:"forceTotp"`
+	RoleIDs   []request.Int64 `json:"roleIds"`
 }
 
 // CreateOutput answers POST /sys/user.
@@ -93,7 +85,7 @@ type EnabledInput struct {
 
 // IDsInput is the body of the batch deletes.
 type IDsInput struct {
-	IDs []Int64 `json:"ids"`
+	IDs []request.Int64 `json:"ids"`
 }
 
 // Filter holds the page filters.

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/dialect"
 
 	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // Masked is what a parameter bound to a sensitive column is rendered as.
@@ -76,27 +77,17 @@ func render(dialectName, query string, args []any) (string, map[int]bool) {
 	return b.String(), masked
 }
 
-// truncate cuts s after max characters (runes) and appends the original
-// length: "… (N chars)".
+// truncate cuts s after max characters (runes, textclip.RuneOffset) and
+// appends the original length: "… (N chars)".
 func truncate(s string, max int) string {
 	if max <= 0 {
 		max = DefaultMaxSQLChars
 	}
-	if len(s) <= max { // fast path: byte length bounds rune count
+	cut := textclip.RuneOffset(s, max)
+	if cut == len(s) {
 		return s
 	}
 	n := utf8.RuneCountInString(s)
-	if n <= max {
-		return s
-	}
-	cut, i := 0, 0
-	for pos := range s {
-		if i == max {
-			cut = pos
-			break
-		}
-		i++
-	}
 	return s[:cut] + "… (" + strconv.Itoa(n) + " chars)"
 }
 

@@ -57,6 +57,7 @@ import (
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/adminkernel/kernel/host/textclip"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 
@@ -371,7 +372,7 @@ func (p *Provider) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) 
 		if e == "access_denied" {
 			kind = pluginsdk.Denied
 		}
-		return pluginsdk.Fail(kind, "the provider answered error %q", clip(e, 64)), nil
+		return pluginsdk.Fail(kind, "the provider answered error %q", textclip.BytesMarked(e, 64, "…")), nil
 	}
 	code := q["code"]
 	if code == "" {
@@ -386,7 +387,7 @@ func (p *Provider) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) 
 	}
 	// RFC 9207: an iss parameter, when sent, must name this provider.
 	if iss, ok := q["iss"]; ok && iss != d.issuer {
-		return pluginsdk.Fail(pluginsdk.InvalidCallback, "the callback's iss %q is not the issuer %q", clip(iss, 128), d.issuer), nil
+		return pluginsdk.Fail(pluginsdk.InvalidCallback, "the callback's iss %q is not the issuer %q", textclip.BytesMarked(iss, 128, "…"), d.issuer), nil
 	}
 	xctx, cancel := context.WithTimeout(ctx, in.cfg.Timeout)
 	defer cancel()
@@ -401,7 +402,7 @@ func (p *Provider) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) 
 		var ue *url.Error
 		switch {
 		case errors.As(err, &re):
-			return pluginsdk.Fail(pluginsdk.ExchangeFailed, "the token endpoint answered HTTP %d %s", re.Response.StatusCode, clip(re.ErrorCode, 64)), nil
+			return pluginsdk.Fail(pluginsdk.ExchangeFailed, "the token endpoint answered HTTP %d %s", re.Response.StatusCode, textclip.BytesMarked(re.ErrorCode, 64, "…")), nil
 		case errors.As(err, &ue):
 			return pluginsdk.ExchangeResponse{}, fmt.Errorf("oidc %s: token endpoint: %w", p.code, err)
 		default:
@@ -457,18 +458,18 @@ func fillFromUserInfo(ctx context.Context, d *discovered, tok *oauth2.Token, sub
 	ui, err := d.op.UserInfo(ctx, oauth2.StaticTokenSource(tok))
 	if err != nil {
 		// go-oidc quotes the answer's body in the error: keep it short.
-		return "request failed: " + clip(err.Error(), 200)
+		return "request failed: " + textclip.BytesMarked(err.Error(), 200, "…")
 	}
 	if ui.Subject != sub {
 		return "sub does not match the id_token sub"
 	}
 	var u claims
 	if err := ui.Claims(&u); err != nil {
-		return "claims unreadable: " + clip(err.Error(), 200)
+		return "claims unreadable: " + textclip.BytesMarked(err.Error(), 200, "…")
 	}
 	if c.accountMissing(accountClaim) {
 		if err := u.readAccount(accountClaim, ui.Claims); err != nil {
-			return "claims unreadable: " + clip(err.Error(), 200)
+			return "claims unreadable: " + textclip.BytesMarked(err.Error(), 200, "…")
 		}
 		c.Account = u.Account
 	}
@@ -509,7 +510,7 @@ func (in *instance) check(idt *gooidc.IDToken, c claims, nonce, accessToken stri
 	}
 	for _, a := range idt.Audience {
 		if a != cfg.ClientID && !slices.Contains(cfg.TrustedAudiences, a) {
-			return fmt.Sprintf("untrusted audience %q", clip(a, 64))
+			return fmt.Sprintf("untrusted audience %q", textclip.BytesMarked(a, 64, "…"))
 		}
 	}
 	if idt.AccessTokenHash != "" {
@@ -609,13 +610,6 @@ func boolClaim(raw json.RawMessage) (v, ok bool) {
 		}
 	}
 	return false, false
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 func isHTTPURL(s string) bool {

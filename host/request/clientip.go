@@ -1,4 +1,4 @@
-package ratelimit
+package request
 
 import (
 	"bytes"
