@@ -1,0 +1,26 @@
+package bus_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/adminkernel/kernel/host/bus"
+)
+
+func TestStartNeedsRedis(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if _, err := bus.Start(context.Background(), c, bus.Options{Channel: "x"}); err == nil {
+		t.Fatal("Start without Redis: err = nil")
+	}
+	if _, err := bus.Start(context.Background(), c, bus.Options{}); err == nil {
+		t.Fatal("Start without a channel: err = nil")
+	}
+}
