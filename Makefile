@@ -10,7 +10,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
 TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 
-.PHONY: help build run test test-matrix fuzz lint generate verify fmt vet clean
+.PHONY: help build run test test-unit test-matrix fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -28,6 +28,15 @@ run: build ## run the service on the embedded SQLite default (Development, http:
 
 test: ## run every test with -race (SQLite, PostgreSQL, MariaDB and Redis must answer; see README)
 	$(GO) test $(TEST_FLAGS) ./...
+
+# Tests that need a server (PostgreSQL, MariaDB, Redis, a redis-server binary)
+# are in files built without the `unit` tag; with it, and with the database
+# and cache selection pinned to SQLite and the in-process cache, what is left
+# runs anywhere. A test that cannot reach its server fails in make test.
+UNIT_ENV := ADMINKERNEL_TEST_DB=Sqlite ADMINKERNEL_TEST_CACHE=memory ADMINKERNEL_TEST_DIALECTS=sqlite
+
+test-unit: ## run the tests that need no external server (SQLite, in-process cache; -tags unit, with -race)
+	$(UNIT_ENV) $(GO) test $(TEST_FLAGS) -tags unit ./...
 
 # The API and SSO suites (every package driving a real kernel through
 # kerneltest), run again on each database x cache backend. `make test` runs
@@ -49,17 +58,20 @@ lint: $(GOLANGCI) ## run golangci-lint with .golangci.yml
 $(GOLANGCI):
 	GOBIN=$(dir $(GOLANGCI)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VER)
 
-generate: proto ## regenerate the ent client from ent/schema and the plugin protocol code
+generate: ## regenerate the ent client from ent/schema (the protocol code: make proto)
 	$(GO) generate ./ent/...
 
-verify: proto ## regenerate code and tidy modules; fail if anything drifted
-	$(GO) generate ./ent/...
+vet: ## run go vet on every package (and on the -tags unit build of the tests)
+	$(GO) vet ./...
+	$(GO) vet -tags unit ./...
+
+verify: proto generate ## regenerate ent and the protocol code (protoc), tidy modules; fail on drift, gofmt or vet findings
 	$(GO) mod tidy
 	@if [ -n "$$(git status --porcelain -- ent pluginsdk/proto go.mod go.sum)" ]; then \
 		echo "generated code or go.mod/go.sum drifted from the committed state:"; \
 		git status --porcelain -- ent pluginsdk/proto go.mod go.sum; git --no-pager diff --stat -- ent pluginsdk/proto go.mod go.sum; exit 1; fi
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	$(GO) vet ./...
+	$(MAKE) --no-print-directory vet
 
 fmt: ## format the code
 	gofmt -w $$(git ls-files '*.go')

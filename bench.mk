@@ -3,9 +3,10 @@
 #     include bench.mk
 #
 # `make bench` runs the Go benchmarks of the hot paths (-benchmem, several
-# counts) into bench/out/go-bench.txt, summarises them with benchstat when it
-# can be fetched, then runs the HTTP comparison (bench/cmd/compare: bare Fiber
-# vs the kernel on loopback, login vs PBKDF2, authorize redirects, start time,
+# counts) into bench/out/go-bench.txt, summarises them with benchstat (a
+# tool of go.mod, `go tool benchstat`: nothing is fetched at run time once
+# the module cache is warm), then runs the HTTP comparison
+# (bench/cmd/compare: bare Fiber vs the kernel on loopback, login vs PBKDF2, authorize redirects, start time,
 # idle RSS, and the login storm), which writes bench/out/report.md and
 # bench/out/results.json. `make bench-storm` runs the login storm alone
 # (bench/out/storm.md, storm.json).
@@ -18,8 +19,8 @@ BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 1s
 # The plugin round trip benchmark lives in host/idp/pluginhost once it exists.
 BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host ./host/password $(patsubst %,./%,$(wildcard host/idp/pluginhost))
-BENCHSTAT_VER ?= v0.0.0-20260908200009-22c9c6c9d4da
-BENCHSTAT     ?= $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VER)
+# benchstat is pinned in go.mod as a tool (go get -tool golang.org/x/perf/cmd/benchstat@<version>).
+BENCHSTAT     ?= $(GO) tool benchstat
 # Extra flags for the comparison, e.g. COMPARE_FLAGS='-d 8s -rounds 3'.
 COMPARE_FLAGS ?=
 # Extra flags for the login storm, e.g. STORM_FLAGS='-storm-pools 1,2 -d 8s'.

@@ -91,8 +91,6 @@ func init() {
 	sysconfig.RemarkValidator = sysconfigDescRemark.Validators[0].(func(string) error)
 	// sysconfigDescID is the schema descriptor for id field.
 	sysconfigDescID := sysconfigMixinFields0[0].Descriptor()
-	// sysconfig.DefaultID holds the default value on creation for the id field.
-	sysconfig.DefaultID = sysconfigDescID.Default.(func() int64)
 	// sysconfig.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysconfig.IDValidator = sysconfigDescID.Validators[0].(func(int64) error)
 	sysdictitemMixin := schema.SysDictItem{}.Mixin()
@@ -156,8 +154,6 @@ func init() {
 	sysdictitem.DefaultEnabled = sysdictitemDescEnabled.Default.(bool)
 	// sysdictitemDescID is the schema descriptor for id field.
 	sysdictitemDescID := sysdictitemMixinFields0[0].Descriptor()
-	// sysdictitem.DefaultID holds the default value on creation for the id field.
-	sysdictitem.DefaultID = sysdictitemDescID.Default.(func() int64)
 	// sysdictitem.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysdictitem.IDValidator = sysdictitemDescID.Validators[0].(func(int64) error)
 	sysdicttypeMixin := schema.SysDictType{}.Mixin()
@@ -221,8 +217,6 @@ func init() {
 	sysdicttype.RemarkValidator = sysdicttypeDescRemark.Validators[0].(func(string) error)
 	// sysdicttypeDescID is the schema descriptor for id field.
 	sysdicttypeDescID := sysdicttypeMixinFields0[0].Descriptor()
-	// sysdicttype.DefaultID holds the default value on creation for the id field.
-	sysdicttype.DefaultID = sysdicttypeDescID.Default.(func() int64)
 	// sysdicttype.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysdicttype.IDValidator = sysdicttypeDescID.Validators[0].(func(int64) error)
 	sysexceptionlogMixin := schema.SysExceptionLog{}.Mixin()
@@ -266,8 +260,6 @@ func init() {
 	sysexceptionlog.UserAgentValidator = sysexceptionlogDescUserAgent.Validators[0].(func(string) error)
 	// sysexceptionlogDescID is the schema descriptor for id field.
 	sysexceptionlogDescID := sysexceptionlogMixinFields0[0].Descriptor()
-	// sysexceptionlog.DefaultID holds the default value on creation for the id field.
-	sysexceptionlog.DefaultID = sysexceptionlogDescID.Default.(func() int64)
 	// sysexceptionlog.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysexceptionlog.IDValidator = sysexceptionlogDescID.Validators[0].(func(int64) error)
 	sysloginlogMixin := schema.SysLoginLog{}.Mixin()
@@ -303,8 +295,6 @@ func init() {
 	sysloginlog.UserAgentValidator = sysloginlogDescUserAgent.Validators[0].(func(string) error)
 	// sysloginlogDescID is the schema descriptor for id field.
 	sysloginlogDescID := sysloginlogMixinFields0[0].Descriptor()
-	// sysloginlog.DefaultID holds the default value on creation for the id field.
-	sysloginlog.DefaultID = sysloginlogDescID.Default.(func() int64)
 	// sysloginlog.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysloginlog.IDValidator = sysloginlogDescID.Validators[0].(func(int64) error)
 	sysmenuMixin := schema.SysMenu{}.Mixin()
@@ -376,8 +366,6 @@ func init() {
 	sysmenu.DefaultVisible = sysmenuDescVisible.Default.(bool)
 	// sysmenuDescID is the schema descriptor for id field.
 	sysmenuDescID := sysmenuMixinFields0[0].Descriptor()
-	// sysmenu.DefaultID holds the default value on creation for the id field.
-	sysmenu.DefaultID = sysmenuDescID.Default.(func() int64)
 	// sysmenu.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysmenu.IDValidator = sysmenuDescID.Validators[0].(func(int64) error)
 	sysmoduleMixin := schema.SysModule{}.Mixin()
@@ -453,8 +441,6 @@ func init() {
 	sysmodule.RemarkValidator = sysmoduleDescRemark.Validators[0].(func(string) error)
 	// sysmoduleDescID is the schema descriptor for id field.
 	sysmoduleDescID := sysmoduleMixinFields0[0].Descriptor()
-	// sysmodule.DefaultID holds the default value on creation for the id field.
-	sysmodule.DefaultID = sysmoduleDescID.Default.(func() int64)
 	// sysmodule.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysmodule.IDValidator = sysmoduleDescID.Validators[0].(func(int64) error)
 	sysoplogMixin := schema.SysOpLog{}.Mixin()
@@ -502,8 +488,6 @@ func init() {
 	sysoplog.UserAgentValidator = sysoplogDescUserAgent.Validators[0].(func(string) error)
 	// sysoplogDescID is the schema descriptor for id field.
 	sysoplogDescID := sysoplogMixinFields0[0].Descriptor()
-	// sysoplog.DefaultID holds the default value on creation for the id field.
-	sysoplog.DefaultID = sysoplogDescID.Default.(func() int64)
 	// sysoplog.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysoplog.IDValidator = sysoplogDescID.Validators[0].(func(int64) error)
 	sysorgMixin := schema.SysOrg{}.Mixin()
@@ -571,8 +555,6 @@ func init() {
 	sysorg.DefaultEnabled = sysorgDescEnabled.Default.(bool)
 	// sysorgDescID is the schema descriptor for id field.
 	sysorgDescID := sysorgMixinFields0[0].Descriptor()
-	// sysorg.DefaultID holds the default value on creation for the id field.
-	sysorg.DefaultID = sysorgDescID.Default.(func() int64)
 	// sysorg.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysorg.IDValidator = sysorgDescID.Validators[0].(func(int64) error)
 	syspositionMixin := schema.SysPosition{}.Mixin()
@@ -618,8 +600,6 @@ func init() {
 	sysposition.DefaultEnabled = syspositionDescEnabled.Default.(bool)
 	// syspositionDescID is the schema descriptor for id field.
 	syspositionDescID := syspositionMixinFields0[0].Descriptor()
-	// sysposition.DefaultID holds the default value on creation for the id field.
-	sysposition.DefaultID = syspositionDescID.Default.(func() int64)
 	// sysposition.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysposition.IDValidator = syspositionDescID.Validators[0].(func(int64) error)
 	sysroleMixin := schema.SysRole{}.Mixin()
@@ -687,8 +667,6 @@ func init() {
 	sysrole.DefaultIsDelegatable = sysroleDescIsDelegatable.Default.(bool)
 	// sysroleDescID is the schema descriptor for id field.
 	sysroleDescID := sysroleMixinFields0[0].Descriptor()
-	// sysrole.DefaultID holds the default value on creation for the id field.
-	sysrole.DefaultID = sysroleDescID.Default.(func() int64)
 	// sysrole.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysrole.IDValidator = sysroleDescID.Validators[0].(func(int64) error)
 	sysroledatascopeMixin := schema.SysRoleDataScope{}.Mixin()
@@ -722,8 +700,6 @@ func init() {
 	sysroledatascope.ScopeTypeValidator = sysroledatascopeDescScopeType.Validators[0].(func(int) error)
 	// sysroledatascopeDescID is the schema descriptor for id field.
 	sysroledatascopeDescID := sysroledatascopeMixinFields0[0].Descriptor()
-	// sysroledatascope.DefaultID holds the default value on creation for the id field.
-	sysroledatascope.DefaultID = sysroledatascopeDescID.Default.(func() int64)
 	// sysroledatascope.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysroledatascope.IDValidator = sysroledatascopeDescID.Validators[0].(func(int64) error)
 	sysrolemenuMixin := schema.SysRoleMenu{}.Mixin()
@@ -743,8 +719,6 @@ func init() {
 	sysrolemenu.UpdateDefaultUpdateTime = sysrolemenuDescUpdateTime.UpdateDefault.(func() time.Time)
 	// sysrolemenuDescID is the schema descriptor for id field.
 	sysrolemenuDescID := sysrolemenuMixinFields0[0].Descriptor()
-	// sysrolemenu.DefaultID holds the default value on creation for the id field.
-	sysrolemenu.DefaultID = sysrolemenuDescID.Default.(func() int64)
 	// sysrolemenu.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysrolemenu.IDValidator = sysrolemenuDescID.Validators[0].(func(int64) error)
 	syssessionMixin := schema.SysSession{}.Mixin()
@@ -814,8 +788,6 @@ func init() {
 	syssession.RevokeReasonValidator = syssessionDescRevokeReason.Validators[0].(func(string) error)
 	// syssessionDescID is the schema descriptor for id field.
 	syssessionDescID := syssessionMixinFields0[0].Descriptor()
-	// syssession.DefaultID holds the default value on creation for the id field.
-	syssession.DefaultID = syssessionDescID.Default.(func() int64)
 	// syssession.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	syssession.IDValidator = syssessionDescID.Validators[0].(func(int64) error)
 	syssessiontokenMixin := schema.SysSessionToken{}.Mixin()
@@ -861,8 +833,6 @@ func init() {
 	}()
 	// syssessiontokenDescID is the schema descriptor for id field.
 	syssessiontokenDescID := syssessiontokenMixinFields0[0].Descriptor()
-	// syssessiontoken.DefaultID holds the default value on creation for the id field.
-	syssessiontoken.DefaultID = syssessiontokenDescID.Default.(func() int64)
 	// syssessiontoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	syssessiontoken.IDValidator = syssessiontokenDescID.Validators[0].(func(int64) error)
 	sysuserMixin := schema.SysUser{}.Mixin()
@@ -978,8 +948,6 @@ func init() {
 	sysuser.LoginFailCountValidator = sysuserDescLoginFailCount.Validators[0].(func(int) error)
 	// sysuserDescID is the schema descriptor for id field.
 	sysuserDescID := sysuserMixinFields0[0].Descriptor()
-	// sysuser.DefaultID holds the default value on creation for the id field.
-	sysuser.DefaultID = sysuserDescID.Default.(func() int64)
 	// sysuser.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysuser.IDValidator = sysuserDescID.Validators[0].(func(int64) error)
 	sysuserexternalMixin := schema.SysUserExternal{}.Mixin()
@@ -1053,8 +1021,6 @@ func init() {
 	sysuserexternal.IssuerValidator = sysuserexternalDescIssuer.Validators[0].(func(string) error)
 	// sysuserexternalDescID is the schema descriptor for id field.
 	sysuserexternalDescID := sysuserexternalMixinFields0[0].Descriptor()
-	// sysuserexternal.DefaultID holds the default value on creation for the id field.
-	sysuserexternal.DefaultID = sysuserexternalDescID.Default.(func() int64)
 	// sysuserexternal.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysuserexternal.IDValidator = sysuserexternalDescID.Validators[0].(func(int64) error)
 	sysuserroleMixin := schema.SysUserRole{}.Mixin()
@@ -1074,8 +1040,6 @@ func init() {
 	sysuserrole.UpdateDefaultUpdateTime = sysuserroleDescUpdateTime.UpdateDefault.(func() time.Time)
 	// sysuserroleDescID is the schema descriptor for id field.
 	sysuserroleDescID := sysuserroleMixinFields0[0].Descriptor()
-	// sysuserrole.DefaultID holds the default value on creation for the id field.
-	sysuserrole.DefaultID = sysuserroleDescID.Default.(func() int64)
 	// sysuserrole.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysuserrole.IDValidator = sysuserroleDescID.Validators[0].(func(int64) error)
 }

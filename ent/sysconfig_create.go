@@ -180,14 +180,6 @@ func (_c *SysConfigCreate) SetID(v int64) *SysConfigCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysConfigCreate) SetNillableID(v *int64) *SysConfigCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysConfigMutation object of the builder.
 func (_c *SysConfigCreate) Mutation() *SysConfigMutation {
 	return _c.mutation
@@ -238,10 +230,6 @@ func (_c *SysConfigCreate) defaults() {
 	if _, ok := _c.mutation.Sort(); !ok {
 		v := sysconfig.DefaultSort
 		_c.mutation.SetSort(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysconfig.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -158,14 +158,6 @@ func (_c *SysDictItemCreate) SetID(v int64) *SysDictItemCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysDictItemCreate) SetNillableID(v *int64) *SysDictItemCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysDictItemMutation object of the builder.
 func (_c *SysDictItemCreate) Mutation() *SysDictItemMutation {
 	return _c.mutation
@@ -220,10 +212,6 @@ func (_c *SysDictItemCreate) defaults() {
 	if _, ok := _c.mutation.Enabled(); !ok {
 		v := sysdictitem.DefaultEnabled
 		_c.mutation.SetEnabled(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysdictitem.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -166,14 +166,6 @@ func (_c *SysDictTypeCreate) SetID(v int64) *SysDictTypeCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysDictTypeCreate) SetNillableID(v *int64) *SysDictTypeCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysDictTypeMutation object of the builder.
 func (_c *SysDictTypeCreate) Mutation() *SysDictTypeMutation {
 	return _c.mutation
@@ -228,10 +220,6 @@ func (_c *SysDictTypeCreate) defaults() {
 	if _, ok := _c.mutation.Enabled(); !ok {
 		v := sysdicttype.DefaultEnabled
 		_c.mutation.SetEnabled(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysdicttype.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

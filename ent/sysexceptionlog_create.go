@@ -158,14 +158,6 @@ func (_c *SysExceptionLogCreate) SetID(v int64) *SysExceptionLogCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysExceptionLogCreate) SetNillableID(v *int64) *SysExceptionLogCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysExceptionLogMutation object of the builder.
 func (_c *SysExceptionLogCreate) Mutation() *SysExceptionLogMutation {
 	return _c.mutation
@@ -204,10 +196,6 @@ func (_c *SysExceptionLogCreate) defaults() {
 	if _, ok := _c.mutation.CreateTime(); !ok {
 		v := sysexceptionlog.DefaultCreateTime()
 		_c.mutation.SetCreateTime(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysexceptionlog.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -138,14 +138,6 @@ func (_c *SysLoginLogCreate) SetID(v int64) *SysLoginLogCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysLoginLogCreate) SetNillableID(v *int64) *SysLoginLogCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysLoginLogMutation object of the builder.
 func (_c *SysLoginLogCreate) Mutation() *SysLoginLogMutation {
 	return _c.mutation
@@ -188,10 +180,6 @@ func (_c *SysLoginLogCreate) defaults() {
 	if _, ok := _c.mutation.ResultCode(); !ok {
 		v := sysloginlog.DefaultResultCode
 		_c.mutation.SetResultCode(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysloginlog.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -250,14 +250,6 @@ func (_c *SysMenuCreate) SetID(v int64) *SysMenuCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysMenuCreate) SetNillableID(v *int64) *SysMenuCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysMenuMutation object of the builder.
 func (_c *SysMenuCreate) Mutation() *SysMenuMutation {
 	return _c.mutation
@@ -324,10 +316,6 @@ func (_c *SysMenuCreate) defaults() {
 	if _, ok := _c.mutation.Visible(); !ok {
 		v := sysmenu.DefaultVisible
 		_c.mutation.SetVisible(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysmenu.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

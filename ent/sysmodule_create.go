@@ -208,14 +208,6 @@ func (_c *SysModuleCreate) SetID(v int64) *SysModuleCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysModuleCreate) SetNillableID(v *int64) *SysModuleCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysModuleMutation object of the builder.
 func (_c *SysModuleCreate) Mutation() *SysModuleMutation {
 	return _c.mutation
@@ -270,10 +262,6 @@ func (_c *SysModuleCreate) defaults() {
 	if _, ok := _c.mutation.Enabled(); !ok {
 		v := sysmodule.DefaultEnabled
 		_c.mutation.SetEnabled(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysmodule.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -178,14 +178,6 @@ func (_c *SysOpLogCreate) SetID(v int64) *SysOpLogCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysOpLogCreate) SetNillableID(v *int64) *SysOpLogCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysOpLogMutation object of the builder.
 func (_c *SysOpLogCreate) Mutation() *SysOpLogMutation {
 	return _c.mutation
@@ -232,10 +224,6 @@ func (_c *SysOpLogCreate) defaults() {
 	if _, ok := _c.mutation.ElapsedMs(); !ok {
 		v := sysoplog.DefaultElapsedMs
 		_c.mutation.SetElapsedMs(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysoplog.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -180,14 +180,6 @@ func (_c *SysOrgCreate) SetID(v int64) *SysOrgCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysOrgCreate) SetNillableID(v *int64) *SysOrgCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysOrgMutation object of the builder.
 func (_c *SysOrgCreate) Mutation() *SysOrgMutation {
 	return _c.mutation
@@ -246,10 +238,6 @@ func (_c *SysOrgCreate) defaults() {
 	if _, ok := _c.mutation.Enabled(); !ok {
 		v := sysorg.DefaultEnabled
 		_c.mutation.SetEnabled(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysorg.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -152,14 +152,6 @@ func (_c *SysPositionCreate) SetID(v int64) *SysPositionCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysPositionCreate) SetNillableID(v *int64) *SysPositionCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysPositionMutation object of the builder.
 func (_c *SysPositionCreate) Mutation() *SysPositionMutation {
 	return _c.mutation
@@ -214,10 +206,6 @@ func (_c *SysPositionCreate) defaults() {
 	if _, ok := _c.mutation.Enabled(); !ok {
 		v := sysposition.DefaultEnabled
 		_c.mutation.SetEnabled(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysposition.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

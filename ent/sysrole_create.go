@@ -180,14 +180,6 @@ func (_c *SysRoleCreate) SetID(v int64) *SysRoleCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysRoleCreate) SetNillableID(v *int64) *SysRoleCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysRoleMutation object of the builder.
 func (_c *SysRoleCreate) Mutation() *SysRoleMutation {
 	return _c.mutation
@@ -246,10 +238,6 @@ func (_c *SysRoleCreate) defaults() {
 	if _, ok := _c.mutation.IsDelegatable(); !ok {
 		v := sysrole.DefaultIsDelegatable
 		_c.mutation.SetIsDelegatable(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysrole.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

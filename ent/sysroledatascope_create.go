@@ -138,14 +138,6 @@ func (_c *SysRoleDataScopeCreate) SetID(v int64) *SysRoleDataScopeCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysRoleDataScopeCreate) SetNillableID(v *int64) *SysRoleDataScopeCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysRoleDataScopeMutation object of the builder.
 func (_c *SysRoleDataScopeCreate) Mutation() *SysRoleDataScopeMutation {
 	return _c.mutation
@@ -192,10 +184,6 @@ func (_c *SysRoleDataScopeCreate) defaults() {
 	if _, ok := _c.mutation.DeleteKey(); !ok {
 		v := sysroledatascope.DefaultDeleteKey
 		_c.mutation.SetDeleteKey(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysroledatascope.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -96,14 +96,6 @@ func (_c *SysRoleMenuCreate) SetID(v int64) *SysRoleMenuCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysRoleMenuCreate) SetNillableID(v *int64) *SysRoleMenuCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysRoleMenuMutation object of the builder.
 func (_c *SysRoleMenuCreate) Mutation() *SysRoleMenuMutation {
 	return _c.mutation
@@ -142,10 +134,6 @@ func (_c *SysRoleMenuCreate) defaults() {
 	if _, ok := _c.mutation.CreateTime(); !ok {
 		v := sysrolemenu.DefaultCreateTime()
 		_c.mutation.SetCreateTime(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysrolemenu.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -212,14 +212,6 @@ func (_c *SysSessionCreate) SetID(v int64) *SysSessionCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysSessionCreate) SetNillableID(v *int64) *SysSessionCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysSessionMutation object of the builder.
 func (_c *SysSessionCreate) Mutation() *SysSessionMutation {
 	return _c.mutation
@@ -274,10 +266,6 @@ func (_c *SysSessionCreate) defaults() {
 	if _, ok := _c.mutation.LastSeenTime(); !ok {
 		v := syssession.DefaultLastSeenTime()
 		_c.mutation.SetLastSeenTime(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := syssession.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

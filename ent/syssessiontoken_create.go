@@ -108,14 +108,6 @@ func (_c *SysSessionTokenCreate) SetID(v int64) *SysSessionTokenCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysSessionTokenCreate) SetNillableID(v *int64) *SysSessionTokenCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysSessionTokenMutation object of the builder.
 func (_c *SysSessionTokenCreate) Mutation() *SysSessionTokenMutation {
 	return _c.mutation
@@ -123,7 +115,6 @@ func (_c *SysSessionTokenCreate) Mutation() *SysSessionTokenMutation {
 
 // Save creates the SysSessionToken in the database.
 func (_c *SysSessionTokenCreate) Save(ctx context.Context) (*SysSessionToken, error) {
-	_c.defaults()
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -146,14 +137,6 @@ func (_c *SysSessionTokenCreate) Exec(ctx context.Context) error {
 func (_c *SysSessionTokenCreate) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
 		panic(err)
-	}
-}
-
-// defaults sets the default values of the builder before save.
-func (_c *SysSessionTokenCreate) defaults() {
-	if _, ok := _c.mutation.ID(); !ok {
-		v := syssessiontoken.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 
@@ -548,7 +531,6 @@ func (_c *SysSessionTokenCreateBulk) Save(ctx context.Context) ([]*SysSessionTok
 	for i := range _c.builders {
 		func(i int, root context.Context) {
 			builder := _c.builders[i]
-			builder.defaults()
 			var mut Mutator = MutateFunc(func(ctx context.Context, m Mutation) (Value, error) {
 				mutation, ok := m.(*SysSessionTokenMutation)
 				if !ok {

@@ -432,14 +432,6 @@ func (_c *SysUserCreate) SetID(v int64) *SysUserCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysUserCreate) SetNillableID(v *int64) *SysUserCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysUserMutation object of the builder.
 func (_c *SysUserCreate) Mutation() *SysUserMutation {
 	return _c.mutation
@@ -514,10 +506,6 @@ func (_c *SysUserCreate) defaults() {
 	if _, ok := _c.mutation.LoginFailCount(); !ok {
 		v := sysuser.DefaultLoginFailCount
 		_c.mutation.SetLoginFailCount(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysuser.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -158,14 +158,6 @@ func (_c *SysUserExternalCreate) SetID(v int64) *SysUserExternalCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysUserExternalCreate) SetNillableID(v *int64) *SysUserExternalCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysUserExternalMutation object of the builder.
 func (_c *SysUserExternalCreate) Mutation() *SysUserExternalMutation {
 	return _c.mutation
@@ -212,10 +204,6 @@ func (_c *SysUserExternalCreate) defaults() {
 	if _, ok := _c.mutation.DeleteKey(); !ok {
 		v := sysuserexternal.DefaultDeleteKey
 		_c.mutation.SetDeleteKey(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysuserexternal.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

@@ -96,14 +96,6 @@ func (_c *SysUserRoleCreate) SetID(v int64) *SysUserRoleCreate {
 	return _c
 }
 
-// SetNillableID sets the "id" field if the given value is not nil.
-func (_c *SysUserRoleCreate) SetNillableID(v *int64) *SysUserRoleCreate {
-	if v != nil {
-		_c.SetID(*v)
-	}
-	return _c
-}
-
 // Mutation returns the SysUserRoleMutation object of the builder.
 func (_c *SysUserRoleCreate) Mutation() *SysUserRoleMutation {
 	return _c.mutation
@@ -142,10 +134,6 @@ func (_c *SysUserRoleCreate) defaults() {
 	if _, ok := _c.mutation.CreateTime(); !ok {
 		v := sysuserrole.DefaultCreateTime()
 		_c.mutation.SetCreateTime(v)
-	}
-	if _, ok := _c.mutation.ID(); !ok {
-		v := sysuserrole.DefaultID()
-		_c.mutation.SetID(v)
 	}
 }
 

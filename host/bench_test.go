@@ -5,6 +5,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host"
@@ -57,3 +60,6 @@ func BenchmarkPBKDF2Verify(b *testing.B) {
 		}
 	}
 }
+
+// fiberTestConfig gives requests that hash passwords time under -race.
+var fiberTestConfig = fiber.TestConfig{Timeout: 60 * time.Second}

@@ -82,6 +82,7 @@ type Kernel struct {
 	app     *fiber.App
 	version string
 
+	ids       *snowflake.Generator // this kernel's ids (worker id set or leased)
 	store     cache.Store
 	events    *events.Bus
 	scale     *scaleOut
@@ -164,7 +165,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		}
 	}()
 	k = built
-	if err := snowflake.SetWorker(cfg.Service.Snowflake.WorkerID); err != nil {
+	if k.ids, err = snowflake.New(cfg.Service.Snowflake.WorkerID); err != nil {
 		return nil, err
 	}
 	k.log.Info("starting", "version", opts.Version, "environment", cfg.Environment, "content_root", cfg.ContentRoot, "db_type", cfg.Service.Database.DbType)
@@ -175,7 +176,8 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	}
 	sqlLog := sqllog.FromConfig(cfg, logs.For(sqllog.Category), os.Stdout)
 	db, err := database.Open(ctx, cfg, logs.For("AdminKernel.Database"),
-		database.WithDriver(func(d dialect.Driver) dialect.Driver { return sqllog.Wrap(d, sqlLog) }))
+		database.WithDriver(func(d dialect.Driver) dialect.Driver { return sqllog.Wrap(d, sqlLog) }),
+		database.WithIDs(k.ids.Next))
 	if err != nil {
 		return nil, err
 	}

@@ -79,15 +79,12 @@ func (k *Kernel) openShared(ctx context.Context) error {
 	log := k.logs.For("AdminKernel.Snowflake")
 	configured := k.cfg.Service.Snowflake.WorkerID
 	lease, err := snowflake.AcquireLease(ctx, rc, snowflake.LeaseOptions{
-		Fixed: configured != 0, Worker: configured,
+		Fixed: configured != 0, Worker: configured, Generator: k.ids,
 		Warn: log.Warn, Info: log.Info,
 	})
 	switch {
 	case err == nil:
 		k.scale.lease = lease
-		if err := snowflake.SetWorker(lease.Worker()); err != nil {
-			return err
-		}
 		log.Info("snowflake worker id leased", "worker", lease.Worker(), "configured", configured != 0)
 	case errors.Is(err, snowflake.ErrWorkerTaken):
 		log.Warn("Service:Snowflake:WorkerId is leased by another replica: give every replica its own id, or leave it 0 to lease one "+

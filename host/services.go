@@ -62,6 +62,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		RefreshGrace: time.Duration(cfg.Service.Security.Session.RefreshGraceSeconds) * time.Second,
 		CacheTTL:     ttl,
 		Log:          k.logs.For("AdminKernel.Session"),
+		NextID:       k.ids.Next,
 	})
 	k.authn = authn.New(k.tokens, k.sessions, k.perms, authn.Options{Log: k.logs.For("AdminKernel.Authn")})
 	if k.trusted, err = request.ParseTrusted(cfg.Service.HTTP.TrustedProxies); err != nil {

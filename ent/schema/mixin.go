@@ -4,9 +4,12 @@
 //
 //   - Table names are `sys_*` (entsql.Annotation); columns are the snake_case
 //     form of the wire contract's camelCase JSON names.
-//   - `id` is an int64 snowflake (host/snowflake, below 2^53). It defaults to
-//     snowflake.Next but can be set explicitly (seed rows use fixed ids 1-999,
-//     consumer seed rows start at 1000).
+//   - `id` is an int64 snowflake (below 2^53). The schema declares no
+//     default: whoever opens the client installs the id source (the kernel
+//     gives its own generator to database.Open, whose create hook sets the id
+//     of every created row, bulk creates included, unless it is set
+//     explicitly: seed rows use fixed ids 1-999, consumer seed rows start at
+//     1000). The schema imports nothing of the host.
 //   - Associations are plain int64 columns (user_id, role_id, ...), not ent
 //     edges: the contract's DTOs are flat and the services join by id. There
 //     are no foreign-key constraints; services delete dependent rows.
@@ -39,16 +42,14 @@ import (
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/mixin"
-
-	"github.com/adminkernel/kernel/host/snowflake"
 )
 
 // timeTypes maps time fields to DATETIME(6) on MySQL; the other dialects
 // keep ent's defaults (SQLite datetime, PostgreSQL timestamptz).
 var timeTypes = map[string]string{dialect.MySQL: "datetime(6)"}
 
-// noAutoIncrement: ids come from the snowflake generator, never from the
-// database.
+// noAutoIncrement: ids come from the kernel's snowflake generator (a create
+// hook), never from the database.
 var noAutoIncrement = false
 
 // IDMixin adds the snowflake primary key.
@@ -58,7 +59,6 @@ type IDMixin struct{ mixin.Schema }
 func (IDMixin) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int64("id").
-			DefaultFunc(snowflake.Next).
 			Positive().
 			Immutable().
 			Annotations(entsql.Annotation{Incremental: &noAutoIncrement}).

@@ -84,8 +84,6 @@ var (
 	DefaultSort int
 	// DefaultEnabled holds the default value on creation for the "enabled" field.
 	DefaultEnabled bool
-	// DefaultID holds the default value on creation for the "id" field.
-	DefaultID func() int64
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )

@@ -114,8 +114,6 @@ var (
 	IconValidator func(string) error
 	// DefaultVisible holds the default value on creation for the "visible" field.
 	DefaultVisible bool
-	// DefaultID holds the default value on creation for the "id" field.
-	DefaultID func() int64
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )

@@ -89,8 +89,6 @@ var (
 	RemarkValidator func(string) error
 	// DefaultIsDelegatable holds the default value on creation for the "is_delegatable" field.
 	DefaultIsDelegatable bool
-	// DefaultID holds the default value on creation for the "id" field.
-	DefaultID func() int64
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )

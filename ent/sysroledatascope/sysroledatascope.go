@@ -70,8 +70,6 @@ var (
 	DefaultDeleteKey int64
 	// ScopeTypeValidator is a validator for the "scope_type" field. It is called by the builders before save.
 	ScopeTypeValidator func(int) error
-	// DefaultID holds the default value on creation for the "id" field.
-	DefaultID func() int64
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )

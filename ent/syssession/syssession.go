@@ -105,8 +105,6 @@ var (
 	PrevRefreshTokenHashValidator func(string) error
 	// RevokeReasonValidator is a validator for the "revoke_reason" field. It is called by the builders before save.
 	RevokeReasonValidator func(string) error
-	// DefaultID holds the default value on creation for the "id" field.
-	DefaultID func() int64
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )

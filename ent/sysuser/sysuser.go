@@ -169,8 +169,6 @@ var (
 	DefaultLoginFailCount int
 	// LoginFailCountValidator is a validator for the "login_fail_count" field. It is called by the builders before save.
 	LoginFailCountValidator func(int) error
-	// DefaultID holds the default value on creation for the "id" field.
-	DefaultID func() int64
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )

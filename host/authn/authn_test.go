@@ -24,6 +24,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/session"
+	"github.com/adminkernel/kernel/host/snowflake"
 	"github.com/adminkernel/kernel/host/token"
 )
 
@@ -130,9 +131,13 @@ func newFixture(t testing.TB, store cache.Store) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ids, err := snowflake.New(0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &fixture{
 		issuer:   iss,
-		sessions: session.New(db.Client, store, session.Options{}),
+		sessions: session.New(db.Client, store, session.Options{NextID: ids.Next}),
 		perms:    &fakePerms{grants: map[int64][]string{}},
 		seen:     make(chan authn.Principal, 100),
 	}

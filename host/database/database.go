@@ -50,7 +50,8 @@ type DB struct {
 type Option func(*options)
 
 type options struct {
-	wrap func(dialect.Driver) dialect.Driver
+	wrap   func(dialect.Driver) dialect.Driver
+	nextID func() int64
 }
 
 // WithDriver wraps the ent driver before the client is built, e.g. with a
@@ -202,6 +203,7 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 	}
 	log.Info("database opened", "dbType", dbType, "target", target)
 	client := ent.NewClient(ent.Driver(storageFullDriver{drv}))
+	client.Use(IDHook(o.nextID))
 	InstallHooks(client)
 	markStorageFullMutations(client)
 	return &DB{

@@ -16,9 +16,11 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/database/dbtest"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/session"
+	"github.com/adminkernel/kernel/host/snowflake"
 )
 
 // clock is a settable test clock.
@@ -195,6 +197,7 @@ type env struct {
 	drv     *countingDriver
 	store   *fakeStore
 	clock   *clock
+	ids     *snowflake.Generator
 	svc     *session.Service
 }
 
@@ -202,7 +205,12 @@ func newEnv(t *testing.T, dbType string, opts session.Options) *env {
 	t.Helper()
 	db := dbtest.OpenMigrated(t, dbType)
 	drv := &countingDriver{Driver: entsql.OpenDB(db.Dialect, db.SQL)}
-	e := &env{dialect: dbType, client: ent.NewClient(ent.Driver(drv)), drv: drv, clock: newClock()}
+	ids, err := snowflake.New(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{dialect: dbType, client: ent.NewClient(ent.Driver(drv)), drv: drv, clock: newClock(), ids: ids}
+	e.client.Use(database.IDHook(ids.Next))
 	e.store = newFakeStore(e.clock.Now)
 	e.svc = e.service(opts)
 	return e
@@ -211,6 +219,7 @@ func newEnv(t *testing.T, dbType string, opts session.Options) *env {
 // service returns another Service on the same database, cache and clock.
 func (e *env) service(opts session.Options) *session.Service {
 	opts.Now = e.clock.Now
+	opts.NextID = e.ids.Next
 	return session.New(e.client, e.store, opts)
 }
 

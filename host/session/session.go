@@ -52,7 +52,6 @@ import (
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/snowflake"
 	"github.com/adminkernel/kernel/host/token"
 )
 
@@ -155,6 +154,9 @@ type Options struct {
 	Now func() time.Time
 	// Log receives reuse detections and cache failures (nil = discard).
 	Log hclog.Logger
+	// NextID issues row ids (the kernel's snowflake generator); required:
+	// a rotation needs the id of the next token before inserting it.
+	NextID func() int64
 }
 
 // Service manages sessions. It is safe for concurrent use.
@@ -165,11 +167,15 @@ type Service struct {
 	cacheTTL time.Duration
 	now      func() time.Time
 	log      hclog.Logger
+	nextID   func() int64
 }
 
 // New returns a Service over the kernel's tables and cache.
 func New(client *ent.Client, store cache.Store, opts Options) *Service {
-	s := &Service{client: client, store: store, grace: max(opts.RefreshGrace, 0), cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log}
+	s := &Service{client: client, store: store, grace: max(opts.RefreshGrace, 0), cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log, nextID: opts.NextID}
+	if s.nextID == nil {
+		panic("session: Options.NextID is required")
+	}
 	if s.cacheTTL <= 0 {
 		s.cacheTTL = DefaultCacheTTL
 	}
@@ -441,7 +447,7 @@ func (s *Service) issue(ctx context.Context, sess *ent.SysSession, tok *ent.SysS
 	if err != nil {
 		return Refreshed{}, err
 	}
-	nextID := snowflake.Next()
+	nextID := s.nextID()
 	exp := tok.ExpiresAt
 	err = s.tx(ctx, func(tx *ent.Tx) error {
 		n, err := claim(tx, nextID)

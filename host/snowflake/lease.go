@@ -59,8 +59,11 @@ type LeaseOptions struct {
 	// leasing the lowest free id.
 	Fixed  bool
 	Worker int
-	// OnChange is called with the new id when a renewal had to move the
-	// lease to another id (default: SetWorker of the package generator).
+	// Generator is the generator the lease feeds (required): AcquireLease
+	// sets it to the leased id, and a renewal that had to move the lease
+	// to another id sets it to the new one.
+	Generator *Generator
+	// OnChange, when set, is also told the new id after such a move.
 	OnChange func(worker int)
 	// Warn and Info receive the lease's log lines (hclog's signature;
 	// nil discards).
@@ -83,8 +86,7 @@ type Lease struct {
 
 // AcquireLease leases a worker id: opts.Worker when opts.Fixed
 // (ErrWorkerTaken when another owner holds it), else the lowest free one
-// (ErrNoFreeWorker when none is). It does not change the package generator: the caller sets
-// the worker (SetWorker) with Worker().
+// (ErrNoFreeWorker when none is), and sets opts.Generator to it.
 func AcquireLease(ctx context.Context, store LeaseStore, opts LeaseOptions) (*Lease, error) {
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultLeaseTTL
@@ -99,8 +101,8 @@ func AcquireLease(ctx context.Context, store LeaseStore, opts LeaseOptions) (*Le
 	if opts.Fixed && (opts.Worker < 0 || opts.Worker > MaxWorker) {
 		return nil, fmt.Errorf("%w (got %d)", ErrWorkerRange, opts.Worker)
 	}
-	if opts.OnChange == nil {
-		opts.OnChange = func(w int) { _ = SetWorker(w) }
+	if opts.Generator == nil {
+		return nil, errors.New("snowflake: LeaseOptions.Generator is required")
 	}
 	nop := func(string, ...any) {}
 	if opts.Warn == nil {
@@ -115,6 +117,9 @@ func AcquireLease(ctx context.Context, store LeaseStore, opts LeaseOptions) (*Le
 		return nil, err
 	}
 	l.worker, l.held = w, true
+	if err := opts.Generator.SetWorker(w); err != nil {
+		return nil, err
+	}
 	// Renewal outlives the acquiring call until Release: keep ctx's values
 	// (logging, tracing), not its cancellation.
 	go l.renew(context.WithoutCancel(ctx))
@@ -215,7 +220,12 @@ func (l *Lease) renewOnce(ctx context.Context) error {
 	l.mu.Unlock()
 	if nw != w {
 		l.opts.Warn("snowflake worker id moved to a free one", "from", w, "to", nw)
-		l.opts.OnChange(nw)
+		if err := l.opts.Generator.SetWorker(nw); err != nil {
+			return err
+		}
+		if l.opts.OnChange != nil {
+			l.opts.OnChange(nw)
+		}
 	}
 	return nil
 }

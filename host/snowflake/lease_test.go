@@ -1,3 +1,5 @@
+//go:build !unit
+
 package snowflake_test
 
 import (
@@ -39,8 +41,8 @@ func redisStore(t *testing.T) *rediscache.Cache {
 
 func acquire(t *testing.T, s snowflake.LeaseStore, opts snowflake.LeaseOptions) *snowflake.Lease {
 	t.Helper()
-	if opts.OnChange == nil {
-		opts.OnChange = func(int) {} // never touch the package generator here
+	if opts.Generator == nil {
+		opts.Generator = generator(t)
 	}
 	l, err := snowflake.AcquireLease(context.Background(), s, opts)
 	if err != nil {
@@ -48,6 +50,15 @@ func acquire(t *testing.T, s snowflake.LeaseStore, opts snowflake.LeaseOptions) 
 	}
 	t.Cleanup(func() { _ = l.Release(context.Background()) })
 	return l
+}
+
+func generator(t *testing.T) *snowflake.Generator {
+	t.Helper()
+	g, err := snowflake.New(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 func holder(t *testing.T, c *rediscache.Cache, worker int) string {
@@ -89,7 +100,7 @@ func TestLeaseRedis(t *testing.T) {
 	if f.Worker() != 5 {
 		t.Fatalf("fixed worker = %d", f.Worker())
 	}
-	if _, err := snowflake.AcquireLease(ctx, c, snowflake.LeaseOptions{Fixed: true, Worker: 5}); !errors.Is(err, snowflake.ErrWorkerTaken) {
+	if _, err := snowflake.AcquireLease(ctx, c, snowflake.LeaseOptions{Fixed: true, Worker: 5, Generator: generator(t)}); !errors.Is(err, snowflake.ErrWorkerTaken) {
 		t.Fatalf("second fixed lease of 5: err = %v, want ErrWorkerTaken", err)
 	}
 	// Release never deletes another owner's lease.
@@ -114,7 +125,7 @@ func TestLeaseAllTaken(t *testing.T) {
 		}
 		seen[l.Worker()] = true
 	}
-	if _, err := snowflake.AcquireLease(context.Background(), c, snowflake.LeaseOptions{}); !errors.Is(err, snowflake.ErrNoFreeWorker) {
+	if _, err := snowflake.AcquireLease(context.Background(), c, snowflake.LeaseOptions{Generator: generator(t)}); !errors.Is(err, snowflake.ErrNoFreeWorker) {
 		t.Fatalf("65th lease: err = %v, want ErrNoFreeWorker", err)
 	}
 }
@@ -124,18 +135,25 @@ func TestLeaseConcurrent(t *testing.T) {
 	c := redisStore(t)
 	const n = 20
 	workers := make([]int, n)
+	gens := make([]*snowflake.Generator, n)
+	for i := range gens {
+		gens[i] = generator(t)
+	}
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := snowflake.AcquireLease(context.Background(), c, snowflake.LeaseOptions{OnChange: func(int) {}})
+			l, err := snowflake.AcquireLease(context.Background(), c, snowflake.LeaseOptions{Generator: gens[i]})
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			t.Cleanup(func() { _ = l.Release(context.Background()) })
 			workers[i] = l.Worker()
+			if gens[i].Worker() != l.Worker() {
+				t.Errorf("lease %d: generator on worker %d, lease on %d", i, gens[i].Worker(), l.Worker())
+			}
 		}()
 	}
 	wg.Wait()
@@ -156,7 +174,8 @@ func TestLeaseRenewAndRecover(t *testing.T) {
 	ctx := context.Background()
 	const ttl = 300 * time.Millisecond
 	moved := make(chan int, 4)
-	l := acquire(t, c, snowflake.LeaseOptions{TTL: ttl, OnChange: func(w int) { moved <- w }})
+	g := generator(t)
+	l := acquire(t, c, snowflake.LeaseOptions{TTL: ttl, Generator: g, OnChange: func(w int) { moved <- w }})
 	time.Sleep(3 * ttl)
 	if holder(t, c, l.Worker()) != l.Owner() {
 		t.Fatal("lease not renewed past its TTL")
@@ -174,6 +193,9 @@ func TestLeaseRenewAndRecover(t *testing.T) {
 		if w != 1 || l.Worker() != 1 || holder(t, c, 1) != l.Owner() {
 			t.Fatalf("moved to %d (worker %d, holder %q), want 1", w, l.Worker(), holder(t, c, 1))
 		}
+		if _, gw, _ := snowflake.Parts(g.Next()); gw != 1 {
+			t.Fatalf("after the move the generator issues worker %d, want 1", gw)
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the lease did not move after its id was taken")
 	}
@@ -184,8 +206,11 @@ func TestLeaseRenewAndRecover(t *testing.T) {
 
 func TestLeaseOptionsValidated(t *testing.T) {
 	c := redisStore(t)
-	if _, err := snowflake.AcquireLease(context.Background(), c, snowflake.LeaseOptions{Fixed: true, Worker: 64}); !errors.Is(err, snowflake.ErrWorkerRange) {
+	if _, err := snowflake.AcquireLease(context.Background(), c, snowflake.LeaseOptions{Fixed: true, Worker: 64, Generator: generator(t)}); !errors.Is(err, snowflake.ErrWorkerRange) {
 		t.Fatalf("fixed 64: err = %v", err)
+	}
+	if _, err := snowflake.AcquireLease(context.Background(), c, snowflake.LeaseOptions{}); err == nil {
+		t.Fatal("a lease without a generator: err = nil")
 	}
 	if _, err := c.TryLease(context.Background(), "k", "o", 0); err == nil {
 		t.Fatal("TryLease with ttl 0: err = nil")

@@ -14,13 +14,17 @@
 // backwards: when the wall clock steps back the generator keeps issuing from
 // the last millisecond it used (and, should that millisecond overflow too,
 // from the following one) until the clock catches up.
+//
+// There is no package-level generator: the kernel owns one Generator (built
+// from Service:Snowflake:WorkerId, moved by the Redis worker lease) and hands
+// it to whatever creates rows, so two kernels in one process keep their own
+// worker ids.
 package snowflake
 
 import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -128,7 +132,10 @@ func (g *Generator) millis() int64 {
 	return ms
 }
 
-func (g *Generator) setWorker(worker int) error {
+// SetWorker changes the worker id (0-63), e.g. when the Redis lease moved
+// to another id. The generator keeps its clock state, so ids stay
+// increasing across the change.
+func (g *Generator) SetWorker(worker int) error {
 	if worker < 0 || worker > MaxWorker {
 		return fmt.Errorf("%w (got %d)", ErrWorkerRange, worker)
 	}
@@ -143,21 +150,3 @@ func Parts(id int64) (t time.Time, worker, seq int) {
 	ms := id >> timeShift
 	return time.UnixMilli(epochMillis + ms).UTC(), int(id >> workerShift & MaxWorker), int(id & MaxSequence)
 }
-
-var defaultGen atomic.Pointer[Generator]
-
-func init() {
-	g, _ := New(0)
-	defaultGen.Store(g)
-}
-
-// Next returns the next id of the package-level generator (worker 0 until
-// SetWorker is called). ent schemas use it as the DefaultFunc of `id`.
-func Next() int64 { return defaultGen.Load().Next() }
-
-// SetWorker sets the worker id (0-63) of the package-level generator. The
-// generator keeps its clock state, so ids stay increasing across the change.
-func SetWorker(worker int) error { return defaultGen.Load().setWorker(worker) }
-
-// Default returns the package-level generator.
-func Default() *Generator { return defaultGen.Load() }

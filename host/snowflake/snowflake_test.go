@@ -202,27 +202,32 @@ func TestClockBackwards(t *testing.T) {
 	}
 }
 
-func TestPackageDefault(t *testing.T) {
-	defer func() {
-		if err := SetWorker(0); err != nil {
-			t.Fatal(err)
-		}
-	}()
-	if err := SetWorker(64); !errors.Is(err, ErrWorkerRange) {
-		t.Fatalf("SetWorker(64) = %v, want ErrWorkerRange", err)
-	}
-	a := Next()
-	if err := SetWorker(42); err != nil {
+// SetWorker moves one generator to another worker id without ids going
+// backwards, and leaves every other generator alone.
+func TestSetWorker(t *testing.T) {
+	g, err := New(0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	b := Next()
+	other, err := New(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetWorker(64); !errors.Is(err, ErrWorkerRange) {
+		t.Fatalf("SetWorker(64) = %v, want ErrWorkerRange", err)
+	}
+	a := g.Next()
+	if err := g.SetWorker(42); err != nil {
+		t.Fatal(err)
+	}
+	b := g.Next()
 	if b <= a {
 		t.Fatalf("ids went backwards across SetWorker: %d then %d", a, b)
 	}
-	if _, w, _ := Parts(b); w != 42 {
-		t.Fatalf("worker = %d, want 42", w)
+	if _, w, _ := Parts(b); w != 42 || g.Worker() != 42 {
+		t.Fatalf("worker = %d (Worker() %d), want 42", w, g.Worker())
 	}
-	if Default().Worker() != 42 {
-		t.Fatalf("Default().Worker() = %d", Default().Worker())
+	if _, w, _ := Parts(other.Next()); w != 7 {
+		t.Fatalf("the other generator issues worker %d, want 7", w)
 	}
 }

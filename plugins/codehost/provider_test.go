@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
-	"github.com/adminkernel/kernel/plugins/internal/vendortest"
+	"github.com/adminkernel/kernel/internal/vendorfake"
+	"github.com/adminkernel/kernel/internal/vendortest"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
-	"github.com/adminkernel/kernel/plugins/internal/vendortest"
+	"github.com/adminkernel/kernel/internal/vendorfake"
+	"github.com/adminkernel/kernel/internal/vendortest"
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/providertest"
 )

@@ -5,7 +5,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/adminkernel/kernel/plugins/internal/vendortest"
+	"github.com/adminkernel/kernel/internal/vendortest"
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/providertest"
 )

@@ -32,6 +32,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host/database"
+	"github.com/adminkernel/kernel/host/snowflake"
 )
 
 // Environment variables read by this package.
@@ -140,10 +141,16 @@ func OpenMigrated(t testing.TB, dbType string) *database.DB {
 	return db
 }
 
-// OpenConfig opens cfg's database and closes it in t.Cleanup.
+// OpenConfig opens cfg's database and closes it in t.Cleanup. Created rows
+// get their ids from a generator of the database's own, on worker
+// Service:Snowflake:WorkerId.
 func OpenConfig(t testing.TB, cfg *config.Config) *database.DB {
 	t.Helper()
-	db, err := database.Open(context.Background(), cfg, nil)
+	ids, err := snowflake.New(cfg.Service.Snowflake.WorkerID)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	db, err := database.Open(context.Background(), cfg, nil, database.WithIDs(ids.Next))
 	if err != nil {
 		t.Fatalf("dbtest: open %s: %v", cfg.Service.Database.DbType, err)
 	}

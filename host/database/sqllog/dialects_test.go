@@ -19,6 +19,7 @@ import (
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/database/dbtest"
 	"github.com/adminkernel/kernel/host/database/sqllog"
+	"github.com/adminkernel/kernel/host/snowflake"
 )
 
 const (
@@ -30,9 +31,13 @@ const (
 // openLogged opens cfg's database with the SQL log around the ent driver.
 func openLogged(t *testing.T, cfg *config.Config, opts sqllog.Options) *database.DB {
 	t.Helper()
+	ids, err := snowflake.New(0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	db, err := database.Open(context.Background(), cfg, nil, database.WithDriver(func(d dialect.Driver) dialect.Driver {
 		return sqllog.Wrap(d, opts)
-	}))
+	}), database.WithIDs(ids.Next))
 	if err != nil {
 		t.Fatalf("open %s: %v", cfg.Service.Database.DbType, err)
 	}

@@ -1,4 +1,4 @@
-package e2e_test
+package plugins_test
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/host/kerneltest"
-	"github.com/adminkernel/kernel/plugins/internal/vendortest"
+	"github.com/adminkernel/kernel/internal/vendortest"
 )
 
 const (

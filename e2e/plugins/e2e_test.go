@@ -1,4 +1,4 @@
-package e2e_test
+package plugins_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
-	"github.com/adminkernel/kernel/plugins/internal/vendorfake"
+	"github.com/adminkernel/kernel/internal/vendorfake"
 )
 
 // suite is one kernel with the four vendor plugins (each against its fake
