@@ -73,8 +73,6 @@ func tokens(c fiber.Ctx, out *LoginOutput) error {
 	return envelope.OK(c, out)
 }
 
-var principal = authn.Require
-
 func (h *Handler) captcha(c fiber.Ctx) error {
 	ch, err := h.svc.d.Captcha.Issue(c.Context())
 	if err != nil {
@@ -144,7 +142,7 @@ func (h *Handler) refresh(c fiber.Ctx) error {
 }
 
 func (h *Handler) logout(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -155,7 +153,7 @@ func (h *Handler) logout(c fiber.Ctx) error {
 }
 
 func (h *Handler) ping(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -163,7 +161,7 @@ func (h *Handler) ping(c fiber.Ctx) error {
 }
 
 func (h *Handler) profile(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -175,7 +173,7 @@ func (h *Handler) profile(c fiber.Ctx) error {
 }
 
 func (h *Handler) updateProfile(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -190,7 +188,7 @@ func (h *Handler) updateProfile(c fiber.Ctx) error {
 }
 
 func (h *Handler) changePassword(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -223,7 +221,7 @@ type MySession struct {
 }
 
 func (h *Handler) mySessions(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -239,7 +237,7 @@ func (h *Handler) mySessions(c fiber.Ctx) error {
 }
 
 func (h *Handler) revokeMySession(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}

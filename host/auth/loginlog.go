@@ -2,12 +2,14 @@ package auth
 
 import (
 	"context"
+	"time"
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/textclip"
+	"github.com/adminkernel/kernel/host/usernames"
 )
 
 // WriteLoginLog records one attempt of any login method (external login
@@ -54,7 +56,7 @@ type LoginLogItem struct {
 type LoginLogFilter struct {
 	Account            string
 	Success            *bool
-	StartTime, EndTime *timeValue
+	StartTime, EndTime *time.Time
 }
 
 // LoginLogPage lists login-log rows, newest first.
@@ -90,7 +92,7 @@ func (s *Service) LoginLogPage(ctx context.Context, f LoginLogFilter, p request.
 		items[i] = LoginLogItem{
 			ID: r.ID, Account: r.Account, Success: r.Success, ResultCode: r.ResultCode,
 			UserID: r.UserID, LoginMethod: r.LoginMethod, IP: r.IP, UserAgent: r.UserAgent,
-			CreateTime: formatLocal(r.CreateTime),
+			CreateTime: request.EntityTime(r.CreateTime),
 		}
 		if r.UserID != nil {
 			if n, ok := names[*r.UserID]; ok {
@@ -108,7 +110,7 @@ func (s *Service) userNames(ctx context.Context, rows []*ent.SysLoginLog) (map[i
 			ids = append(ids, *r.UserID)
 		}
 	}
-	return userNames(ctx, s.d.Client, ids)
+	return usernames.Of(ctx, s.d.Client, ids)
 }
 
 // ClearLoginLog hard-deletes every login-log row.

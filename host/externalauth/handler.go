@@ -101,8 +101,6 @@ func (h *Handler) client(c fiber.Ctx) auth.Client {
 	return auth.Client{IP: request.ClientIP(c, h.trusted), UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent))}
 }
 
-var principal = authn.Require
-
 // secure: the request arrived over https (as Fiber sees it, honouring
 // X-Forwarded-Proto only from trusted proxies) or CallbackBaseUrl is https.
 func (h *Handler) secure(c fiber.Ctx) bool {
@@ -285,7 +283,7 @@ func (h *Handler) exchange(c fiber.Ctx) error {
 }
 
 func (h *Handler) claim(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -310,7 +308,7 @@ func (h *Handler) claim(c fiber.Ctx) error {
 }
 
 func (h *Handler) bindings(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -326,7 +324,7 @@ func (h *Handler) bindings(c fiber.Ctx) error {
 // otherwise a bind URL handed to someone else would bind their identity to
 // the requester's account.
 func (h *Handler) bind(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
@@ -340,7 +338,7 @@ func (h *Handler) bind(c fiber.Ctx) error {
 }
 
 func (h *Handler) unbind(c fiber.Ctx) error {
-	p, err := principal(c)
+	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}

@@ -661,7 +661,7 @@ func (s *Service) Bindings(ctx context.Context, userID int64) ([]Binding, error)
 	}
 	out := make([]Binding, len(rows))
 	for i, r := range rows {
-		out[i] = Binding{Provider: r.Provider, DisplayName: r.DisplayName, BoundAt: r.CreateTime.Local().Format(entityTimeLayout)}
+		out[i] = Binding{Provider: r.Provider, DisplayName: r.DisplayName, BoundAt: r.CreateTime.Local().Format(request.EntityTimeLayout)}
 	}
 	return out, nil
 }
@@ -706,10 +706,6 @@ func (s *Service) resultURL(params ...[2]string) string {
 	}
 	return b.String()
 }
-
-// entityTimeLayout is the contract's entity DateTime: ISO-8601 without an
-// offset, in server-local time.
-const entityTimeLayout = request.EntityTimeLayout
 
 // newState returns 32 random bytes as 64 upper-case hex characters
 // (letters and digits only: some vendors reject anything else).
