@@ -85,8 +85,10 @@ func (k *Kernel) Log() string {
 }
 
 // Start starts a Development kernel with the super-admin password
-// AdminPassword, 100000 PBKDF2 iterations (fast tests) and rate limiting
-// off, on the database and cache the environment selects (see Backend:
+// AdminPassword, 100000 PBKDF2 iterations (fast tests), a password-hashing
+// wait of up to 60 s (a test's parallel logins under -race on a busy
+// machine must not meet the pool's 3 s production bound; the overload tests
+// set their own) and rate limiting off, on the database and cache the environment selects (see Backend:
 // SQLite in t.TempDir() and the in-process cache by default). environ adds
 // settings ("Service__X__Y=v") and wins over the selection, and modules are
 // added after the kernel's own.
@@ -95,6 +97,7 @@ func Start(t testing.TB, environ []string, modules ...host.Module) *Kernel {
 	env := append([]string{
 		"Service__Seed__AdminPassword=" + AdminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
+		"Service__Security__Password__HashMaxWaitMillis=60000",
 		// Nominal: tests drive App().Test, whose requests carry Host
 		// example.com, the name external login's Development fallback
 		// requires the Host to match (host/externalauth hostAllowed).
