@@ -168,6 +168,20 @@ func Apply[C, In any](who Caller[C], fn func(ctx context.Context, caller C, in I
 // Change binds caller, then the {id} path parameter, then JSON body: the
 // data is true once fn succeeds.
 func Change[C, In any](who Caller[C], fn func(ctx context.Context, caller C, id int64, in In) error) fiber.Handler {
+	return change(who, false, func(ctx context.Context, caller C, id int64, in In) (bool, error) {
+		return true, fn(ctx, caller, id, in)
+	})
+}
+
+// ChangeOptional binds caller, then the {id} path parameter, then a JSON
+// body that may be absent (an empty body leaves in its zero value): fn's
+// result is the data.
+func ChangeOptional[C, In, Out any](who Caller[C], fn func(ctx context.Context, caller C, id int64, in In) (Out, error)) fiber.Handler {
+	return change(who, true, fn)
+}
+
+// change is Change and ChangeOptional: optional lets an empty body through.
+func change[C, In, Out any](who Caller[C], optional bool, fn func(ctx context.Context, caller C, id int64, in In) (Out, error)) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		caller, err := who(c)
 		if err != nil {
@@ -178,13 +192,16 @@ func Change[C, In any](who Caller[C], fn func(ctx context.Context, caller C, id 
 			return err
 		}
 		var in In
-		if err := request.JSON(c, &in); err != nil {
+		if !optional || len(c.Body()) > 0 {
+			if err := request.JSON(c, &in); err != nil {
+				return err
+			}
+		}
+		out, err := fn(c.Context(), caller, id, in)
+		if err != nil {
 			return err
 		}
-		if err := fn(c.Context(), caller, id, in); err != nil {
-			return err
-		}
-		return envelope.OK(c, true)
+		return envelope.OK(c, out)
 	}
 }
 

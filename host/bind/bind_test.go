@@ -56,6 +56,10 @@ func TestAdapters(t *testing.T) {
 		}
 		return nil
 	}))
+	app.Put("/opt/:id", bind.ChangeOptional(who, func(_ context.Context, c string, id int64, in input) (string, error) {
+		record("change-optional", c, in.Name)
+		return "id " + strconv.FormatInt(id, 10), nil
+	}))
 	app.Delete("/item/:id", bind.Remove(who, func(_ context.Context, c string, id int64) error {
 		record("remove", c)
 		return nil
@@ -98,6 +102,11 @@ func TestAdapters(t *testing.T) {
 		{"change caller before id", "PUT", "/item/x", "", `{`, 40006, "null", ""},
 		{"change id before body", "PUT", "/item/x", "ann", `{`, 48002, "null", ""},
 		{"change service error", "PUT", "/item/13", "ann", `{"name":"d"}`, 48002, "null", "change|ann|d"},
+		{"change optional", "PUT", "/opt/5", "ann", `{"name":"o"}`, 0, `"id 5"`, "change-optional|ann|o"},
+		{"change optional without body", "PUT", "/opt/6", "ann", "", 0, `"id 6"`, "change-optional|ann|"},
+		{"change optional blank body is read", "PUT", "/opt/6", "ann", " ", 48002, "null", ""},
+		{"change optional caller before id", "PUT", "/opt/x", "", `{`, 40006, "null", ""},
+		{"change optional id before body", "PUT", "/opt/x", "ann", `{`, 48002, "null", ""},
 		{"remove", "DELETE", "/item/5", "ann", "", 0, "true", "remove|ann"},
 		{"page", "GET", "/page?size=2&name=x", "", "", 0, `{"current":1,"size":2,"total":3,"pages":2,"items":["a"]}`, "page|x|2"},
 		{"page size checked before the filter", "GET", "/page?Size=51", "", "", int(errcode.PageSizeExceeded), "null", ""},

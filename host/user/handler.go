@@ -5,7 +5,6 @@ import (
 
 	"github.com/adminkernel/kernel/host/bind"
 	"github.com/adminkernel/kernel/host/datascope"
-	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 )
@@ -20,7 +19,8 @@ func mount(api *route.Group, s *Service, maxPageSize int) {
 	g.Put("/{id}", route.Permission, bind.Change(who, s.Update)).Doc("Update a user", UpdateInput{}, true)
 	g.Delete("/{id}", route.Permission, bind.Remove(who, s.Delete)).Doc("Delete a user", nil, true)
 	g.Post("/batch-delete", route.Permission, bind.Apply(who, s.BatchDelete)).Doc("Delete users", IDsInput{}, true)
-	g.Put("/{id}/password", route.Permission, noStore(resetPassword(who, s))).Doc("Reset a user's password", PasswordInput{}, "")
+	// An empty password body means "generate one".
+	g.Put("/{id}/password", route.Permission, noStore(bind.ChangeOptional(who, s.ResetPassword))).Doc("Reset a user's password", PasswordInput{}, "")
 	g.Put("/{id}/enabled", route.Permission, bind.Change(who, s.SetEnabled)).Doc("Enable or disable a user", EnabledInput{}, true)
 }
 
@@ -38,32 +38,6 @@ func pageFilter(c fiber.Ctx) (Filter, error) {
 		return f, err
 	}
 	return f, nil
-}
-
-// resetPassword binds PUT /sys/user/{id}/password, whose body is optional:
-// an empty one means "generate one".
-func resetPassword(who bind.Caller[datascope.Caller], s *Service) fiber.Handler {
-	return func(c fiber.Ctx) error {
-		caller, err := who(c)
-		if err != nil {
-			return err
-		}
-		id, err := request.ParamInt64(c, "id")
-		if err != nil {
-			return err
-		}
-		var in PasswordInput
-		if len(c.Body()) > 0 {
-			if err := request.JSON(c, &in); err != nil {
-				return err
-			}
-		}
-		plain, err := s.ResetPassword(c.Context(), caller, id, in)
-		if err != nil {
-			return err
-		}
-		return envelope.OK(c, plain)
-	}
 }
 
 // noStore marks a successful answer of h (one carrying a password)
