@@ -63,7 +63,19 @@ func ReadAs[C, Out any](who Caller[C], fn func(ctx context.Context, caller C) (O
 // a page), then the filter (filter reads it from the query string), then
 // fn, which returns one page and the total; the data is the paged list.
 func Page[F, T any](maxPageSize int, filter func(fiber.Ctx) (F, error), fn func(ctx context.Context, f F, p request.Page) ([]T, int, error)) fiber.Handler {
+	return PageAs(nobody, maxPageSize, filter, func(ctx context.Context, _ struct{}, f F, p request.Page) ([]T, int, error) {
+		return fn(ctx, f, p)
+	})
+}
+
+// PageAs binds a paged list for the caller: the caller, then the paging
+// parameters, then the filter, then fn; the data is the paged list.
+func PageAs[C, F, T any](who Caller[C], maxPageSize int, filter func(fiber.Ctx) (F, error), fn func(ctx context.Context, caller C, f F, p request.Page) ([]T, int, error)) fiber.Handler {
 	return func(c fiber.Ctx) error {
+		caller, err := who(c)
+		if err != nil {
+			return err
+		}
 		p, err := request.Paging(c, maxPageSize)
 		if err != nil {
 			return err
@@ -72,13 +84,16 @@ func Page[F, T any](maxPageSize int, filter func(fiber.Ctx) (F, error), fn func(
 		if err != nil {
 			return err
 		}
-		items, total, err := fn(c.Context(), f, p)
+		items, total, err := fn(c.Context(), caller, f, p)
 		if err != nil {
 			return err
 		}
 		return envelope.OK(c, request.NewPagedList(p, total, items))
 	}
 }
+
+// nobody is the Caller of a route that does not ask who is calling.
+func nobody(fiber.Ctx) (struct{}, error) { return struct{}{}, nil }
 
 // Query returns a filter reader for Page that reads one query parameter
 // (name matched case-insensitively, as request.Query does).
@@ -88,12 +103,22 @@ func Query(name string) func(fiber.Ctx) (string, error) {
 
 // ReadID binds a read of the {id} path parameter: fn's result is the data.
 func ReadID[Out any](fn func(ctx context.Context, id int64) (Out, error)) fiber.Handler {
+	return ReadIDAs(nobody, func(ctx context.Context, _ struct{}, id int64) (Out, error) { return fn(ctx, id) })
+}
+
+// ReadIDAs binds caller, then the {id} path parameter: fn's result is the
+// data.
+func ReadIDAs[C, Out any](who Caller[C], fn func(ctx context.Context, caller C, id int64) (Out, error)) fiber.Handler {
 	return func(c fiber.Ctx) error {
+		caller, err := who(c)
+		if err != nil {
+			return err
+		}
 		id, err := request.ParamInt64(c, "id")
 		if err != nil {
 			return err
 		}
-		out, err := fn(c.Context(), id)
+		out, err := fn(c.Context(), caller, id)
 		if err != nil {
 			return err
 		}
@@ -143,6 +168,20 @@ func Apply[C, In any](who Caller[C], fn func(ctx context.Context, caller C, in I
 // Change binds caller, then the {id} path parameter, then JSON body: the
 // data is true once fn succeeds.
 func Change[C, In any](who Caller[C], fn func(ctx context.Context, caller C, id int64, in In) error) fiber.Handler {
+	return change(who, false, func(ctx context.Context, caller C, id int64, in In) (bool, error) {
+		return true, fn(ctx, caller, id, in)
+	})
+}
+
+// ChangeOptional binds caller, then the {id} path parameter, then a JSON
+// body that may be absent (an empty body leaves in its zero value): fn's
+// result is the data.
+func ChangeOptional[C, In, Out any](who Caller[C], fn func(ctx context.Context, caller C, id int64, in In) (Out, error)) fiber.Handler {
+	return change(who, true, fn)
+}
+
+// change is Change and ChangeOptional: optional lets an empty body through.
+func change[C, In, Out any](who Caller[C], optional bool, fn func(ctx context.Context, caller C, id int64, in In) (Out, error)) fiber.Handler {
 	return func(c fiber.Ctx) error {
 		caller, err := who(c)
 		if err != nil {
@@ -153,13 +192,16 @@ func Change[C, In any](who Caller[C], fn func(ctx context.Context, caller C, id 
 			return err
 		}
 		var in In
-		if err := request.JSON(c, &in); err != nil {
+		if !optional || len(c.Body()) > 0 {
+			if err := request.JSON(c, &in); err != nil {
+				return err
+			}
+		}
+		out, err := fn(c.Context(), caller, id, in)
+		if err != nil {
 			return err
 		}
-		if err := fn(c.Context(), caller, id, in); err != nil {
-			return err
-		}
-		return envelope.OK(c, true)
+		return envelope.OK(c, out)
 	}
 }
 

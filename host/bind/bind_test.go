@@ -56,9 +56,20 @@ func TestAdapters(t *testing.T) {
 		}
 		return nil
 	}))
+	app.Put("/opt/:id", bind.ChangeOptional(who, func(_ context.Context, c string, id int64, in input) (string, error) {
+		record("change-optional", c, in.Name)
+		return "id " + strconv.FormatInt(id, 10), nil
+	}))
 	app.Delete("/item/:id", bind.Remove(who, func(_ context.Context, c string, id int64) error {
 		record("remove", c)
 		return nil
+	}))
+	app.Get("/owned/:id", bind.ReadIDAs(who, func(_ context.Context, c string, id int64) (string, error) {
+		return c + " " + strconv.FormatInt(id, 10), nil
+	}))
+	app.Get("/page-as", bind.PageAs(who, 50, bind.Query("Name"), func(_ context.Context, c, name string, p request.Page) ([]string, int, error) {
+		record("page-as", c, name, strconv.Itoa(p.Size))
+		return []string{"b"}, 1, nil
 	}))
 	app.Get("/page", bind.Page(50, bind.Query("Name"), func(_ context.Context, name string, p request.Page) ([]string, int, error) {
 		record("page", name, strconv.Itoa(p.Size))
@@ -91,9 +102,20 @@ func TestAdapters(t *testing.T) {
 		{"change caller before id", "PUT", "/item/x", "", `{`, 40006, "null", ""},
 		{"change id before body", "PUT", "/item/x", "ann", `{`, 48002, "null", ""},
 		{"change service error", "PUT", "/item/13", "ann", `{"name":"d"}`, 48002, "null", "change|ann|d"},
+		{"change optional", "PUT", "/opt/5", "ann", `{"name":"o"}`, 0, `"id 5"`, "change-optional|ann|o"},
+		{"change optional without body", "PUT", "/opt/6", "ann", "", 0, `"id 6"`, "change-optional|ann|"},
+		{"change optional blank body is read", "PUT", "/opt/6", "ann", " ", 48002, "null", ""},
+		{"change optional caller before id", "PUT", "/opt/x", "", `{`, 40006, "null", ""},
+		{"change optional id before body", "PUT", "/opt/x", "ann", `{`, 48002, "null", ""},
 		{"remove", "DELETE", "/item/5", "ann", "", 0, "true", "remove|ann"},
 		{"page", "GET", "/page?size=2&name=x", "", "", 0, `{"current":1,"size":2,"total":3,"pages":2,"items":["a"]}`, "page|x|2"},
 		{"page size checked before the filter", "GET", "/page?Size=51", "", "", int(errcode.PageSizeExceeded), "null", ""},
+		{"read id as caller", "GET", "/owned/9", "ann", "", 0, `"ann 9"`, ""},
+		{"read id as caller before id", "GET", "/owned/x", "", "", 40006, "null", ""},
+		{"read id as bad id", "GET", "/owned/x", "ann", "", 48002, "null", ""},
+		{"page as caller", "GET", "/page-as?size=4&name=y", "ann", "", 0, `{"current":1,"size":4,"total":1,"pages":1,"items":["b"]}`, "page-as|ann|y|4"},
+		{"page as caller before paging", "GET", "/page-as?Size=51", "", "", 40006, "null", ""},
+		{"page as size checked", "GET", "/page-as?Size=51", "ann", "", int(errcode.PageSizeExceeded), "null", ""},
 		{"user id without principal", "GET", "/me", "", "", 40006, "null", ""},
 	}
 	for _, tc := range cases {

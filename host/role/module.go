@@ -35,7 +35,6 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
-	h := &handler{svc: NewService(d), maxPageSize: d.Config.API.MaxPageSize}
-	h.mount(api)
+	mount(api, NewService(d), d.Config.API.MaxPageSize)
 	return nil
 }

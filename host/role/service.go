@@ -252,8 +252,12 @@ func (s *Service) Delete(ctx context.Context, who datascope.Caller, id int64) er
 }
 
 // BatchDelete soft-deletes roles in one transaction; ids naming no live role
-// are skipped.
-func (s *Service) BatchDelete(ctx context.Context, who datascope.Caller, ids []int64) error {
+// are skipped (48002 for an id that is not positive).
+func (s *Service) BatchDelete(ctx context.Context, who datascope.Caller, in IDsInput) error {
+	ids, err := distinct(in.IDs, "ids")
+	if err != nil {
+		return err
+	}
 	if len(ids) == 0 {
 		return nil
 	}

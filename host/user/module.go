@@ -35,8 +35,7 @@ var menus = []seed.Menu{
 // accounts is the login service (Kernel.Auth).
 func Module(accounts Accounts) module.Module {
 	return module.Module{Name: Name, Menus: menus, Routes: func(d *module.Deps, api *route.Group) error {
-		h := &handler{svc: NewService(d, accounts), maxPageSize: d.Config.API.MaxPageSize}
-		h.mount(api)
+		mount(api, NewService(d, accounts), d.Config.API.MaxPageSize)
 		return nil
 	}}
 }

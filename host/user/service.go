@@ -730,8 +730,15 @@ func (s *Service) Delete(ctx context.Context, who datascope.Caller, id int64) er
 
 // BatchDelete soft-deletes users in one transaction. Ids that name no live
 // user are skipped; one protected, foreign-scope or own id rejects the
-// whole batch.
-func (s *Service) BatchDelete(ctx context.Context, who datascope.Caller, ids []int64) error {
+// whole batch; an id that is not positive is 48002.
+func (s *Service) BatchDelete(ctx context.Context, who datascope.Caller, in IDsInput) error {
+	ids := make([]int64, 0, len(in.IDs))
+	for _, id := range in.IDs {
+		if id <= 0 {
+			return invalid("ids")
+		}
+		ids = append(ids, int64(id))
+	}
 	if len(ids) == 0 {
 		return nil
 	}
@@ -849,8 +856,13 @@ func (s *Service) ResetPassword(ctx context.Context, who datascope.Caller, id in
 	return plain, nil
 }
 
-// SetEnabled enables or disables a user; disabling ends their sessions.
-func (s *Service) SetEnabled(ctx context.Context, who datascope.Caller, id int64, enabled bool) error {
+// SetEnabled enables or disables a user (48002 without enabled); disabling
+// ends their sessions.
+func (s *Service) SetEnabled(ctx context.Context, who datascope.Caller, id int64, in EnabledInput) error {
+	if in.Enabled == nil {
+		return invalid("enabled")
+	}
+	enabled := *in.Enabled
 	u, err := s.target(ctx, who, id)
 	if err != nil {
 		return err
