@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
+
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/config"
@@ -25,7 +27,7 @@ func BenchmarkPasswordLogin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	k, err := host.New(context.Background(), host.Options{Config: cfg, LogOutput: &syncBuffer{}})
+	k, err := host.New(context.Background(), host.Options{Config: cfg, LogOutput: &syncbuf.Buffer{}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
+
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/database/dbtest"
@@ -67,7 +69,7 @@ func TestConcurrentFirstStart(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					buf := &syncBuffer{}
+					buf := &syncbuf.Buffer{}
 					k, err := host.New(context.Background(), host.Options{Config: cfg, LogOutput: buf})
 					errs[i], logs[i] = err, buf.String()
 					if err == nil {

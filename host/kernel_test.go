@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,32 +10,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/password"
 )
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // load reads settings from dir with an explicit environment list.
 func load(t *testing.T, dir, env string, environ ...string) *config.Config {
@@ -52,7 +34,7 @@ const testKey = "Service__Security__Jwt__SigningKey=test-signing-key-0123456789a
 
 func start(t *testing.T, cfg *config.Config, opts ...func(*host.Options)) (*host.Kernel, string) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	o := host.Options{Config: cfg, LogOutput: logs}
 	for _, f := range opts {
 		f(&o)

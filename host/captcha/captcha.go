@@ -163,17 +163,10 @@ func (s *Service) issue(ctx context.Context, slot oncecap.Slot) (Challenge, erro
 // errcode.CaptchaWrong and uses the challenge up all the same. A cache
 // failure is returned as a plain error (fail closed).
 func (s *Service) Verify(ctx context.Context, id, answer string) error {
-	if !validID(id) {
-		return errcode.New(errcode.CaptchaExpired)
-	}
-	stored, ok, err := s.store.Take(ctx, KeyPrefix+id)
+	want, slot, err := s.take(ctx, id)
 	if err != nil {
-		return fmt.Errorf("captcha: take answer: %w", err)
+		return err
 	}
-	if !ok {
-		return errcode.New(errcode.CaptchaExpired)
-	}
-	want, slot := parseRecord(stored)
 	// The answer is gone, right or wrong: its slot is free.
 	s.pending.Release(ctx, slot)
 	got := digestOf(answer)
@@ -181,6 +174,24 @@ func (s *Service) Verify(ctx context.Context, id, answer string) error {
 		return errcode.New(errcode.CaptchaWrong)
 	}
 	return nil
+}
+
+// take consumes the pending challenge id and returns its answer's digest
+// and pending-cap slot: errcode.CaptchaExpired for a malformed, unknown,
+// expired or used id, a plain error when the cache fails (fail closed).
+func (s *Service) take(ctx context.Context, id string) (digest []byte, slot oncecap.Slot, err error) {
+	if !validID(id) {
+		return nil, 0, errcode.New(errcode.CaptchaExpired)
+	}
+	stored, ok, err := s.store.Take(ctx, KeyPrefix+id)
+	if err != nil {
+		return nil, 0, fmt.Errorf("captcha: take answer: %w", err)
+	}
+	if !ok {
+		return nil, 0, errcode.New(errcode.CaptchaExpired)
+	}
+	digest, slot = parseRecord(stored)
+	return digest, slot, nil
 }
 
 // IsCaptchaError reports whether err is one of the two captcha business

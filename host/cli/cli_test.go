@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
+
 	_ "modernc.org/sqlite"
 
 	"github.com/adminkernel/kernel/host"
@@ -166,7 +168,7 @@ func TestMigratePrintAppliedByHand(t *testing.T) {
 func serve(t *testing.T, ctx context.Context, dir string, args ...string) string {
 	t.Helper()
 	t.Setenv("Service__Http__ListenAddress", "http://127.0.0.1:0")
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		cmd := cli.New(host.Options{LogOutput: logs})

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/host/connlimit"
@@ -101,25 +103,7 @@ func acceptAll(t *testing.T, l *connlimit.Listener) []net.Conn {
 	}
 }
 
-// lockedBuffer is a log sink safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func logger(buf *lockedBuffer) hclog.Logger {
+func logger(buf *syncbuf.Buffer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Output: buf, Level: hclog.Info})
 }
 
@@ -182,7 +166,7 @@ func TestShedding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var buf lockedBuffer
+			var buf syncbuf.Buffer
 			tt.opts.Log = logger(&buf)
 			in := make([]*fakeConn, len(tt.in))
 			for i, c := range tt.in {
@@ -306,7 +290,7 @@ func TestTemporaryAcceptErrorsAreRetried(t *testing.T) {
 				steps = append(steps, step{err: tt.err})
 			}
 			fl := &fakeListener{steps: append(steps, step{conn: want})}
-			var buf lockedBuffer
+			var buf syncbuf.Buffer
 			l := connlimit.Wrap(fl, connlimit.Options{
 				Log: logger(&buf), MinBackoff: time.Microsecond, MaxBackoff: 4 * time.Microsecond, LogEvery: time.Hour,
 			})
@@ -368,7 +352,7 @@ func TestThrottledShedLog(t *testing.T) {
 	for i := range 50 {
 		in = append(in, from("10.0.0.1", i+1))
 	}
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	l := connlimit.Wrap(&fakeListener{steps: conns(in...)}, connlimit.Options{MaxPerIP: 10, Log: logger(&buf), LogEvery: time.Hour})
 	got := acceptAll(t, l)
 	if len(got) != 10 || l.Shed() != 40 {

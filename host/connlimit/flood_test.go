@@ -1,7 +1,6 @@
 package connlimit_test
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,31 +9,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
+
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
 )
-
-// syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // buildKernel builds host/cmd/adminkernel into a temporary directory.
 func buildKernel(t *testing.T) string {
@@ -94,7 +76,7 @@ func TestServeSurvivesDescriptorExhaustion(t *testing.T) {
 		"Service__Seed__AdminPassword=Flood-test-1",
 		"Service__Security__Password__Pbkdf2Iterations=100000",
 	}
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start adminkernel: %v", err)

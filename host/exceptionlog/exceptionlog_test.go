@@ -1,7 +1,6 @@
 package exceptionlog_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,10 +8,11 @@ import (
 	"io"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
 
 	"github.com/gofiber/fiber/v3"
 	"github.com/gofiber/fiber/v3/middleware/requestid"
@@ -27,28 +27,10 @@ import (
 	"github.com/adminkernel/kernel/host/exceptionlog"
 )
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type harness struct {
 	db  *database.DB
 	app *fiber.App
-	log *syncBuffer
+	log *syncbuf.Buffer
 	rec *exceptionlog.Recorder
 }
 
@@ -69,7 +51,7 @@ func deep(n int, msg string) {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	db := dbtest.OpenMigrated(t, config.DBSqlite)
-	buf := &syncBuffer{}
+	buf := &syncbuf.Buffer{}
 	log := hclog.New(&hclog.LoggerOptions{Output: buf, Level: hclog.Debug})
 	catalog, err := errcode.NewCatalog()
 	if err != nil {

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
+
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/config"
@@ -43,7 +45,7 @@ const AdminPassword = "Adm1n#Passw0rd"
 type Kernel struct {
 	*host.Kernel
 	T    testing.TB
-	logs *buffer
+	logs *syncbuf.Buffer
 
 	// Leaks is what the leak sweep looks for when the test ends
 	// (leakcheck.Sweep over the kernel's log, operation log and exception
@@ -66,22 +68,9 @@ func (k *Kernel) Close() error {
 	return k.Kernel.Close()
 }
 
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *buffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
 // Log returns everything the kernel logged so far.
 func (k *Kernel) Log() string {
-	k.logs.mu.Lock()
-	defer k.logs.mu.Unlock()
-	return k.logs.b.String()
+	return k.logs.String()
 }
 
 // Start starts a Development kernel with the super-admin password
@@ -108,10 +97,10 @@ func Start(t testing.TB, environ []string, modules ...host.Module) *Kernel {
 	if err != nil {
 		t.Fatalf("config.Load: %v", err)
 	}
-	logs := &buffer{}
+	logs := &syncbuf.Buffer{}
 	k, err := host.New(context.Background(), host.Options{Config: cfg, LogOutput: logs, Modules: modules})
 	if err != nil {
-		t.Fatalf("host.New: %v\n%s", err, logs.b.String())
+		t.Fatalf("host.New: %v\n%s", err, logs.String())
 	}
 	kk := &Kernel{Kernel: k, T: t, logs: logs, Leaks: leakcheck.Check{Secrets: []string{AdminPassword}}, sweep: &sync.Once{}}
 	t.Cleanup(func() { _ = kk.Close() })

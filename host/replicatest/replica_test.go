@@ -3,7 +3,6 @@
 package replicatest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/adminkernel/kernel/config"
@@ -30,31 +31,13 @@ import (
 	"github.com/adminkernel/kernel/host/snowflake"
 )
 
-// syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // replica is one running adminkernel process.
 type replica struct {
 	t      *testing.T
 	name   string
 	base   string
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *syncbuf.Buffer
 	exited chan struct{}
 	err    error // the exit status, once exited is closed
 }
@@ -88,7 +71,7 @@ func startReplica(t *testing.T, bin, name string, port int, settings []string) *
 	cmd := exec.Command(bin, "serve", "--environment", "Development", "--content-root", dir)
 	cmd.Dir = dir
 	cmd.Env = processEnv(append(settings, "Service__Http__ListenAddress="+base))
-	r := &replica{t: t, name: name, base: base, cmd: cmd, log: &syncBuffer{}, exited: make(chan struct{})}
+	r := &replica{t: t, name: name, base: base, cmd: cmd, log: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = r.log, r.log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start replica %s: %v", name, err)

@@ -2,40 +2,19 @@ package sqllog_test
 
 import (
 	"bufio"
-	"bytes"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/host/database/sqllog"
 )
 
-// syncBuffer is a bytes.Buffer safe for the logger's writes and the test's
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
-}
+// syncBuffer collects the logger's writes while the test reads them.
+type syncBuffer struct{ syncbuf.Buffer }
 
 // Lines returns the logged lines containing every one of subs.
 func (s *syncBuffer) Lines(subs ...string) []string {
