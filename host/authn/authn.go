@@ -11,7 +11,7 @@
 // session whose user must change the password (session.PasswordChange,
 // carried in the cached session mark) gives HTTP 403 with
 // errcode.PasswordChangeRequired (40028) on every Session and Permission
-// route except PasswordChangeRoutes; Token routes (logout) are not affected.
+// route except passwordChangeRoutes; Token routes (logout) are not affected.
 // A failure to read the session or the permissions is returned as is (HTTP
 // 500): the guard fails closed and never lets a request through unchecked.
 package authn
@@ -45,16 +45,16 @@ type Sessions interface {
 // SessionStates is implemented by a Sessions that knows which sessions may
 // only be used to change the password (*session.Service). With it, such a
 // session is refused with HTTP 403 / 40028 PasswordChangeRequired on every
-// Session and Permission route except PasswordChangeRoutes.
+// Session and Permission route except passwordChangeRoutes.
 type SessionStates interface {
 	State(ctx context.Context, sid string) (session.State, error)
 }
 
-// PasswordChangeRoutes are the routes (method and template) a session that
+// passwordChangeRoutes are the routes (method and template) a session that
 // must change its password may still use besides the Token routes (logout):
 // the change itself, the profile, and the password policy the change form
 // shows (it reveals nothing the 42019 answer would not).
-var PasswordChangeRoutes = map[string]bool{
+var passwordChangeRoutes = map[string]bool{
 	"PUT /api/v1/personal/password":          true,
 	"GET /api/v1/personal/profile":           true,
 	"GET /api/v1/sys/config/password-policy": true,
@@ -201,7 +201,7 @@ func (a *Authenticator) permission(code string, passwordChange bool) fiber.Handl
 // passwordChangeAllowed reports whether a session that must change its
 // password may use r.
 func passwordChangeAllowed(r route.Route) bool {
-	return PasswordChangeRoutes[r.Method+" "+r.Path]
+	return passwordChangeRoutes[r.Method+" "+r.Path]
 }
 
 // authenticate verifies the request's token (and session) and stores the

@@ -12,7 +12,7 @@ import (
 )
 
 // TestPasswordChangeSession: a session that must change its password passes
-// the Token guard (logout), the Session guard of PasswordChangeRoutes
+// the Token guard (logout), the Session guard of passwordChangeRoutes
 // (profile) and anonymous routes; every other Session or Permission route
 // answers 403 / 40028, the super-admin's included. A normal session of the
 // same user is not affected.
