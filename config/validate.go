@@ -44,6 +44,14 @@ func (p *problems) add(format string, args ...any) {
 	*p = append(*p, fmt.Sprintf(format, args...))
 }
 
+// err is the problems as a *ValidationError, or nil when there are none.
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: p}
+}
+
 // Validate checks the whole tree and returns every problem at once as a
 // *ValidationError, or nil. It also normalises what it accepts: canonical
 // spelling of DbType, Cache:Provider, Sms:Sender and log levels, no
@@ -58,16 +66,8 @@ func (c *Config) Validate() error {
 	}
 	atLeast(&p, "Service:Http:MaxConnections", s.HTTP.MaxConnections, 0)
 	atLeast(&p, "Service:Http:MaxConnectionsPerIp", s.HTTP.MaxConnectionsPerIP, 0)
-	if v, ok := canonical(s.Database.DbType, DBTypes); ok {
-		s.Database.DbType = v
-	} else {
-		p.add("Service:Database:DbType %q is not supported; valid values: %s", s.Database.DbType, strings.Join(DBTypes, ", "))
-	}
-	if v, ok := canonical(s.Cache.Provider, []string{CacheMemory, CacheRedis}); ok {
-		s.Cache.Provider = v
-	} else {
-		p.add("Service:Cache:Provider %q is not supported; valid values: Redis, or empty for the in-process cache", s.Cache.Provider)
-	}
+	c.validateDatabase(&p)
+	c.validateCache(&p)
 	atLeast(&p, "Service:Cache:PermissionMinutes", s.Cache.PermissionMinutes, 1)
 	atLeast(&p, "Service:Cache:MemoryEntryLimit", s.Cache.MemoryEntryLimit, 0)
 	atLeast(&p, "Service:Cache:MaxEntryMinutes", s.Cache.MaxEntryMinutes, 0)
@@ -101,28 +101,8 @@ func (c *Config) Validate() error {
 	c.validateOIDC(&p)
 	c.validatePlugins(&p)
 
-	categories := make([]string, 0, len(c.Logging.LogLevel))
-	for k := range c.Logging.LogLevel {
-		categories = append(categories, k)
-	}
-	sort.Strings(categories)
-	for _, k := range categories {
-		if v, ok := canonical(c.Logging.LogLevel[k], LogLevels); ok {
-			c.Logging.LogLevel[k] = v
-		} else {
-			p.add("Logging:LogLevel:%s %q is not a level; valid values: %s", k, c.Logging.LogLevel[k], strings.Join(LogLevels, ", "))
-		}
-	}
-	if v, ok := canonical(c.Logging.Format, []string{"", "text", "json"}); ok {
-		c.Logging.Format = v
-	} else {
-		p.add("Logging:Format %q is not supported; valid values: text, json", c.Logging.Format)
-	}
-
-	if len(p) > 0 {
-		return &ValidationError{Problems: p}
-	}
-	return nil
+	c.validateLogging(&p)
+	return p.err()
 }
 
 // ExternalProvidersConfigured reports whether any external login provider
@@ -337,4 +317,64 @@ func atLeast(p *problems, key string, v, lowest int) {
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func (c *Config) validateDatabase(p *problems) {
+	s := &c.Service
+	if v, ok := canonical(s.Database.DbType, DBTypes); ok {
+		s.Database.DbType = v
+	} else {
+		p.add("Service:Database:DbType %q is not supported; valid values: %s", s.Database.DbType, strings.Join(DBTypes, ", "))
+	}
+}
+
+func (c *Config) validateCache(p *problems) {
+	s := &c.Service
+	if v, ok := canonical(s.Cache.Provider, []string{CacheMemory, CacheRedis}); ok {
+		s.Cache.Provider = v
+	} else {
+		p.add("Service:Cache:Provider %q is not supported; valid values: Redis, or empty for the in-process cache", s.Cache.Provider)
+	}
+}
+
+func (c *Config) validateLogging(p *problems) {
+	categories := make([]string, 0, len(c.Logging.LogLevel))
+	for k := range c.Logging.LogLevel {
+		categories = append(categories, k)
+	}
+	sort.Strings(categories)
+	for _, k := range categories {
+		if v, ok := canonical(c.Logging.LogLevel[k], LogLevels); ok {
+			c.Logging.LogLevel[k] = v
+		} else {
+			p.add("Logging:LogLevel:%s %q is not a level; valid values: %s", k, c.Logging.LogLevel[k], strings.Join(LogLevels, ", "))
+		}
+	}
+	if v, ok := canonical(c.Logging.Format, []string{"", "text", "json"}); ok {
+		c.Logging.Format = v
+	} else {
+		p.add("Logging:Format %q is not supported; valid values: text, json", c.Logging.Format)
+	}
+}
+
+// ValidateDatabase checks and normalises only what a command that opens the
+// database needs (Service:Database, Logging): `migrate` and the other
+// maintenance commands run without the signing key and the rest of the
+// service's settings.
+func (c *Config) ValidateDatabase() error {
+	var p problems
+	c.validateDatabase(&p)
+	c.validateLogging(&p)
+	return p.err()
+}
+
+// ValidateStores is ValidateDatabase plus Service:Cache: what the
+// maintenance commands that act on the database and the shared cache need
+// (user unlock, config set, session revoke).
+func (c *Config) ValidateStores() error {
+	var p problems
+	c.validateDatabase(&p)
+	c.validateCache(&p)
+	c.validateLogging(&p)
+	return p.err()
 }

@@ -1,15 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host/auth"
-	"github.com/adminkernel/kernel/host/cache/rediscache"
-	"github.com/adminkernel/kernel/host/database"
-	"github.com/adminkernel/kernel/host/logging"
 )
 
 // userCmd is the operator's user maintenance: for now only unlock, the
@@ -28,33 +25,16 @@ func userCmd(load loader) *cobra.Command {
 			"running service: restarting it clears them, and this command says so.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := load()
-			if err != nil {
-				return err
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			if cfg.Service.Cache.Provider != config.CacheRedis {
+			st, err := openStores(cmd, load, true)
+			if errors.Is(err, errNoSharedCache) {
 				return fmt.Errorf("the lockout counters live in the in-process cache of the running service " +
 					"(Service:Cache:Provider is not Redis): restart the service to clear them")
 			}
-			logs, err := logging.New(cfg.Logging, cfg.ContentRoot, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			defer func() { _ = logs.Close() }()
-			db, err := database.Open(cmd.Context(), cfg, logs.For("AdminKernel.Database"))
-			if err != nil {
-				return err
-			}
-			defer func() { _ = db.Close() }()
-			store, err := rediscache.New(cmd.Context(), cfg.Service.Cache.Redis)
-			if err != nil {
-				return fmt.Errorf("cache: %w", err)
-			}
-			defer func() { _ = store.Close() }()
-			found, err := auth.ClearLockout(cmd.Context(), db.Client, store, args[0])
+			defer st.close()
+			found, err := auth.ClearLockout(cmd.Context(), st.db.Client, st.shared, args[0])
 			if err != nil {
 				return err
 			}
