@@ -21,11 +21,12 @@ import (
 // collation does not).
 //
 // account_norm is filled on create by a client hook (InstallHooks, run by
-// Open on every client it builds) and back-filled by Migrate for rows
-// written before the column existed. Migrate refuses to run while live users
-// differ only in the case of their accounts: it never renames anyone.
+// Open on every client it builds) and back-filled by the data step of
+// migration 0002 (dataSteps) for rows written before the column existed.
+// That migration refuses to run while live users differ only in the case of
+// their accounts: it never renames anyone.
 
-// ErrAccountCaseDuplicates is returned (wrapped) by Migrate when live users
+// ErrAccountCaseDuplicates is returned (wrapped) by Migrate (migration 0002) when live users
 // have accounts that differ only in case.
 var ErrAccountCaseDuplicates = errors.New("live users have accounts that differ only in letter case")
 
@@ -52,16 +53,16 @@ type userRow struct {
 
 // liveUsers reads the id and account of every live user (nil when the
 // table does not exist yet).
-func (d *DB) liveUsers(ctx context.Context, onlyUnnormalised bool) ([]userRow, error) {
-	has, err := d.HasTables(ctx)
+func (d *DB) liveUsers(ctx context.Context, q querier, onlyUnnormalised bool) ([]userRow, error) {
+	has, err := hasTable(ctx, q, d.Dialect, MarkerTable)
 	if err != nil || !has {
 		return nil, err
 	}
-	q := "SELECT id, account FROM sys_user WHERE delete_key = 0"
+	query := "SELECT id, account FROM sys_user WHERE delete_key = 0"
 	if onlyUnnormalised {
-		q = "SELECT id, account FROM sys_user WHERE account_norm IS NULL"
+		query = "SELECT id, account FROM sys_user WHERE account_norm IS NULL"
 	}
-	rows, err := d.SQL.QueryContext(ctx, q)
+	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("read the accounts: %w", err)
 	}
@@ -79,8 +80,8 @@ func (d *DB) liveUsers(ctx context.Context, onlyUnnormalised bool) ([]userRow, e
 
 // checkAccountCase fails with ErrAccountCaseDuplicates, naming every group
 // of live accounts that differ only in case, and what to do about them.
-func (d *DB) checkAccountCase(ctx context.Context) error {
-	users, err := d.liveUsers(ctx, false)
+func (d *DB) checkAccountCase(ctx context.Context, q querier) error {
+	users, err := d.liveUsers(ctx, q, false)
 	if err != nil {
 		return err
 	}
@@ -113,17 +114,17 @@ func (d *DB) checkAccountCase(ctx context.Context) error {
 
 // backfillAccountNorm fills account_norm of the rows written before the
 // column existed.
-func (d *DB) backfillAccountNorm(ctx context.Context) error {
-	users, err := d.liveUsers(ctx, true)
+func (d *DB) backfillAccountNorm(ctx context.Context, q querier) error {
+	users, err := d.liveUsers(ctx, q, true)
 	if err != nil {
 		return err
 	}
-	q := "UPDATE sys_user SET account_norm = ? WHERE id = ?"
+	update := "UPDATE sys_user SET account_norm = ? WHERE id = ?"
 	if d.Dialect == dialect.Postgres {
-		q = "UPDATE sys_user SET account_norm = $1 WHERE id = $2"
+		update = "UPDATE sys_user SET account_norm = $1 WHERE id = $2"
 	}
 	for _, u := range users {
-		if _, err := d.SQL.ExecContext(ctx, q, schema.NormalizeAccount(u.account), u.id); err != nil {
+		if _, err := q.ExecContext(ctx, update, schema.NormalizeAccount(u.account), u.id); err != nil {
 			return fmt.Errorf("fill sys_user.account_norm of user %d: %w", u.id, err)
 		}
 	}
@@ -131,4 +132,30 @@ func (d *DB) backfillAccountNorm(ctx context.Context) error {
 		d.log.Info("filled the normalised account of existing users", "users", len(users))
 	}
 	return nil
+}
+
+// dataStep is Go code a migration runs before or after its statements, on
+// the migration's transaction (or connection on MySQL).
+type dataStep func(ctx context.Context, d *DB, q querier) error
+
+// dataSteps returns the Go steps of a migration version: 0002 refuses
+// accounts that differ only in case before adding account_norm and its
+// unique index, and fills account_norm afterwards (with
+// schema.NormalizeAccount, which SQL's LOWER does not match beyond ASCII on
+// every dialect).
+func dataSteps(version int) (before, after dataStep) {
+	switch version {
+	case 2:
+		return func(ctx context.Context, d *DB, q querier) error { return d.checkAccountCase(ctx, q) },
+			func(ctx context.Context, d *DB, q querier) error { return d.backfillAccountNorm(ctx, q) }
+	}
+	return nil, nil
+}
+
+// dataStepNote describes the Go steps of a version for printed SQL.
+func dataStepNote(version int) string {
+	if version == 2 {
+		return "plus Go data steps: before, refuse live accounts that differ only in case; after, fill sys_user.account_norm of existing rows"
+	}
+	return ""
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql/schema"
 
 	"github.com/adminkernel/kernel/config"
@@ -33,49 +32,27 @@ var migrateOptions = []schema.MigrateOption{
 // HasTables reports whether the kernel's tables exist (checks sys_user in the
 // connection's current database / schema).
 func (d *DB) HasTables(ctx context.Context) (bool, error) {
-	var query string
-	switch d.Dialect {
-	case dialect.SQLite:
-		query = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-	case dialect.MySQL:
-		query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
-	case dialect.Postgres:
-		query = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1"
-	default:
-		return false, fmt.Errorf("HasTables: unsupported dialect %q", d.Dialect)
-	}
-	var n int
-	if err := d.SQL.QueryRowContext(ctx, query, MarkerTable).Scan(&n); err != nil {
-		return false, fmt.Errorf("check for table %s: %w", MarkerTable, err)
-	}
-	return n > 0, nil
+	return hasTable(ctx, d.SQL, d.Dialect, MarkerTable)
 }
 
-// Migrate creates missing tables, columns and indexes and alters changed
-// columns (ent auto-migration). It never drops columns, indexes or tables.
-//
-// Before changing anything it checks that no two live users have accounts
-// that differ only in case (ErrAccountCaseDuplicates names them); after the
-// change it fills sys_user.account_norm of older rows.
+// Migrate applies the pending migration files (ApplyMigrations) and logs
+// what it did. It never drops columns, indexes or tables.
 func (d *DB) Migrate(ctx context.Context) error {
-	if err := d.checkAccountCase(ctx); err != nil {
+	res, err := d.ApplyMigrations(ctx)
+	if err != nil {
 		return fmt.Errorf("migrate the %s schema: %w", d.DbType, err)
 	}
-	if err := d.Client.Schema.Create(ctx, migrateOptions...); err != nil {
-		return fmt.Errorf("migrate the %s schema: %w", d.DbType, err)
-	}
-	if err := d.backfillAccountNorm(ctx); err != nil {
-		return fmt.Errorf("migrate the %s schema: %w", d.DbType, err)
-	}
+	d.log.Info(res.String(), "dbType", d.DbType, "revision", res.To)
 	return nil
 }
 
-// WriteDDL writes to w the statements Migrate would run on this database,
-// without running them: against an empty database, every CREATE TABLE and
-// CREATE INDEX of the kernel's schema in the configured dialect; against an
-// up-to-date database, nothing. The database is only read (catalog
-// inspection through ent's schema.WriteDriver, whose Exec goes to w); it is
-// never written. Each statement ends with ";" and a newline.
+// WriteDDL writes to w the statements ent's auto-migration would still run
+// to bring this database to the ent schema, without running them: nothing
+// when the schema is up to date. The migration files are generated from
+// exactly this difference (migrations/gen), and the drift check (make
+// verify) asks it of a database with every file applied. The database is
+// only read (catalog inspection through ent's schema.WriteDriver). Each
+// statement ends with ";" and a newline.
 func (d *DB) WriteDDL(ctx context.Context, w io.Writer) error {
 	if err := d.Client.Schema.WriteTo(ctx, w, migrateOptions...); err != nil {
 		return fmt.Errorf("plan the %s schema: %w", d.DbType, err)
@@ -85,72 +62,84 @@ func (d *DB) WriteDDL(ctx context.Context, w io.Writer) error {
 
 // EnsureSchema applies the schema policy at startup:
 //
-//   - outside Production (Development, Staging): Migrate;
-//   - Production with the tables present: Migrate only when
-//     Service:Database:EnableCodeFirstInProduction is true, otherwise leave
-//     the schema alone;
-//   - Production without the tables: Migrate when EnableCodeFirstInProduction
-//     is true, otherwise fail with ErrSchemaMissing naming both ways out.
+//   - any environment: refuse a database whose revisions this binary does
+//     not know (ErrSchemaAhead) or whose applied files changed
+//     (ErrChecksumMismatch);
+//   - outside Production (Development, Staging), and in Production with
+//     Service:Database:EnableCodeFirstInProduction: apply the pending
+//     migration files (the path of `adminkernel migrate`);
+//   - Production otherwise: start when nothing is pending; refuse with
+//     ErrSchemaMissing (no tables) or ErrSchemaBehind (pending files, listed)
+//     naming `adminkernel migrate`.
 func EnsureSchema(ctx context.Context, cfg *config.Config, db *DB) error {
 	codeFirst := cfg.Service.Database.EnableCodeFirstInProduction
-	if !cfg.IsProduction() {
-		db.log.Debug("migrating the schema", "environment", cfg.Environment)
-		return db.Migrate(ctx)
+	if !cfg.IsProduction() || codeFirst {
+		res, err := db.ApplyMigrations(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate the %s schema: %w", db.DbType, err)
+		}
+		if res.Applied > 0 || res.Adopted > 0 {
+			db.log.Info(res.String(), "environment", cfg.Environment, "codeFirstInProduction", codeFirst)
+		} else {
+			db.log.Debug(res.String(), "environment", cfg.Environment)
+		}
+		return nil
 	}
-	has, err := db.HasTables(ctx)
+	st, err := db.MigrationStatus(ctx)
 	if err != nil {
 		return err
 	}
 	switch {
-	case codeFirst:
-		db.log.Info("migrating the schema (EnableCodeFirstInProduction)", "tablesExisted", has)
-		return db.Migrate(ctx)
-	case has:
-		db.log.Debug("schema present; automatic migration is off in Production")
-		// Tables created or updated by hand (`adminkernel migrate --print`)
-		// lack the data step of Migrate: fill sys_user.account_norm here.
-		if err := db.backfillAccountNorm(ctx); err != nil {
-			db.log.Warn("could not fill sys_user.account_norm; run `adminkernel migrate`", "error", err)
+	case len(st.Pending) == 0:
+		if st.Legacy {
+			db.log.Warn("the tables match the newest migration but no revision is recorded; `adminkernel migrate` records it",
+				"revision", st.Adopt)
 		}
 		return nil
-	default:
+	case !st.Legacy && len(st.Applied) == 0:
 		return fmt.Errorf("%w (%s, %s) and tables are not created automatically in the %s environment: "+
 			"either set Service:Database:EnableCodeFirstInProduction=true (environment variable "+
 			"Service__Database__EnableCodeFirstInProduction=true) to let the service create them, "+
 			"or create them by hand: `adminkernel migrate --print` prints the DDL to run, "+
 			"`adminkernel migrate` applies it",
 			ErrSchemaMissing, db.DbType, db.Target, cfg.Environment)
+	default:
+		names := make([]string, len(st.Pending))
+		for i, f := range st.Pending {
+			names[i] = fmt.Sprintf("%04d_%s", f.Version, f.Name)
+		}
+		return fmt.Errorf("%w (%s, %s): the database is at revision %d and %d migration%s pending (%s); "+
+			"migrations are not applied automatically in the %s environment: run `adminkernel migrate` "+
+			"(`adminkernel migrate --print` prints the SQL first), or set Service:Database:EnableCodeFirstInProduction=true",
+			ErrSchemaBehind, db.DbType, db.Target, st.Current(), len(st.Pending), map[bool]string{true: " is", false: "s are"}[len(st.Pending) == 1],
+			strings.Join(names, ", "), cfg.Environment)
 	}
 }
 
-// PrintDDL writes the DDL that `adminkernel migrate` would run on the
-// configured database, without changing that database (`adminkernel migrate
-// --print`). For a server database it connects and inspects the catalog
-// read-only (see WriteDDL): an empty database gets the full CREATE script.
-// For SQLite, an existing file is inspected the same way; when the file does
-// not exist yet, the script is planned against an empty in-memory database so
-// that no file or directory is created.
+// PrintDDL writes the SQL that `adminkernel migrate` would run on the
+// configured database (`adminkernel migrate --print`): the pending migration
+// files, read from sys_schema_revision; nothing is written to the database.
+// For SQLite, when the file does not exist yet, every file is printed and
+// no file or directory is created.
 func PrintDDL(ctx context.Context, cfg *config.Config, w io.Writer) error {
-	target := cfg
-	if dbType, err := canonicalDbType(cfg.Service.Database.DbType); err != nil {
+	dbType, err := canonicalDbType(cfg.Service.Database.DbType)
+	if err != nil {
 		return err
-	} else if dbType == config.DBSqlite {
+	}
+	if dbType == config.DBSqlite {
 		exists, err := sqliteFileExists(cfg)
 		if err != nil {
 			return err
 		}
 		if !exists {
-			c := *cfg
-			c.Service.Database.DbType = config.DBSqlite
-			c.Service.Database.ConnectionString = "Data Source=" + memoryPath
-			target = &c
+			return WriteAllMigrations(dbType, w)
 		}
 	}
-	db, err := Open(ctx, target, nil)
+	db, err := Open(ctx, cfg, nil)
 	if err != nil {
 		return err
 	}
-	err = db.WriteDDL(ctx, w)
+	err = db.WritePending(ctx, w)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
