@@ -65,11 +65,13 @@ vet: ## run go vet on every package (and on the -tags unit build of the tests)
 	$(GO) vet ./...
 	$(GO) vet -tags unit ./...
 
-verify: proto generate ## regenerate ent and the protocol code (protoc), tidy modules; fail on drift, gofmt or vet findings
+verify: proto generate ## regenerate ent and the protocol code (protoc), tidy modules; fail on drift, a schema change without migration file, gofmt or vet findings
 	$(GO) mod tidy
 	@if [ -n "$$(git status --porcelain -- ent pluginsdk/proto go.mod go.sum)" ]; then \
 		echo "generated code or go.mod/go.sum drifted from the committed state:"; \
 		git status --porcelain -- ent pluginsdk/proto go.mod go.sum; git --no-pager diff --stat -- ent pluginsdk/proto go.mod go.sum; exit 1; fi
+	@# every SQLite migration applied to an in-memory database leaves nothing for ent to change
+	$(UNIT_ENV) $(GO) test -count=1 -tags unit -run '^TestMigrationFilesMatchEntSchema$$' ./host/database/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(MAKE) --no-print-directory vet
 

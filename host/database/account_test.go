@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/database/dbtest"
 )
