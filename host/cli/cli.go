@@ -14,8 +14,6 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host"
-	"github.com/adminkernel/kernel/host/database"
-	"github.com/adminkernel/kernel/host/logging"
 )
 
 // New returns the root command. opts.Config is filled from the settings
@@ -86,47 +84,6 @@ func serveCmd(opts *host.Options, load loader) *cobra.Command {
 			return k.Serve(cmd.Context())
 		},
 	}
-}
-
-func migrateCmd(opts *host.Options, load loader) *cobra.Command {
-	var print bool
-	cmd := &cobra.Command{
-		Use:   "migrate",
-		Short: "Create or update the kernel's tables (--print writes the DDL instead)",
-		Long: "migrate creates the kernel's tables in the configured database, in any environment.\n" +
-			"With --print it writes the DDL for the configured dialect to standard output without\n" +
-			"changing the database, for operators who create tables by hand in Production.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := load()
-			if err != nil {
-				return err
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			logs, err := logging.New(cfg.Logging, cfg.ContentRoot, firstWriter(opts.LogOutput, cmd.ErrOrStderr()))
-			if err != nil {
-				return err
-			}
-			defer func() { _ = logs.Close() }()
-			if print {
-				return database.PrintDDL(cmd.Context(), cfg, cmd.OutOrStdout())
-			}
-			db, err := database.Open(cmd.Context(), cfg, logs.For("AdminKernel.Database"))
-			if err != nil {
-				return err
-			}
-			defer func() { _ = db.Close() }()
-			if err := db.Migrate(cmd.Context()); err != nil {
-				return err
-			}
-			logs.Root().Info("tables are up to date", "db_type", cfg.Service.Database.DbType)
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&print, "print", false, "write the DDL to standard output instead of applying it")
-	return cmd
 }
 
 func errorsCmd(opts *host.Options) *cobra.Command {

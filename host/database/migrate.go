@@ -59,8 +59,10 @@ type MigrationStatus struct {
 	Pending []migrations.File
 	// Legacy: kernel tables exist but no revision is recorded.
 	Legacy bool
-	// Adopt is the revision a legacy database matches (0 otherwise).
-	Adopt int
+	// Adopt is the revision a legacy database matches (0 otherwise), and
+	// Adoptable the files 1..Adopt whose changes its tables already have.
+	Adopt     int
+	Adoptable []migrations.File
 }
 
 // Current is the newest applied (or adoptable) revision, 0 for none.
@@ -299,7 +301,7 @@ func (d *DB) status(ctx context.Context, q querier, files []migrations.File, tab
 				return nil, err
 			}
 			st.Legacy, st.Adopt = true, adopt
-			st.Pending = files[adopt:]
+			st.Adoptable, st.Pending = files[:adopt], files[adopt:]
 			return st, nil
 		}
 		st.Pending = files

@@ -13,6 +13,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent/migrate"
+	"github.com/adminkernel/kernel/host/database/migrations"
 )
 
 // MarkerTable is the table whose presence means "the kernel's schema exists".
@@ -144,6 +145,39 @@ func PrintDDL(ctx context.Context, cfg *config.Config, w io.Writer) error {
 		err = cerr
 	}
 	return err
+}
+
+// ReadMigrationStatus reports where the configured database stands against
+// the migration files (`adminkernel migrate status`) without writing to it.
+// A SQLite file that does not exist yet is not created: every file is
+// pending.
+func ReadMigrationStatus(ctx context.Context, cfg *config.Config) (*MigrationStatus, error) {
+	dbType, err := canonicalDbType(cfg.Service.Database.DbType)
+	if err != nil {
+		return nil, err
+	}
+	if dbType == config.DBSqlite {
+		exists, err := sqliteFileExists(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if !exists {
+			files, err := migrations.For(entDialectOf(dbType))
+			if err != nil {
+				return nil, err
+			}
+			return &MigrationStatus{Pending: files}, nil
+		}
+	}
+	db, err := Open(ctx, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	st, err := db.MigrationStatus(ctx)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return st, err
 }
 
 // sqliteFileExists reports whether the configured SQLite file exists.

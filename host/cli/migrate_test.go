@@ -1,0 +1,129 @@
+package cli_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host"
+	"github.com/adminkernel/kernel/host/database"
+)
+
+// noSecrets clears the signing key and points the settings at Production:
+// the migrate commands must not need any secret.
+func noSecrets(t *testing.T) {
+	t.Helper()
+	t.Setenv("Service__Security__Jwt__SigningKey", "")
+	t.Setenv("ADMINKERNEL_ENVIRONMENT", "Production")
+}
+
+// TestMigratePrintOfflineNeedsNothing: `migrate --print --offline` in
+// Production, without a signing key and with a PostgreSQL server nobody
+// listens on, prints the full PostgreSQL DDL and succeeds.
+func TestMigratePrintOfflineNeedsNothing(t *testing.T) {
+	noSecrets(t)
+	t.Setenv("Service__Database__DbType", "PostgreSQL")
+	t.Setenv("Service__Database__ConnectionString", "Host=127.0.0.1;Port=1;Database=nowhere;Username=u;Password=not-needed")
+	dir := t.TempDir()
+	out, _, err := run(t, context.Background(), host.Options{}, "migrate", "--print", "--offline", "--content-root", dir)
+	if err != nil {
+		t.Fatalf("migrate --print --offline: %v", err)
+	}
+	for _, want := range []string{`CREATE TABLE "sys_user"`, `CREATE TABLE "sys_session"`, "-- migration 0001_initial", "-- migration 0002_", `ADD COLUMN "account_norm"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%.600s", want, out)
+		}
+	}
+	if strings.Contains(out, "`sys_user`") {
+		t.Error("PostgreSQL DDL printed with MySQL/SQLite quoting")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("--offline wrote into the content root: %v", entries)
+	}
+
+	// The same settings without --offline do try the server, and say so.
+	if _, _, err := run(t, context.Background(), host.Options{}, "migrate", "--print", "--content-root", dir); err == nil ||
+		!strings.Contains(err.Error(), "127.0.0.1") {
+		t.Fatalf("migrate --print against a closed port: %v, want a connection error naming it", err)
+	}
+	if _, _, err := run(t, context.Background(), host.Options{}, "migrate", "--offline", "--content-root", dir); err == nil ||
+		!strings.Contains(err.Error(), "--print") {
+		t.Fatalf("--offline alone: %v, want an error naming --print", err)
+	}
+}
+
+// TestMigrateStatusPrintApply walks a SQLite database of the previous
+// release through status, --print and migrate in Production without a
+// signing key.
+func TestMigrateStatusPrintApply(t *testing.T) {
+	noSecrets(t)
+	dir := t.TempDir()
+	ctx := context.Background()
+	dbFile := filepath.Join(dir, "data", "adminkernel.db")
+
+	// No database yet: everything pending, and the file is not created.
+	out, _, err := run(t, ctx, host.Options{}, "migrate", "status", "--content-root", dir)
+	if err != nil {
+		t.Fatalf("migrate status: %v", err)
+	}
+	if !strings.Contains(out, "schema at revision 0 of 2; 2 pending") || !regexp.MustCompile(`0001\s+initial\s+pending`).MatchString(out) {
+		t.Fatalf("status of a missing database:\n%s", out)
+	}
+	if _, err := os.Stat(dbFile); !os.IsNotExist(err) {
+		t.Fatalf("status created the database file (stat: %v)", err)
+	}
+
+	// The previous release's schema: revision 1.
+	cfg := config.Defaults()
+	cfg.ContentRoot = dir
+	db, err := database.Open(ctx, &cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ApplyMigrationsTo(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	out, _, err = run(t, ctx, host.Options{}, "migrate", "status", "--content-root", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := regexp.MustCompile(`0001\s+initial\s+applied\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+\d+`)
+	if !strings.Contains(out, "schema at revision 1 of 2; 1 pending") || !applied.MatchString(out) ||
+		!regexp.MustCompile(`0002\s+account_norm_session_must_change_password\s+pending`).MatchString(out) {
+		t.Fatalf("status at revision 1:\n%s", out)
+	}
+
+	out, _, err = run(t, ctx, host.Options{}, "migrate", "--print", "--content-root", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "-- migration 0002_") || !strings.Contains(out, "account_norm") || strings.Contains(out, "CREATE TABLE `sys_config`") {
+		t.Fatalf("--print at revision 1 should print 0002 only:\n%s", out)
+	}
+
+	out, _, err = run(t, ctx, host.Options{}, "migrate", "--content-root", dir)
+	if err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	if strings.TrimSpace(out) != "applied 1 migration (from rev 1 to 2)" {
+		t.Fatalf("migrate printed %q", out)
+	}
+	out, _, err = run(t, ctx, host.Options{}, "migrate", "--content-root", dir)
+	if err != nil || strings.TrimSpace(out) != "schema is at revision 2; nothing to apply" {
+		t.Fatalf("second migrate printed %q, %v", out, err)
+	}
+	out, _, err = run(t, ctx, host.Options{}, "migrate", "status", "--content-root", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "schema at revision 2 of 2; 0 pending") || strings.Contains(out, "pending\t") ||
+		!regexp.MustCompile(`0002\s+account_norm_session_must_change_password\s+applied`).MatchString(out) {
+		t.Fatalf("status after migrate:\n%s", out)
+	}
+}
