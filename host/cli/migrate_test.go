@@ -87,7 +87,9 @@ func TestMigrateStatusPrintApply(t *testing.T) {
 	if _, err := db.ApplyMigrationsTo(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	out, _, err = run(t, ctx, host.Options{}, "migrate", "status", "--content-root", dir)
 	if err != nil {

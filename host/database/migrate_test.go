@@ -160,7 +160,7 @@ func revisions(t *testing.T, db *database.DB) []int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []int
 	for rows.Next() {
 		var v int
