@@ -149,6 +149,11 @@ func TestMigratePrintAppliedByHand(t *testing.T) {
 		t.Fatalf("applying the printed DDL: %v", err)
 	}
 	db.Close()
+	// The script records its revisions: the database is up to date.
+	status, _, err := run(t, context.Background(), host.Options{}, "migrate", "status", "--content-root", dir)
+	if err != nil || !strings.Contains(status, "; 0 pending") {
+		t.Fatalf("migrate status after the hand-applied script = %q, %v", status, err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -155,7 +155,8 @@ func dataSteps(version int) (before, after dataStep) {
 // dataStepNote describes the Go steps of a version for printed SQL.
 func dataStepNote(version int) string {
 	if version == 2 {
-		return "plus Go data steps: before, refuse live accounts that differ only in case; after, fill sys_user.account_norm of existing rows"
+		return "plus Go data steps (run by `adminkernel migrate`, not by this script): before, refuse live accounts that differ only in case; " +
+			"after, fill sys_user.account_norm of existing rows (also done at every Production start)"
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -170,7 +171,14 @@ func (d *DB) ApplyMigrationsTo(ctx context.Context, target int) (MigrationResult
 		return res, err
 	}
 	if st.Legacy {
-		for _, f := range files[:st.Adopt] {
+		for _, f := range st.Adoptable {
+			// The tables have the file's changes; its data step may not
+			// have run (tables made by hand): after-steps are idempotent.
+			if _, after := dataSteps(f.Version); after != nil {
+				if err := after(ctx, d, q); err != nil {
+					return res, fmt.Errorf("migrate: adopt %04d_%s: %w", f.Version, f.Name, err)
+				}
+			}
 			if err := d.record(ctx, q, f, 0); err != nil {
 				return res, err
 			}
@@ -216,21 +224,30 @@ func (d *DB) MigrationStatus(ctx context.Context) (*MigrationStatus, error) {
 	return d.status(ctx, conn, files, false)
 }
 
-// WritePending writes the SQL of the pending files to w, each preceded by a
-// comment naming it (`adminkernel migrate --print`). A legacy database is
-// reported as the revision it would be adopted at. Nothing is written to
-// the database.
-func (d *DB) WritePending(ctx context.Context, w interface{ Write([]byte) (int, error) }) error {
+// WritePending writes to w the SQL `adminkernel migrate` would run
+// (`adminkernel migrate --print`): the revision table when it is missing,
+// then each pending file preceded by a comment naming it and followed by the
+// INSERT that records it, so a script applied by hand leaves the database
+// at the same recorded revision as the command. A legacy database gets the
+// INSERTs of the revisions it would be adopted at. Nothing is written to the
+// database. Go data steps (dataSteps) are named in a comment; the one of
+// 0002 (filling sys_user.account_norm) also runs at every Production start.
+func (d *DB) WritePending(ctx context.Context, w io.Writer) error {
 	st, err := d.MigrationStatus(ctx)
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
-	if st.Legacy {
-		fmt.Fprintf(&b, "-- the existing tables match revision %d: `adminkernel migrate` records revisions 1-%d in %s without running them\n", st.Adopt, st.Adopt, RevisionTable)
-	}
-	if len(st.Pending) == 0 {
+	if len(st.Pending) == 0 && !st.Legacy {
 		fmt.Fprintf(&b, "-- schema is at revision %d; nothing to apply\n", st.Current())
+	} else {
+		fmt.Fprintf(&b, "%s;\n", revisionTableDDL(d.Dialect))
+	}
+	if st.Legacy {
+		fmt.Fprintf(&b, "-- the existing tables match revision %d: record revisions 1-%d without running them\n", st.Adopt, st.Adopt)
+		for _, f := range st.Adoptable {
+			fmt.Fprintf(&b, "%s;\n", recordSQL(f))
+		}
 	}
 	for _, f := range st.Pending {
 		writeFile(&b, f)
@@ -240,19 +257,21 @@ func (d *DB) WritePending(ctx context.Context, w interface{ Write([]byte) (int, 
 }
 
 // WriteAllMigrations writes every migration file of the DbType's dialect,
-// in order, without connecting anywhere (`adminkernel migrate --print
-// --offline`): the full DDL of an empty database. Data steps that run in Go
-// (see dataSteps) are named in a comment.
-func WriteAllMigrations(dbType string, w interface{ Write([]byte) (int, error) }) error {
+// in order, each followed by the INSERT that records it, after the revision
+// table's CREATE, without connecting anywhere (`adminkernel migrate --print
+// --offline`): the full DDL of an empty database.
+func WriteAllMigrations(dbType string, w io.Writer) error {
 	canonical, err := canonicalDbType(dbType)
 	if err != nil {
 		return err
 	}
-	files, err := migrations.For(entDialectOf(canonical))
+	entDialect := entDialectOf(canonical)
+	files, err := migrations.For(entDialect)
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
+	fmt.Fprintf(&b, "-- the kernel's schema for %s: every migration, each recorded in %s\n%s;\n", canonical, RevisionTable, revisionTableDDL(entDialect))
 	for _, f := range files {
 		writeFile(&b, f)
 	}
@@ -269,6 +288,14 @@ func writeFile(b *bytes.Buffer, f migrations.File) {
 	if len(f.SQL) > 0 && f.SQL[len(f.SQL)-1] != '\n' {
 		b.WriteByte('\n')
 	}
+	fmt.Fprintf(b, "%s;\n", recordSQL(f))
+}
+
+// recordSQL is the INSERT recording f, for printed scripts (names are
+// [a-z0-9_], checksums hex: nothing to escape).
+func recordSQL(f migrations.File) string {
+	return fmt.Sprintf("INSERT INTO %s (version, name, checksum, applied_at, execution_ms) VALUES (%d, '%s', '%s', CURRENT_TIMESTAMP, 0)",
+		RevisionTable, f.Version, f.Name, f.Checksum)
 }
 
 // status reads the recorded revisions and compares them with files. When

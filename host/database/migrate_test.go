@@ -542,3 +542,77 @@ func TestWriteAllMigrationsOffline(t *testing.T) {
 		t.Fatalf("unknown DbType: %v", err)
 	}
 }
+
+// applyScript runs a printed script statement by statement, as a DBA's
+// tool would.
+func applyScript(t *testing.T, db *database.DB, script string) {
+	t.Helper()
+	stmts, err := migrations.File{Path: "printed", SQL: []byte(script)}.Statements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stmts {
+		if _, err := db.SQL.ExecContext(context.Background(), s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// TestPrintedScriptsAppliedByHand: the scripts of `migrate --print` (pending
+// files of a database at revision 1) and `migrate --print --offline` (every
+// file, empty database), applied by hand, leave the database recorded at the
+// newest revision with nothing left for ent; a Production start then fills
+// account_norm of the old rows (the Go data step the script cannot run).
+func TestPrintedScriptsAppliedByHand(t *testing.T) {
+	for _, d := range dbtest.Dialects(t) {
+		t.Run(d, func(t *testing.T) {
+			t.Run("pending", func(t *testing.T) {
+				ctx := context.Background()
+				cfg := dbtest.Config(t, d)
+				db := dbtest.OpenConfig(t, cfg)
+				if _, err := db.ApplyMigrationsTo(ctx, 1); err != nil {
+					t.Fatal(err)
+				}
+				old := seedOldRelease(t, db, execer(t, db))
+				var script bytes.Buffer
+				if err := db.WritePending(ctx, &script); err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(script.String(), "-- migration 0001_") {
+					t.Fatalf("the script repeats an applied file:\n%s", script.String())
+				}
+				applyScript(t, db, script.String())
+				st, err := db.MigrationStatus(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Current() != newest(t, db) || len(st.Pending) != 0 {
+					t.Fatalf("after the script: revision %d, %d pending", st.Current(), len(st.Pending))
+				}
+				cfg.Environment = config.Production
+				if err := database.EnsureSchema(ctx, cfg, db); err != nil {
+					t.Fatal(err)
+				}
+				old.check(t, db)
+			})
+			t.Run("offline", func(t *testing.T) {
+				ctx := context.Background()
+				db := dbtest.Open(t, d)
+				var script bytes.Buffer
+				if err := database.WriteAllMigrations(db.DbType, &script); err != nil {
+					t.Fatal(err)
+				}
+				applyScript(t, db, script.String())
+				st, err := db.MigrationStatus(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Legacy || st.Current() != newest(t, db) || len(st.Pending) != 0 {
+					t.Fatalf("after the offline script: legacy %v, revision %d, %d pending", st.Legacy, st.Current(), len(st.Pending))
+				}
+				assertNoPendingDDL(t, db)
+				assertUserRoundTrip(t, db.Client)
+			})
+		})
+	}
+}

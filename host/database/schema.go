@@ -96,6 +96,12 @@ func EnsureSchema(ctx context.Context, cfg *config.Config, db *DB) error {
 			db.log.Warn("the tables match the newest migration but no revision is recorded; `adminkernel migrate` records it",
 				"revision", st.Adopt)
 		}
+		// A script from `adminkernel migrate --print` applied by hand lacks
+		// the Go data step of 0002: fill sys_user.account_norm here (it
+		// touches only rows where it is NULL).
+		if err := db.backfillAccountNorm(ctx, db.SQL); err != nil {
+			db.log.Warn("could not fill sys_user.account_norm; run `adminkernel migrate`", "error", err)
+		}
 		return nil
 	case !st.Legacy && len(st.Applied) == 0:
 		return fmt.Errorf("%w (%s, %s) and tables are not created automatically in the %s environment: "+
