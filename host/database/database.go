@@ -1,8 +1,10 @@
 // Package database opens the kernel's database (SQLite, MySQL/MariaDB or
 // PostgreSQL) from Service:Database, hands out the ent client, and owns the
-// schema policy: automatic migration outside Production, explicit opt-in or
-// hand-made tables in Production, and the DDL printer behind
-// `adminkernel migrate --print`.
+// schema: the versioned migration files of ./migrations applied in order and
+// recorded in sys_schema_revision (ApplyMigrations, behind `adminkernel
+// migrate`), the adoption of databases created before them, and the startup
+// policy (EnsureSchema: automatic outside Production, explicit opt-in or
+// `adminkernel migrate` in Production).
 package database
 
 import (
