@@ -12,6 +12,7 @@
 package migrations
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -39,8 +40,8 @@ type File struct {
 	Path string
 	// SQL is the file's content.
 	SQL []byte
-	// Checksum is the hex SHA-256 of SQL: an applied file whose checksum
-	// changed is refused.
+	// Checksum is the hex SHA-256 of SQL (line ends normalised to LF): an
+	// applied file whose checksum changed is refused.
 	Checksum string
 }
 
@@ -109,6 +110,9 @@ func Read(fsys fs.FS, dir string) ([]File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("migrations: %w", err)
 		}
+		// A checkout that turned the line ends into CRLF (git's autocrlf)
+		// must not change the checksum of an applied file.
+		data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 		sum := sha256.Sum256(data)
 		out = append(out, File{Version: version, Name: m[2], Path: p, SQL: data, Checksum: hex.EncodeToString(sum[:])})
 	}
