@@ -11,6 +11,7 @@ import (
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/database"
+	"github.com/adminkernel/kernel/host/database/migrations"
 )
 
 // noSecrets clears the signing key and points the settings at Production:
@@ -127,5 +128,49 @@ func TestMigrateStatusPrintApply(t *testing.T) {
 	if !strings.Contains(out, "schema at revision 2 of 2; 0 pending") || strings.Contains(out, "pending\t") ||
 		!regexp.MustCompile(`0002\s+account_norm_session_must_change_password\s+applied`).MatchString(out) {
 		t.Fatalf("status after migrate:\n%s", out)
+	}
+}
+
+// TestMigrateStatusLegacy: tables of the previous release's automatic
+// creation (no revision table) are reported as adoptable, and migrate
+// adopts them.
+func TestMigrateStatusLegacy(t *testing.T) {
+	noSecrets(t)
+	dir := t.TempDir()
+	ctx := context.Background()
+	cfg := config.Defaults()
+	cfg.ContentRoot = dir
+	db, err := database.Open(ctx, &cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := migrations.For(db.Dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts, err := files[0].Statements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stmts {
+		if _, err := db.SQL.ExecContext(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, ctx, host.Options{}, "migrate", "status", "--content-root", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "no revision recorded; the existing tables match revision 1 of 2") ||
+		!regexp.MustCompile(`0001\s+initial\s+present, not recorded`).MatchString(out) ||
+		!regexp.MustCompile(`0002\s+\S+\s+pending`).MatchString(out) {
+		t.Fatalf("status of a legacy database:\n%s", out)
+	}
+	out, _, err = run(t, ctx, host.Options{}, "migrate", "--content-root", dir)
+	if err != nil || strings.TrimSpace(out) != "adopted the existing tables at revision 1; applied 1 migration (from rev 1 to 2)" {
+		t.Fatalf("migrate of a legacy database printed %q, %v", out, err)
 	}
 }
