@@ -289,15 +289,6 @@ func (s *supervisor) register(reg *idp.Registry) error {
 	return nil
 }
 
-func (s *supervisor) pid() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur == nil {
-		return 0
-	}
-	return s.cur.pid
-}
-
 func (s *supervisor) info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
