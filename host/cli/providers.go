@@ -89,8 +89,12 @@ func ProvidersCmd(load func() (*config.Config, error)) *cobra.Command {
 			if check {
 				var bad []string
 				for _, r := range rows {
-					if r.problem() {
-						bad = append(bad, fmt.Sprintf("%s (%s) is %s", dash(r.Code), r.Where, r.Status))
+					switch {
+					case !r.problem():
+					case r.Code == "":
+						bad = append(bad, fmt.Sprintf("%s is %s", r.Where, r.Status))
+					default:
+						bad = append(bad, fmt.Sprintf("%s (%s) is %s", r.Code, r.Where, r.Status))
 					}
 				}
 				if len(bad) > 0 {
