@@ -445,8 +445,9 @@ func (h *Host) Providers() map[string]pluginsdk.Provider {
 }
 
 // Plugins describes every file of the plugin folder: the registered
-// plugins with their state and process id, then the files that were not
-// launched or skipped, and why.
+// plugins with their state and process id, then the plugins that were not
+// launched, are unconfigured or missing (and the folder itself when a
+// required one is missing), and the skipped files, each with the reason.
 func (h *Host) Plugins() []Info {
 	h.mu.Lock()
 	sups := append([]*supervisor(nil), h.supervisors...)
