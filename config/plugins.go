@@ -85,3 +85,78 @@ func (c *Config) validatePlugins(p *problems) {
 		}
 	}
 }
+
+// Configured reports whether a plugin's settings section configures it:
+// at least one value that is not blank. A plugin whose section is empty
+// (or holds only blank values) is not configured: the plugin host does not
+// start it and lists it as unconfigured.
+func (s VendorSettings) Configured() bool {
+	for _, v := range s {
+		if strings.TrimSpace(v) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// PluginConfigured reports whether the settings section of a plugin code
+// (ProviderSection) configures it.
+func (e *ExternalAuth) PluginConfigured(code string) bool {
+	return e.ProviderSection(code).Configured()
+}
+
+// ConfiguredPlugins lists, sorted, the plugin provider codes whose settings
+// section configures them: the vendor codes with a configured own section
+// or Plugins entry, and every other configured Plugins entry (under the
+// code as written). The plugin host expects a binary for each.
+func (e *ExternalAuth) ConfiguredPlugins() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(code string) {
+		if !seen[strings.ToLower(code)] {
+			seen[strings.ToLower(code)] = true
+			out = append(out, code)
+		}
+	}
+	for _, code := range VendorCodes {
+		if e.PluginConfigured(code) {
+			add(code)
+		}
+	}
+	for code, s := range e.Plugins {
+		if s.Configured() {
+			if _, vendor := vendorSections[strings.ToLower(code)]; vendor {
+				add(strings.ToLower(code))
+				continue
+			}
+			add(code)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SectionKey names where the settings of a plugin code are given, for
+// messages: "Service:ExternalAuth:EnterpriseChat (or
+// Service:ExternalAuth:Plugins:enterprise_chat)" for a vendor code,
+// "Service:ExternalAuth:Plugins:<code>" for any other.
+func (e *ExternalAuth) SectionKey(code string) string {
+	const prefix = "Service:ExternalAuth:"
+	if section, vendor := vendorSections[code]; vendor {
+		return prefix + section + " (or " + prefix + "Plugins:" + code + ")"
+	}
+	return prefix + "Plugins:" + code
+}
+
+// ValidateProviders checks only what listing the external login providers
+// needs (adminkernel providers): the OIDC entries (applying their
+// defaults), the plugin sections, CallbackBaseUrl and the log levels. It
+// needs neither the signing key nor a database, unlike Validate.
+func (c *Config) ValidateProviders() error {
+	var p problems
+	c.validateCallback(&p)
+	c.validateOIDC(&p)
+	c.validatePlugins(&p)
+	c.validateLogging(&p)
+	return p.err()
+}

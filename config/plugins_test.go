@@ -143,3 +143,88 @@ func TestPluginsSectionMaskedAndCloned(t *testing.T) {
 		t.Errorf("Clone shares Plugins with the original: %v", c.Service.ExternalAuth.Plugins)
 	}
 }
+
+// A plugin is configured when its section holds a value that is not blank;
+// ConfiguredPlugins lists those codes (vendor codes lower-cased, from
+// either form of their section), and the CallbackBaseUrl rule counts only
+// them.
+func TestConfiguredPlugins(t *testing.T) {
+	tests := []struct {
+		name       string
+		set        func(ea *ExternalAuth)
+		want       []string
+		configured bool // ExternalProvidersConfigured
+	}{
+		{"defaults", func(*ExternalAuth) {}, nil, false},
+		{"blank values only", func(ea *ExternalAuth) {
+			ea.TeamChat = VendorSettings{"ClientId": "  ", "ClientSecret": ""}
+			ea.Plugins = map[string]VendorSettings{"acme": {"ClientId": "\t"}, "beta": {}}
+		}, nil, false},
+		{"own sections and Plugins", func(ea *ExternalAuth) {
+			ea.CodeHost = VendorSettings{"ClientId": "Iv1"}
+			ea.Plugins = map[string]VendorSettings{"SOCIAL_CHAT": {"AppId": "wx"}, "acme": {"ClientId": "a"}, "beta": {"x": ""}}
+		}, []string{"acme", "code_host", "social_chat"}, true},
+		{"an OIDC entry only", func(ea *ExternalAuth) {
+			ea.Oidc = []OIDCProvider{{Authority: "https://idp.example", ClientID: "kernel"}}
+		}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			tt.set(&c.Service.ExternalAuth)
+			if got := c.Service.ExternalAuth.ConfiguredPlugins(); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ConfiguredPlugins() = %q, want %q", got, tt.want)
+			}
+			if got := c.ExternalProvidersConfigured(); got != tt.configured {
+				t.Errorf("ExternalProvidersConfigured() = %v, want %v", got, tt.configured)
+			}
+			c.Environment = Production
+			err := c.Validate()
+			if required := err != nil && strings.Contains(err.Error(), "CallbackBaseUrl is required"); required != tt.configured {
+				t.Errorf("Production Validate() = %v; CallbackBaseUrl required: %v, want %v", err, required, tt.configured)
+			}
+		})
+	}
+}
+
+func TestSectionKey(t *testing.T) {
+	var ea ExternalAuth
+	for code, want := range map[string]string{
+		"enterprise_chat": "Service:ExternalAuth:EnterpriseChat (or Service:ExternalAuth:Plugins:enterprise_chat)",
+		"social_chat":     "Service:ExternalAuth:SocialChat (or Service:ExternalAuth:Plugins:social_chat)",
+		"acme":            "Service:ExternalAuth:Plugins:acme",
+	} {
+		if got := ea.SectionKey(code); got != want {
+			t.Errorf("SectionKey(%q) = %q, want %q", code, got, want)
+		}
+	}
+}
+
+// ValidateProviders checks the external-login settings only: no signing
+// key and no database needed, but a bad provider setting is still refused
+// and the OIDC defaults are applied.
+func TestValidateProviders(t *testing.T) {
+	c := Defaults()
+	c.Environment = Production
+	c.Service.Database.DbType = "PostgreSQL"
+	c.Service.Database.ConnectionString = ""
+	c.Service.ExternalAuth.Oidc = []OIDCProvider{{Authority: "https://idp.example", ClientID: "kernel"}}
+	c.Service.ExternalAuth.CallbackBaseURL = "https://admin.example.com/"
+	if err := c.Validate(); err == nil {
+		t.Fatal("Validate() accepted Production without a signing key; the test needs settings it refuses")
+	}
+	if err := c.ValidateProviders(); err != nil {
+		t.Fatalf("ValidateProviders() = %v, want nil", err)
+	}
+	if o := c.Service.ExternalAuth.Oidc[0]; o.Code != DefaultOIDCCode || o.Scopes != DefaultOIDCScopes {
+		t.Errorf("OIDC defaults not applied: %+v", o)
+	}
+	c.Service.ExternalAuth.Plugins = map[string]VendorSettings{"bad code": {"x": "y"}}
+	c.Service.ExternalAuth.CallbackBaseURL = ""
+	err := c.ValidateProviders()
+	for _, want := range []string{"Service:ExternalAuth:Plugins:bad code", "CallbackBaseUrl is required"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidateProviders() = %v, want a problem mentioning %q", err, want)
+		}
+	}
+}

@@ -106,27 +106,11 @@ func (c *Config) Validate() error {
 }
 
 // ExternalProvidersConfigured reports whether any external login provider
-// is configured: an Oidc entry or a vendor section with a non-empty value.
+// is configured: an Oidc entry or a plugin whose settings section holds a
+// value that is not blank (ExternalAuth.ConfiguredPlugins; a plugin with an
+// empty section is not started, so it needs no callback).
 func (c *Config) ExternalProvidersConfigured() bool {
-	ea := &c.Service.ExternalAuth
-	if len(ea.Oidc) > 0 {
-		return true
-	}
-	for _, code := range VendorCodes {
-		for _, v := range ea.ProviderSection(code) {
-			if v != "" {
-				return true
-			}
-		}
-	}
-	for _, s := range ea.Plugins {
-		for _, v := range s {
-			if v != "" {
-				return true
-			}
-		}
-	}
-	return false
+	return len(c.Service.ExternalAuth.Oidc) > 0 || len(c.Service.ExternalAuth.ConfiguredPlugins()) > 0
 }
 
 // CallbackPrefix is the path part of CallbackBaseUrl without trailing

@@ -72,18 +72,12 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	if err := externalauth.RegisterBuiltins(k.providers, cfg); err != nil {
 		return err
 	}
-	ea := cfg.Service.ExternalAuth
-	dir, err := pluginhost.ResolveDir(ea.PluginDir, cfg.ContentRoot)
+	popts, err := pluginhost.FromConfig(cfg)
 	if err != nil {
 		return err
 	}
-	if k.plugins, err = pluginhost.Load(ctx, pluginhost.Options{
-		Dir:      dir,
-		SHA256:   ea.PluginSHA256,
-		Settings: func(code string) map[string]string { return ea.ProviderSection(code) },
-		Logger:   k.logs.For("AdminKernel.PluginHost"),
-		Registry: k.providers,
-	}); err != nil {
+	popts.Logger, popts.Registry = k.logs.For("AdminKernel.PluginHost"), k.providers
+	if k.plugins, err = pluginhost.Load(ctx, popts); err != nil {
 		return err
 	}
 	sender, err := smsSender(cfg, k.logs.For("AdminKernel.Sms"))

@@ -3,7 +3,10 @@ package plugins_test
 import (
 	"context"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/adminkernel/kernel/ent/sysrole"
 	"github.com/adminkernel/kernel/ent/syssession"
+	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
 	"github.com/adminkernel/kernel/internal/vendorfake"
@@ -19,7 +23,7 @@ import (
 // suite is one kernel with the four vendor plugins (each against its fake
 // vendor), acme (the SDK's test plugin, configured from
 // Service:ExternalAuth:Plugins:acme) and chatty (the test plugin printing
-// to stdout before the handshake).
+// to stdout before the handshake), all configured.
 type suite struct {
 	k      *kerneltest.Kernel
 	dir    string
@@ -76,6 +80,9 @@ func start(t *testing.T) *suite {
 		// A third-party code.
 		ea + "Plugins__acme__ClientId=" + acmeClientID,
 		ea + "Plugins__acme__ClientSecret=acme-secret-e2e",
+		// chatty is configured (an unconfigured plugin is not started).
+		ea + "Plugins__chatty__ClientId=chatty-client",
+		ea + "Plugins__chatty__ClientSecret=chatty-secret",
 	}
 	s.k = kerneltest.Start(t, env)
 	s.admin = s.k.Admin()
@@ -222,22 +229,33 @@ func TestVendorPluginsThroughTheKernel(t *testing.T) {
 			t.Errorf("no log line explaining why chatty is not launched:\n%s", log)
 		}
 		newBrowser(t, k).send("GET", base+"/chatty/authorize", "", "").Expect(t, "authorize chatty", 200, 40013)
-		if st := s.status(t, "chatty"); st != "" {
-			t.Errorf("chatty listed with status %q", st)
+		if st := s.status(t, "chatty"); st != "not launched" {
+			t.Errorf("chatty listed with status %q, want not launched", st)
+		}
+		if slices.Contains(anonymousProviders(t, k), "chatty") {
+			t.Error("chatty is offered to anonymous callers")
 		}
 		if pidOf(s.dir, "chatty") != 0 {
 			t.Error("a chatty process is still running")
 		}
 	})
 
-	// (a) kill -9 while idle: the next login works after the restart and
-	// the other plugins never notice.
+	// (a) kill -9 while idle: the plugin is restarted at once (it is not
+	// offered while it is down), the next login works and the other plugins
+	// never notice.
 	t.Run("fault/killed while idle", func(t *testing.T) {
 		pids := map[string]int{}
 		for _, code := range []string{"team_chat", "code_host", "social_chat", "acme"} {
 			pids[code] = pidOf(s.dir, code)
 		}
 		old := kill(t, s.dir, "enterprise_chat")
+		// Right after the kill, authorize either finds the plugin still
+		// marked ready (and waits for the restart) or finds it degraded
+		// (40013): never anything else.
+		if r := newBrowser(t, k).send("GET", base+"/enterprise_chat/authorize", "", ""); r.Status != 302 && r.Code != 40013 {
+			t.Errorf("authorize right after the kill = HTTP %d code %d, want a redirect or 40013", r.Status, r.Code)
+		}
+		s.restarted(t, "enterprise_chat", old)
 		newBrowser(t, k).login("enterprise_chat")
 		if pid := pidOf(s.dir, "enterprise_chat"); pid == 0 || pid == old {
 			t.Errorf("enterprise_chat pid %d after the kill of %d", pid, old)
@@ -247,6 +265,44 @@ func TestVendorPluginsThroughTheKernel(t *testing.T) {
 				t.Errorf("%s was disturbed: pid %d → %d, status %s", code, pid, got, s.status(t, code))
 			}
 		}
+	})
+
+	// A plugin that stays down (its binary is gone, so restarts fail) is
+	// degraded: not offered to anonymous callers, authorize and bind answer
+	// 40013, providers/all says why. Once it can start again it is ready
+	// and offered again.
+	t.Run("fault/down: not offered", func(t *testing.T) {
+		path := filepath.Join(s.dir, filePrefix+"acme")
+		if err := os.Rename(path, path+".away"); err != nil {
+			t.Fatal(err)
+		}
+		old := kill(t, s.dir, "acme")
+		poll.Until(t, 10*time.Second, "acme degraded after a failed restart", func() bool {
+			return strings.Contains(k.Log(), "restarting provider plugin failed: provider=acme")
+		})
+		all := allProviders(t, k, s.admin)
+		if p := all["acme"]; p.Status != "degraded" || !strings.HasPrefix(p.StatusReason, "restarting: ") || !p.Enabled {
+			t.Errorf("acme = %+v, want degraded (restarting), switched on", p)
+		}
+		if slices.Contains(anonymousProviders(t, k), "acme") {
+			t.Error("the degraded acme is offered to anonymous callers")
+		}
+		b := newBrowser(t, k)
+		b.send("GET", base+"/acme/authorize", "", "").ExpectCode(t, "authorize acme while down", errcode.OAuthProviderDisabled)
+		b.send("POST", base+"/acme/bind", s.admin, "").ExpectCode(t, "bind acme while down", errcode.OAuthProviderDisabled)
+		if err := os.Rename(path+".away", path); err != nil {
+			t.Fatal(err)
+		}
+		poll.Until(t, 40*time.Second, "acme ready again", func() bool {
+			return pidOf(s.dir, "acme") != 0 && s.status(t, "acme") == "ready"
+		})
+		if pidOf(s.dir, "acme") == old {
+			t.Error("acme runs under its killed pid")
+		}
+		if !slices.Contains(anonymousProviders(t, k), "acme") {
+			t.Error("acme is not offered again after its restart")
+		}
+		newBrowser(t, k).authorize("acme")
 	})
 
 	// (b) kill -9 between authorize and callback. The plugin is stateless

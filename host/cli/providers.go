@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -25,38 +26,53 @@ type ProviderRow struct {
 	// Source is builtin or plugin.
 	Source string `json:"source"`
 	// Where is the settings key of a built-in provider or the path of a
-	// plugin file.
+	// plugin file (or of the plugin folder).
 	Where string `json:"where"`
-	// Status is ready, degraded, not launched, skipped (or found, with
-	// --no-launch).
+	// Status is ready, degraded, misconfigured, unconfigured, missing, not
+	// launched or skipped (found instead of ready, degraded, misconfigured
+	// and not launched with --no-launch).
 	Status string `json:"status"`
 	PID    int    `json:"pid,omitempty"`
 	Pinned bool   `json:"pinned,omitempty"`
+	// Detail says why the status is not ready.
 	Detail string `json:"detail,omitempty"`
 }
 
+// problem reports whether the row fails --check: anything but ready,
+// unconfigured and found (a plugin with empty settings is not meant to
+// run).
+func (r ProviderRow) problem() bool {
+	return pluginhost.State(r.Status).Problem()
+}
+
 // ProvidersCmd returns the providers command: it registers the built-in
-// providers and launches the plugins of the plugin folder exactly as serve
-// does (verifying names, SHA-256 pins, codes and settings), lists every
-// provider with its code, source and status, and ends the plugins again.
-// Whether a provider is switched on is a runtime setting in sys_config
-// (sys.externalauth.<code>.enabled) and is not shown.
+// providers and launches the configured plugins of the plugin folder
+// exactly as serve does (verifying names, SHA-256 pins, codes and
+// settings), lists every provider with its code, source and status, and
+// ends the plugins again. It validates only the settings it uses (the
+// external login section and logging): it needs neither the token signing
+// key nor a database. Whether a provider is switched on is a runtime
+// setting in sys_config (sys.externalauth.<code>.enabled) and is not shown.
 func ProvidersCmd(load func() (*config.Config, error)) *cobra.Command {
 	var asJSON, noLaunch, check, verbose bool
 	cmd := &cobra.Command{
 		Use:   "providers",
 		Short: "List the external login providers: built-in OIDC instances and plugins, with their status",
-		Long: "providers registers the built-in OIDC providers and launches the provider plugins of\n" +
-			"Service:ExternalAuth:PluginDir the way serve does (file name, SHA-256 pin, code, settings),\n" +
-			"prints one line per provider or plugin file, and stops the plugins again.\n" +
-			"With --no-launch it only lists the files the plugin folder holds.",
+		Long: "providers registers the built-in OIDC providers and launches the configured provider plugins\n" +
+			"of Service:ExternalAuth:PluginDir the way serve does (file name, SHA-256 pin, code, settings),\n" +
+			"prints one line per provider or plugin file, and stops the plugins again. A plugin whose\n" +
+			"settings section is empty is unconfigured and not started; a configured plugin without a\n" +
+			"binary is missing.\n" +
+			"With --no-launch it only reads the settings and the plugin folder.\n" +
+			"With --check it exits non-zero unless every configured provider is ready (found, with\n" +
+			"--no-launch) and nothing is missing or skipped; unconfigured plugins do not count.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := load()
 			if err != nil {
 				return err
 			}
-			if err := cfg.Validate(); err != nil {
+			if err := cfg.ValidateProviders(); err != nil {
 				return err
 			}
 			log := hclog.NewNullLogger()
@@ -71,25 +87,32 @@ func ProvidersCmd(load func() (*config.Config, error)) *cobra.Command {
 				return err
 			}
 			if check {
+				var bad []string
 				for _, r := range rows {
-					if ok := r.Status == string(idp.Ready) || (noLaunch && r.Status == "found"); !ok {
-						return fmt.Errorf("provider %s (%s) is %s", dash(r.Code), r.Where, r.Status)
+					switch {
+					case !r.problem():
+					case r.Code == "":
+						bad = append(bad, fmt.Sprintf("%s is %s", r.Where, r.Status))
+					default:
+						bad = append(bad, fmt.Sprintf("%s (%s) is %s", r.Code, r.Where, r.Status))
 					}
+				}
+				if len(bad) > 0 {
+					return fmt.Errorf("providers check failed: %s", strings.Join(bad, "; "))
 				}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
-	cmd.Flags().BoolVar(&noLaunch, "no-launch", false, "only list the plugin folder; do not launch plugins")
-	cmd.Flags().BoolVar(&check, "check", false, "exit non-zero when a plugin file is skipped or not launched, or a provider is degraded")
+	cmd.Flags().BoolVar(&noLaunch, "no-launch", false, "only read the settings and the plugin folder; do not launch plugins")
+	cmd.Flags().BoolVar(&check, "check", false, "exit non-zero unless every configured provider is ready and nothing is missing or skipped")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "write the plugin host's log (and the plugins' output) to standard error")
 	return cmd
 }
 
 func listProviders(ctx context.Context, cfg *config.Config, launch bool, log hclog.Logger) ([]ProviderRow, error) {
-	ea := cfg.Service.ExternalAuth
-	dir, err := pluginhost.ResolveDir(ea.PluginDir, cfg.ContentRoot)
+	opts, err := pluginhost.FromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -97,62 +120,54 @@ func listProviders(ctx context.Context, cfg *config.Config, launch bool, log hcl
 	if err := externalauth.RegisterBuiltins(reg, cfg); err != nil {
 		return nil, err
 	}
-	var rows []ProviderRow
-	if !launch {
-		for _, e := range reg.List() {
-			rows = append(rows, entryRow(ctx, e, nil))
-		}
-		found, skipped, err := pluginhost.Discover(dir)
+	var plugins []pluginhost.Info
+	if launch {
+		opts.Logger, opts.Registry = log, reg
+		h, err := pluginhost.Load(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range found {
-			_, pinned := ea.PluginSHA256[c.Code]
-			rows = append(rows, ProviderRow{Code: c.Code, Source: string(idp.Plugin), Where: c.Path, Status: "found", Pinned: pinned})
-		}
-		for _, s := range skipped {
-			rows = append(rows, ProviderRow{Source: string(idp.Plugin), Where: s.Path, Status: string(pluginhost.Skipped), Detail: s.Reason})
-		}
-		return rows, nil
-	}
-
-	h, err := pluginhost.Load(ctx, pluginhost.Options{
-		Dir:      dir,
-		SHA256:   ea.PluginSHA256,
-		Settings: func(code string) map[string]string { return ea.ProviderSection(code) },
-		Logger:   log,
-		Registry: reg,
-	})
-	if err != nil {
+		defer func() { _ = h.Close() }()
+		plugins = h.Plugins()
+	} else if plugins, err = pluginhost.Inspect(opts); err != nil {
 		return nil, err
 	}
-	defer func() { _ = h.Close() }()
-	plugins := map[string]pluginhost.Info{}
-	var others []pluginhost.Info
-	for _, p := range h.Plugins() {
-		if p.State == pluginhost.Ready || p.State == pluginhost.Degraded {
-			plugins[p.Code] = p
-		} else {
-			others = append(others, p)
+	// The registry's entries (built-in providers, then the plugins Load
+	// registered or recorded), each with its plugin's details; then what
+	// the registry does not hold: skipped files, the missing folder, a
+	// plugin whose code another provider holds.
+	byCode := map[string]pluginhost.Info{}
+	for _, p := range plugins {
+		if p.Code != "" {
+			byCode[p.Code] = p
 		}
 	}
+	var rows []ProviderRow
+	listed := map[string]bool{}
 	for _, e := range reg.List() {
 		var info *pluginhost.Info
-		if p, ok := plugins[e.Code]; ok && e.Source.Kind == idp.Plugin {
+		if p, ok := byCode[e.Code]; ok && e.Source.Kind == idp.Plugin && e.Source.Name == p.Path {
 			info = &p
+			listed[p.Code] = true
 		}
 		rows = append(rows, entryRow(ctx, e, info))
 	}
-	for _, p := range others {
+	for _, p := range plugins {
+		if p.Code != "" && listed[p.Code] {
+			continue
+		}
 		rows = append(rows, ProviderRow{Code: p.Code, Source: string(idp.Plugin), Where: p.Path, Status: string(p.State), Pinned: p.Pinned, Detail: p.Reason})
 	}
 	return rows, nil
 }
 
 func entryRow(ctx context.Context, e idp.Entry, info *pluginhost.Info) ProviderRow {
-	r := ProviderRow{Code: e.Code, Source: string(e.Source.Kind), Where: e.Source.Name, Status: string(e.Status)}
+	r := ProviderRow{Code: e.Code, Source: string(e.Source.Kind), Where: e.Source.Name, Status: string(e.Status), Detail: e.Reason}
 	if info != nil {
-		r.PID, r.Pinned, r.Detail = info.PID, info.Pinned, info.Reason
+		r.PID, r.Pinned = info.PID, info.Pinned
+	}
+	if e.Provider == nil {
+		return r
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

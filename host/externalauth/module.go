@@ -63,8 +63,12 @@ func routes(d *module.Deps, api *route.Group, tokens TokenIssuer) error {
 	if !ea.BindTicketToBrowser {
 		log.Warn("external login tickets are not bound to the browser (Service:ExternalAuth:BindTicketToBrowser=false): a leaked ticket URL can be redeemed anywhere within its lifetime")
 	}
+	// Only the providers that take part in logins: the plugin host logged
+	// why the others do not.
 	for _, e := range reg.List() {
-		log.Info("external login provider registered", "provider", e.Code, "source", e.Source.String())
+		if e.Ready() {
+			log.Info("external login provider registered", "provider", e.Code, "source", e.Source.String())
+		}
 	}
 	return nil
 }

@@ -163,10 +163,13 @@ type pendingRecord struct {
 }
 
 // provider returns a registered provider that is switched on; unknown and
-// disabled providers are 40013.
+// disabled providers, and plugins recorded without a provider
+// (unconfigured, missing, not launched), are 40013. The callback and a
+// pending-link claim use it: a login already under way completes while its
+// provider is degraded (a plugin restart).
 func (s *Service) provider(ctx context.Context, code string) (idp.Entry, error) {
 	e, ok := s.o.Providers.Get(code)
-	if !ok {
+	if !ok || e.Provider == nil {
 		return idp.Entry{}, errcode.New(errcode.OAuthProviderDisabled)
 	}
 	on, err := s.o.Switches.Enabled(ctx, code)
@@ -179,6 +182,20 @@ func (s *Service) provider(ctx context.Context, code string) (idp.Entry, error) 
 	return e, nil
 }
 
+// offered returns a provider a new login or binding may start with: switched
+// on and ready. Any other (unknown, disabled, unconfigured, misconfigured,
+// missing, not launched, degraded) is 40013.
+func (s *Service) offered(ctx context.Context, code string) (idp.Entry, error) {
+	e, err := s.provider(ctx, code)
+	if err != nil {
+		return idp.Entry{}, err
+	}
+	if !e.Ready() {
+		return idp.Entry{}, errcode.New(errcode.OAuthProviderDisabled)
+	}
+	return e, nil
+}
+
 // ProviderItem is one entry of GET providers.
 type ProviderItem struct {
 	Code        string  `json:"code"`
@@ -186,16 +203,25 @@ type ProviderItem struct {
 	Icon        *string `json:"icon"`
 }
 
-// ProviderAdminItem is one entry of GET providers/all.
+// ProviderAdminItem is one entry of GET providers/all. Status and
+// StatusReason go beyond the wire contract (docs/compatibility.md): the
+// provider's condition (ready, degraded, misconfigured, unconfigured,
+// missing, not launched) and why it is not ready ("" when it is).
 type ProviderAdminItem struct {
 	ProviderItem
 	Enabled       bool   `json:"enabled"`
 	LinkByAccount bool   `json:"linkByAccount"`
 	Status        string `json:"status"`
+	StatusReason  string `json:"statusReason"`
 }
 
+// describe asks a provider for its name and icon; an entry recorded without
+// a provider is shown under its code.
 func (s *Service) describe(ctx context.Context, e idp.Entry) ProviderItem {
 	item := ProviderItem{Code: e.Code, DisplayName: e.Code}
+	if e.Provider == nil {
+		return item
+	}
 	dctx, cancel := context.WithTimeout(ctx, providerTimeout)
 	defer cancel()
 	d, err := e.Provider.Describe(dctx)
@@ -213,10 +239,14 @@ func (s *Service) describe(ctx context.Context, e idp.Entry) ProviderItem {
 	return item
 }
 
-// ProviderList lists the switched-on providers in registration order.
+// ProviderList lists the providers a login may start with, in registration
+// order: switched on and ready.
 func (s *Service) ProviderList(ctx context.Context) ([]ProviderItem, error) {
 	out := []ProviderItem{}
 	for _, e := range s.o.Providers.List() {
+		if !e.Ready() {
+			continue
+		}
 		on, err := s.o.Switches.Enabled(ctx, e.Code)
 		if err != nil {
 			return nil, err
@@ -228,7 +258,8 @@ func (s *Service) ProviderList(ctx context.Context) ([]ProviderItem, error) {
 	return out, nil
 }
 
-// AllProviders lists every registered provider with its switches.
+// AllProviders lists every registered or recorded provider with its
+// switches and status.
 func (s *Service) AllProviders(ctx context.Context) ([]ProviderAdminItem, error) {
 	out := []ProviderAdminItem{}
 	for _, e := range s.o.Providers.List() {
@@ -237,7 +268,8 @@ func (s *Service) AllProviders(ctx context.Context) ([]ProviderAdminItem, error)
 			return nil, err
 		}
 		out = append(out, ProviderAdminItem{
-			ProviderItem: s.describe(ctx, e), Enabled: sw.Enabled, LinkByAccount: sw.LinkByAccount, Status: string(e.Status),
+			ProviderItem: s.describe(ctx, e), Enabled: sw.Enabled, LinkByAccount: sw.LinkByAccount,
+			Status: string(e.Status), StatusReason: e.Reason,
 		})
 	}
 	return out, nil
@@ -282,7 +314,7 @@ func (s *Service) RedirectURI(code, requestBase string) (string, error) {
 // redirect URI and the SHA-256 of a fresh browser binder are stored for
 // StateTTL; the binder itself goes to the browser only.
 func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeResult, error) {
-	e, err := s.provider(ctx, in.Provider)
+	e, err := s.offered(ctx, in.Provider)
 	if err != nil {
 		return AuthorizeResult{}, err
 	}
@@ -633,7 +665,7 @@ func (s *Service) Claim(ctx context.Context, userID int64, token, binder string)
 // StartBind starts binding an identity of a switched-on provider to the
 // signed-in user: 40017 when the user already has one for it.
 func (s *Service) StartBind(ctx context.Context, userID int64, code, requestBase, userAgent string) (AuthorizeResult, error) {
-	if _, err := s.provider(ctx, code); err != nil {
+	if _, err := s.offered(ctx, code); err != nil {
 		return AuthorizeResult{}, err
 	}
 	n, err := s.liveBindings(code).Where(bindingUser(userID)).Count(ctx)

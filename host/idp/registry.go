@@ -4,7 +4,9 @@
 // by the plugin host) share one key space: a code registered twice stops
 // startup with an error naming both registrations.
 //
-// The registry only knows which providers exist and whether they work.
+// The registry only knows which providers exist and whether they work;
+// plugins that cannot work (unconfigured, missing, not launched) are
+// recorded without a provider so that administrators see why.
 // Whether a provider is switched on is a runtime setting
 // (sys.externalauth.{code}.enabled) read on every request by the
 // external-login feature, so switching a provider off never touches the
@@ -51,26 +53,48 @@ func (s Source) String() string {
 	return fmt.Sprintf("%s %s", s.Kind, s.Name)
 }
 
-// Status is the health of a registered provider.
+// Status is the condition of a provider: whether it takes part in logins,
+// and if not, why. Only Ready providers are offered to end users.
 type Status string
 
-// Statuses of an entry.
+// Statuses of an entry. Ready, Degraded and Misconfigured entries have a
+// provider; Unconfigured, Missing and NotLaunched entries are recorded
+// without one (Record), so administrators see them, and are never called.
 const (
 	// Ready providers take part in logins.
 	Ready Status = "ready"
 	// Degraded providers are registered but currently failing (a crashed
-	// plugin being restarted, an unreachable discovery document). They stay
-	// listed so administrators see them.
+	// plugin being restarted). They are not offered until they are ready
+	// again; a login already under way may still complete.
 	Degraded Status = "degraded"
+	// Misconfigured providers run but refused their settings (the reason is
+	// the provider's own message). They are not offered.
+	Misconfigured Status = "misconfigured"
+	// Unconfigured plugins have an empty settings section: not started.
+	Unconfigured Status = "unconfigured"
+	// Missing plugins have settings but no usable binary in the plugin
+	// folder.
+	Missing Status = "missing"
+	// NotLaunched plugins have settings and a binary that failed its
+	// checks (SHA-256 pin, code, protocol) or its start.
+	NotLaunched Status = "not launched"
 )
 
-// Entry is one registered provider.
+// Entry is one registered or recorded provider.
 type Entry struct {
-	Code     string
+	Code string
+	// Provider is nil for entries recorded without one (Unconfigured,
+	// Missing, NotLaunched).
 	Provider pluginsdk.Provider
 	Source   Source
 	Status   Status
+	// Reason says why the status is not Ready ("" when it is).
+	Reason string
 }
+
+// Ready reports whether the entry takes part in logins: it has a provider
+// and its status is Ready.
+func (e Entry) Ready() bool { return e.Provider != nil && e.Status == Ready }
 
 // DuplicateError reports a provider code registered twice.
 type DuplicateError struct {
@@ -107,21 +131,37 @@ func NewRegistry() *Registry {
 // case-insensitive config keys) is refused with a *DuplicateError naming
 // both registrations; so are an invalid code and a nil provider.
 func (r *Registry) Register(code string, p pluginsdk.Provider, src Source) error {
-	if !ValidCode(code) {
-		return fmt.Errorf("external login provider code %q (%s) may contain only letters, digits and underscores, at most 32 characters", code, src)
-	}
 	if p == nil {
 		return fmt.Errorf("external login provider %q (%s) is nil", code, src)
 	}
+	return r.add(&Entry{Code: code, Provider: p, Source: src, Status: Ready})
+}
+
+// Record lists a provider that cannot take part in logins, without a
+// provider: a plugin that is unconfigured, missing or not launched, with
+// the reason. Its code is taken like a registered one (a *DuplicateError
+// when it already is); st must be Unconfigured, Missing or NotLaunched.
+func (r *Registry) Record(code string, src Source, st Status, reason string) error {
+	switch st {
+	case Unconfigured, Missing, NotLaunched:
+	default:
+		return fmt.Errorf("external login provider %q (%s): status %q cannot be recorded without a provider", code, src, st)
+	}
+	return r.add(&Entry{Code: code, Source: src, Status: st, Reason: reason})
+}
+
+func (r *Registry) add(e *Entry) error {
+	if !ValidCode(e.Code) {
+		return fmt.Errorf("external login provider code %q (%s) may contain only letters, digits and underscores, at most 32 characters", e.Code, e.Source)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if prev, ok := r.folded[strings.ToLower(code)]; ok {
-		return &DuplicateError{Code: code, First: prev.Source, Second: src}
+	if prev, ok := r.folded[strings.ToLower(e.Code)]; ok {
+		return &DuplicateError{Code: e.Code, First: prev.Source, Second: e.Source}
 	}
-	e := &Entry{Code: code, Provider: p, Source: src, Status: Ready}
 	r.entries = append(r.entries, e)
-	r.byCode[code] = e
-	r.folded[strings.ToLower(code)] = e
+	r.byCode[e.Code] = e
+	r.folded[strings.ToLower(e.Code)] = e
 	return nil
 }
 
@@ -147,16 +187,21 @@ func (r *Registry) List() []Entry {
 	return out
 }
 
-// SetStatus records the health of a registered provider (the plugin host
-// marks a crashed plugin Degraded and a restarted one Ready).
-func (r *Registry) SetStatus(code string, s Status) error {
+// SetStatus records the condition of a registered provider and why (""
+// for Ready): the plugin host marks a crashed plugin Degraded, one that
+// refuses its settings Misconfigured and a restarted one Ready. Entries
+// recorded without a provider keep their status.
+func (r *Registry) SetStatus(code string, s Status, reason string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, ok := r.byCode[code]
 	if !ok {
 		return fmt.Errorf("external login provider %q is not registered", code)
 	}
-	e.Status = s
+	if e.Provider == nil {
+		return fmt.Errorf("external login provider %q is %s, without a provider", code, e.Status)
+	}
+	e.Status, e.Reason = s, reason
 	return nil
 }
 

@@ -102,14 +102,68 @@ func TestListGetStatus(t *testing.T) {
 	if _, ok := r.Get("OIDC"); ok {
 		t.Error("Get is case-sensitive: OIDC must not find oidc")
 	}
-	if err := r.SetStatus("enterprise_chat", idp.Degraded); err != nil {
+	if err := r.SetStatus("enterprise_chat", idp.Degraded, "restarting"); err != nil {
 		t.Fatal(err)
 	}
-	if e, _ := r.Get("enterprise_chat"); e.Status != idp.Degraded || e.Source.Kind != idp.Plugin {
-		t.Errorf("entry = %+v, want a degraded plugin", e)
+	if e, _ := r.Get("enterprise_chat"); e.Status != idp.Degraded || e.Reason != "restarting" || e.Source.Kind != idp.Plugin || e.Ready() {
+		t.Errorf("entry = %+v, want a degraded plugin, not ready, with its reason", e)
 	}
-	if err := r.SetStatus("nope", idp.Ready); err == nil {
+	if err := r.SetStatus("enterprise_chat", idp.Ready, ""); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := r.Get("enterprise_chat"); !e.Ready() || e.Reason != "" {
+		t.Errorf("entry = %+v, want ready without a reason", e)
+	}
+	if err := r.SetStatus("nope", idp.Ready, ""); err == nil {
 		t.Error("SetStatus of an unknown code succeeded")
+	}
+}
+
+// Record lists a plugin that cannot work, without a provider: it takes its
+// code like a registration, is never Ready, and keeps its status.
+func TestRecord(t *testing.T) {
+	r := idp.NewRegistry()
+	if err := r.Register("oidc", fake{"oidc"}, idp.BuiltinSource("Service:ExternalAuth:Oidc:0")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		code    string
+		status  idp.Status
+		wantErr string
+	}{
+		{"team_chat", idp.Unconfigured, ""},
+		{"acme", idp.Missing, ""},
+		{"chatty", idp.NotLaunched, ""},
+		{"OIDC", idp.Unconfigured, "registered twice"},
+		{"TEAM_CHAT", idp.Missing, "registered twice"},
+		{"bad code", idp.Missing, "letters, digits and underscores"},
+		{"ghost", idp.Ready, "cannot be recorded without a provider"},
+		{"ghost", idp.Degraded, "cannot be recorded without a provider"},
+		{"ghost", idp.Misconfigured, "cannot be recorded without a provider"},
+	}
+	for _, tt := range tests {
+		err := r.Record(tt.code, idp.PluginSource("/p/"+tt.code), tt.status, "why "+tt.code)
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("Record(%q, %s) = %v, want error containing %q", tt.code, tt.status, err, tt.wantErr)
+		}
+	}
+	if err := r.Register("acme", fake{"acme"}, idp.PluginSource("/other")); err == nil {
+		t.Error("Register of a recorded code succeeded")
+	}
+	list := r.List()
+	if len(list) != 4 {
+		t.Fatalf("List = %+v, want oidc and the three recorded plugins", list)
+	}
+	for _, e := range list[1:] {
+		if e.Provider != nil || e.Ready() || e.Reason != "why "+e.Code || e.Source.Kind != idp.Plugin {
+			t.Errorf("recorded entry %+v: want no provider, not ready, its reason", e)
+		}
+	}
+	if err := r.SetStatus("team_chat", idp.Ready, ""); err == nil {
+		t.Error("SetStatus made a recorded entry without a provider ready")
+	}
+	if e, _ := r.Get("team_chat"); e.Status != idp.Unconfigured {
+		t.Errorf("team_chat = %+v, want still unconfigured", e)
 	}
 }
 
@@ -126,7 +180,7 @@ func TestConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			_ = r.List()
 			_, _ = r.Get("px")
-			_ = r.SetStatus("p", idp.Degraded)
+			_ = r.SetStatus("p", idp.Degraded, "x")
 		}()
 	}
 	wg.Wait()

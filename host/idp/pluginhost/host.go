@@ -3,13 +3,19 @@
 // hashicorp/go-plugin over gRPC (kernel.provider.v1).
 //
 // Load discovers the binaries (regular executable files with that name;
-// anything else is skipped with a warning), checks each against its
+// anything else is skipped with a warning), leaves the unconfigured ones
+// alone (an empty settings section: not started, listed as unconfigured
+// with an INFO line), warns about configured plugins without a binary
+// (missing), checks each configured binary against its
 // optional SHA-256 pin, launches it (mutual TLS, no inherited environment,
 // start timeout at most 10 s, killed by the kernel when the host dies),
 // asks it for its code (which must match the file name), hands it its
 // settings section over the Configure call (never through the environment
-// or argv), and registers it in the idp registry with source plugin.
-// A plugin that fails any of this is not launched; the host still starts.
+// or argv), and registers it in the idp registry with source plugin:
+// ready, or misconfigured when it refuses its settings (a warning with its
+// message). A plugin that fails any of this is not launched; the host
+// still starts. Unconfigured, missing and not launched plugins are
+// recorded in the registry without a provider, so administrators see them.
 //
 // Each registered plugin is supervised: every call carries a deadline; a
 // plugin that exits is restarted by a single supervisor goroutine (so
@@ -28,13 +34,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
@@ -67,13 +79,26 @@ type Options struct {
 	// Dir is the plugin folder (see ResolveDir). A missing folder holds no
 	// plugins.
 	Dir string
+	// DirRequired says Dir was named in the settings
+	// (Service:ExternalAuth:PluginDir): a missing folder is then a warning
+	// and listed as missing.
+	DirRequired bool
+	// Configured lists the provider codes whose settings section configures
+	// them (config.ExternalAuth.ConfiguredPlugins): each is expected to have
+	// a binary, and is listed as missing (with a warning) when it has none.
+	Configured []string
+	// SettingsKey names where the settings of a code are given, for
+	// messages (config.ExternalAuth.SectionKey). Optional.
+	SettingsKey func(code string) string
 	// SHA256 pins plugin binaries: provider code → hex SHA-256 of the
 	// binary (Service:ExternalAuth:PluginSha256). A pinned plugin whose
 	// binary does not match is not launched. The check is repeated at
 	// every restart.
 	SHA256 map[string]string
 	// Settings returns the settings section of a provider code
-	// (config.ExternalAuth.ProviderSection); nil means none.
+	// (config.ExternalAuth.ProviderSection); nil means none. A plugin whose
+	// section holds no value that is not blank is unconfigured: it is not
+	// started, only listed (with an INFO line).
 	Settings func(code string) map[string]string
 	// Logger receives the plugin host's messages; each plugin's output is
 	// re-logged at its level through Logger.ResetNamed("provider.<code>").
@@ -94,34 +119,60 @@ type Options struct {
 	Registry *idp.Registry
 }
 
-// State is the condition of a file in the plugin folder.
+// State is the condition of a file in the plugin folder, or of a plugin
+// the settings expect. The provider statuses are those of the idp
+// registry.
 type State string
 
 // States of Info.
 const (
 	// Ready: launched, configured and registered.
-	Ready State = "ready"
-	// Degraded: registered, but down (being restarted) or refusing its
-	// settings.
-	Degraded State = "degraded"
-	// NotLaunched: a plugin binary that failed its checks or its start;
-	// not registered.
-	NotLaunched State = "not launched"
+	Ready = State(idp.Ready)
+	// Degraded: registered, but down (being restarted).
+	Degraded = State(idp.Degraded)
+	// Misconfigured: launched and registered, but it refused its settings
+	// (the reason is its message); not offered.
+	Misconfigured = State(idp.Misconfigured)
+	// Unconfigured: a plugin binary whose settings section is empty; not
+	// started.
+	Unconfigured = State(idp.Unconfigured)
+	// Missing: a configured plugin without a usable binary, or a plugin
+	// folder named in the settings that does not exist.
+	Missing = State(idp.Missing)
+	// NotLaunched: a configured plugin binary that failed its checks or
+	// its start; not registered.
+	NotLaunched = State(idp.NotLaunched)
 	// Skipped: not a plugin binary.
 	Skipped State = "skipped"
+	// Found: a configured plugin binary, as Inspect sees it (without
+	// launching it).
+	Found State = "found"
 )
 
-// Info describes one file of the plugin folder.
+// Info describes one file of the plugin folder (or a plugin the settings
+// expect, or the folder itself when it is missing).
 type Info struct {
+	// Code is the provider code ("" for skipped files and the folder).
 	Code  string
 	Path  string
 	State State
-	// Reason says why the plugin is degraded, not launched or skipped.
+	// Reason says why the plugin is not ready.
 	Reason string
 	// PID is the plugin's process id while it runs.
 	PID int
 	// Pinned is true when the binary is checked against a SHA-256 pin.
 	Pinned bool
+}
+
+// Problem reports whether the state is one an operator must act on (a
+// warning or an error at startup): anything but ready, unconfigured and
+// found.
+func (s State) Problem() bool {
+	switch s {
+	case Ready, Unconfigured, Found:
+		return false
+	}
+	return true
 }
 
 // Host owns the launched plugins. Close ends them.
@@ -133,6 +184,26 @@ type Host struct {
 	supervisors []*supervisor
 	others      []Info // skipped and not launched files
 	closed      bool
+}
+
+// FromConfig returns the options the settings give: the plugin folder
+// (Service:ExternalAuth:PluginDir, see ResolveDir; required when named), the
+// SHA-256 pins, each code's settings section and the configured codes.
+// The caller adds Logger and Registry.
+func FromConfig(cfg *config.Config) (Options, error) {
+	ea := &cfg.Service.ExternalAuth
+	dir, err := ResolveDir(ea.PluginDir, cfg.ContentRoot)
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{
+		Dir:         dir,
+		DirRequired: strings.TrimSpace(ea.PluginDir) != "",
+		Configured:  ea.ConfiguredPlugins(),
+		SettingsKey: ea.SectionKey,
+		SHA256:      ea.PluginSHA256,
+		Settings:    func(code string) map[string]string { return ea.ProviderSection(code) },
+	}, nil
 }
 
 // Load discovers, verifies, launches, configures and registers the plugins
@@ -161,23 +232,32 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 	}
 	h := &Host{log: opts.Logger, opts: opts}
 
-	found, skipped, err := Discover(opts.Dir)
+	found, others, err := survey(opts)
 	if err != nil {
 		return nil, err
 	}
-	if len(found) == 0 && len(skipped) == 0 {
+	if len(found) == 0 && len(others) == 0 {
 		h.log.Info("no provider plugins", "dir", opts.Dir)
 	}
 	if !orphanSafe && len(found) > 0 {
 		h.log.Warn("on this system plugins may outlive a host that is killed (no parent-death signal)")
 	}
-	for _, s := range skipped {
-		h.log.Warn("skipping a file in the plugin folder", "path", s.Path, "reason", s.Reason)
-		h.others = append(h.others, Info{Path: s.Path, State: Skipped, Reason: s.Reason})
+	for _, in := range others {
+		switch {
+		case in.State == Skipped:
+			h.log.Warn("skipping a file in the plugin folder", "path", in.Path, "reason", in.Reason)
+		case in.State == Missing && in.Code == "":
+			h.log.Warn("the plugin folder does not exist", "dir", in.Path, "reason", in.Reason)
+		case in.State == Missing:
+			h.log.Warn("provider plugin is configured but missing", "provider", in.Code, "reason", in.Reason)
+		case in.State == Unconfigured:
+			h.log.Info("provider plugin not configured; not started", "provider", in.Code, "path", in.Path, "reason", in.Reason)
+		}
 	}
+	h.others = append(h.others, others...)
 	pins, badPins := normalizePins(opts.SHA256)
 	for code := range pins {
-		if !hasCode(found, code) {
+		if !hasCode(found, code) && !slices.ContainsFunc(others, func(in Info) bool { return in.Code == code && in.State != Missing }) {
 			h.log.Warn("a SHA-256 pin names a provider with no plugin binary", "provider", code)
 		}
 	}
@@ -194,8 +274,6 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 		pinned := false
 		if bad, ok := badPins[c.Code]; ok {
 			results[i] = result{err: fmt.Errorf("the SHA-256 pin %q is not 64 hexadecimal digits", bad)}
-			h.others = append(h.others, Info{Code: c.Code, Path: c.Path, State: NotLaunched, Reason: results[i].err.Error(), Pinned: true})
-			h.log.Error("provider plugin not launched", "provider", c.Code, "path", c.Path, "error", results[i].err)
 			continue
 		}
 		if p, ok := pins[c.Code]; ok {
@@ -207,14 +285,13 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 	}
 	wg.Wait()
 
+	var notLaunched []Info
 	for i, r := range results {
 		c := found[i]
-		switch {
-		case r.s == nil:
-			continue
-		case r.err != nil:
+		if r.err != nil {
 			h.log.Error("provider plugin not launched", "provider", c.Code, "path", c.Path, "error", r.err)
-			h.others = append(h.others, Info{Code: c.Code, Path: c.Path, State: NotLaunched, Reason: r.err.Error(), Pinned: r.s.pinned})
+			pinned := r.s == nil || r.s.pinned // no supervisor: the pin is malformed
+			notLaunched = append(notLaunched, Info{Code: c.Code, Path: c.Path, State: NotLaunched, Reason: r.err.Error(), Pinned: pinned})
 			continue
 		}
 		if err := r.s.register(opts.Registry); err != nil {
@@ -229,9 +306,103 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 			return nil, err
 		}
 		h.supervisors = append(h.supervisors, r.s)
-		h.log.Info("provider plugin ready", "provider", c.Code, "path", c.Path, "pid", r.s.pid(), "pinned", r.s.pinned)
+		if in := r.s.info(); in.State == Ready {
+			h.log.Info("provider plugin ready", "provider", c.Code, "path", c.Path, "pid", in.PID, "pinned", r.s.pinned)
+		}
+	}
+	h.others = append(notLaunched, h.others...)
+	// The plugins that cannot take part in logins are recorded so that
+	// administrators see them with the reason. A code another provider
+	// already holds stays out of the registry (the other one is meant).
+	for _, in := range h.others {
+		if in.Code == "" {
+			continue
+		}
+		err := opts.Registry.Record(in.Code, idp.PluginSource(in.Path), idp.Status(in.State), in.Reason)
+		var dup *idp.DuplicateError
+		if err != nil && !errors.As(err, &dup) {
+			_ = h.Close()
+			return nil, err
+		}
 	}
 	return h, nil
+}
+
+// survey classifies the plugin folder: the configured binaries to launch,
+// and the rest (skipped files, unconfigured binaries, configured plugins
+// without a binary, a required folder that does not exist) with the
+// reason.
+func survey(opts Options) ([]Candidate, []Info, error) {
+	found, skipped, err := Discover(opts.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var others []Info
+	if opts.DirRequired {
+		if _, err := os.Stat(opts.Dir); errors.Is(err, fs.ErrNotExist) {
+			others = append(others, Info{Path: opts.Dir, State: Missing, Reason: "the plugin folder named by Service:ExternalAuth:PluginDir does not exist"})
+		}
+	}
+	key := func(code string) string {
+		if opts.SettingsKey != nil {
+			return opts.SettingsKey(code)
+		}
+		return "its settings section"
+	}
+	var launch []Candidate
+	have := map[string]bool{}
+	for _, c := range found {
+		have[strings.ToLower(c.Code)] = true
+		var settings map[string]string
+		if opts.Settings != nil {
+			settings = opts.Settings(c.Code)
+		}
+		if !config.VendorSettings(settings).Configured() {
+			others = append(others, Info{Code: c.Code, Path: c.Path, State: Unconfigured, Reason: "no settings: " + key(c.Code) + " is empty"})
+			continue
+		}
+		launch = append(launch, c)
+	}
+	skippedByName := map[string]SkippedFile{}
+	for _, sk := range skipped {
+		others = append(others, Info{Path: sk.Path, State: Skipped, Reason: sk.Reason})
+		skippedByName[strings.ToLower(filepath.Base(sk.Path))] = sk
+	}
+	configured := slices.Clone(opts.Configured)
+	sort.Strings(configured)
+	for _, code := range configured {
+		if have[strings.ToLower(code)] || !idp.ValidCode(code) {
+			continue
+		}
+		have[strings.ToLower(code)] = true
+		path := filepath.Join(opts.Dir, FilePrefix+code)
+		reason := fmt.Sprintf("%s is set, but the plugin folder %s has no plugin binary %s", key(code), opts.Dir, FilePrefix+code)
+		if sk, ok := skippedByName[strings.ToLower(FilePrefix+code)]; ok {
+			path = sk.Path
+			reason = fmt.Sprintf("%s is set, but its binary %s is skipped: %s", key(code), sk.Path, sk.Reason)
+		}
+		others = append(others, Info{Code: code, Path: path, State: Missing, Reason: reason})
+	}
+	return launch, others, nil
+}
+
+// Inspect lists what Load would find, without launching anything: the
+// configured plugin binaries (state Found, with their pin), and the
+// unconfigured, missing and skipped ones with the reason, as Load lists
+// them. It reads only the plugin folder.
+func Inspect(opts Options) ([]Info, error) {
+	launch, others, err := survey(opts)
+	if err != nil {
+		return nil, err
+	}
+	pins, badPins := normalizePins(opts.SHA256)
+	out := make([]Info, 0, len(launch)+len(others))
+	for _, c := range launch {
+		_, pinned := pins[c.Code]
+		_, bad := badPins[c.Code]
+		out = append(out, Info{Code: c.Code, Path: c.Path, State: Found, Pinned: pinned || bad})
+	}
+	return append(out, others...), nil
 }
 
 func hasCode(cs []Candidate, code string) bool {
@@ -274,8 +445,9 @@ func (h *Host) Providers() map[string]pluginsdk.Provider {
 }
 
 // Plugins describes every file of the plugin folder: the registered
-// plugins with their state and process id, then the files that were not
-// launched or skipped, and why.
+// plugins with their state and process id, then the plugins that were not
+// launched, are unconfigured or missing (and the folder itself when a
+// required one is missing), and the skipped files, each with the reason.
 func (h *Host) Plugins() []Info {
 	h.mu.Lock()
 	sups := append([]*supervisor(nil), h.supervisors...)

@@ -44,6 +44,16 @@ func provider(t testing.TB, reg *idp.Registry, code string) pluginsdk.Provider {
 	return e.Provider
 }
 
+// recorded checks that code is in the registry without a provider, with
+// the status and a reason containing why.
+func recorded(t testing.TB, reg *idp.Registry, code string, st idp.Status, why string) {
+	t.Helper()
+	e, ok := reg.Get(code)
+	if !ok || e.Provider != nil || e.Status != st || !strings.Contains(e.Reason, why) || e.Source.Kind != idp.Plugin {
+		t.Errorf("registry entry %s = %+v (found %v); want recorded without a provider, %s, reason containing %q", code, e, ok, st, why)
+	}
+}
+
 func status(reg *idp.Registry, code string) idp.Status {
 	e, _ := reg.Get(code)
 	return e.Status
@@ -235,8 +245,8 @@ func TestRestartBacksOffAndOnlyThatProviderIsDegraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll.Until(t, 10*time.Second, "a failed restart", func() bool { return len(e.log.lines("restarting provider plugin failed", "provider=alpha")) > 0 })
-	if status(e.reg, "alpha") != idp.Degraded || e.info(t, "alpha").State != pluginhost.Degraded {
-		t.Errorf("alpha: registry %s, Plugins %+v; want degraded", status(e.reg, "alpha"), e.info(t, "alpha"))
+	if en, _ := e.reg.Get("alpha"); en.Status != idp.Degraded || en.Ready() || !strings.HasPrefix(en.Reason, "restarting") || e.info(t, "alpha").State != pluginhost.Degraded {
+		t.Errorf("alpha: registry %+v, Plugins %+v; want degraded, restarting", en, e.info(t, "alpha"))
 	}
 	if status(e.reg, "beta") != idp.Ready {
 		t.Errorf("beta status = %s, want ready", status(e.reg, "beta"))
@@ -307,15 +317,11 @@ func TestPinnedChecksum(t *testing.T) {
 	e := load(t, dir, func(o *pluginhost.Options) {
 		o.SHA256 = map[string]string{"alpha": wrong, "beta": strings.ToUpper(good), "delta": "not-hex", "nobody": good}
 	})
-	if _, ok := e.reg.Get("alpha"); ok {
-		t.Error("alpha (checksum mismatch) is registered")
-	}
-	if _, ok := e.reg.Get("delta"); ok {
-		t.Error("delta (malformed pin) is registered")
-	}
+	recorded(t, e.reg, "alpha", idp.NotLaunched, "SHA-256 pin")
+	recorded(t, e.reg, "delta", idp.NotLaunched, "not 64 hexadecimal digits")
 	for _, c := range []string{"beta", "gamma"} {
-		if _, ok := e.reg.Get(c); !ok {
-			t.Errorf("%s is not registered", c)
+		if en, ok := e.reg.Get(c); !ok || !en.Ready() {
+			t.Errorf("%s is not registered and ready: %+v", c, en)
 		}
 	}
 	if in := e.info(t, "alpha"); in.State != pluginhost.NotLaunched || !strings.Contains(in.Reason, "SHA-256") || in.PID != 0 {
@@ -335,9 +341,7 @@ func TestPinnedChecksum(t *testing.T) {
 func TestCodeMustMatchFileName(t *testing.T) {
 	t.Parallel()
 	e := load(t, pluginDir(t, "liar", "alpha"), nil)
-	if _, ok := e.reg.Get("liar"); ok {
-		t.Error("liar is registered")
-	}
+	recorded(t, e.reg, "liar", idp.NotLaunched, "someone_else")
 	if _, ok := e.reg.Get("someone_else"); ok {
 		t.Error("the liar's claimed code is registered")
 	}
@@ -385,10 +389,35 @@ func TestDuplicateCodeStopsLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := pluginDir(t, "alpha")
-	_, err := pluginhost.Load(context.Background(), pluginhost.Options{Dir: dir, Registry: reg})
+	_, err := pluginhost.Load(context.Background(), pluginhost.Options{
+		Dir: dir, Registry: reg, Settings: func(string) map[string]string { return providertest.FakeSettings() },
+	})
 	var dup *idp.DuplicateError
 	if !errors.As(err, &dup) || !strings.Contains(err.Error(), "Service:ExternalAuth:Oidc:0") || !strings.Contains(err.Error(), pluginhost.FilePrefix+"alpha") {
 		t.Errorf("Load() = %v; want a DuplicateError naming both", err)
+	}
+}
+
+// An unconfigured plugin whose code a built-in provider holds does not
+// stop the load: the built-in one is meant, the plugin stays out of the
+// registry and is listed by Plugins as unconfigured.
+func TestUnconfiguredPluginYieldsItsCode(t *testing.T) {
+	t.Parallel()
+	reg := idp.NewRegistry()
+	builtin := providertest.NewFake("alpha")
+	if err := reg.Register("alpha", builtin, idp.BuiltinSource("Service:ExternalAuth:Oidc:0")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := pluginhost.Load(context.Background(), pluginhost.Options{Dir: pluginDir(t, "alpha"), Registry: reg})
+	if err != nil {
+		t.Fatalf("Load() = %v; want the unconfigured plugin to yield its code", err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	if e, _ := reg.Get("alpha"); e.Provider != builtin || e.Source.Kind != idp.Builtin || reg.Len() != 1 {
+		t.Errorf("registry alpha = %+v (%d entries); want the built-in provider only", e, reg.Len())
+	}
+	if p := h.Plugins(); len(p) != 1 || p[0].State != pluginhost.Unconfigured || p[0].PID != 0 {
+		t.Errorf("Plugins() = %+v; want alpha unconfigured, not running", p)
 	}
 }
 
@@ -397,6 +426,9 @@ func TestMissingFolderHoldsNoPlugins(t *testing.T) {
 	e := load(t, filepath.Join(t.TempDir(), "absent"), nil)
 	if e.reg.Len() != 0 || len(e.host.Plugins()) != 0 {
 		t.Errorf("plugins from a missing folder: %+v", e.host.Plugins())
+	}
+	if w := e.log.lines("[WARN]"); len(w) != 0 {
+		t.Errorf("the default plugin folder is missing: want no warning, got %q", w)
 	}
 }
 

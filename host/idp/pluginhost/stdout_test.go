@@ -17,9 +17,7 @@ import (
 func TestPluginWritingToStdoutBeforeTheHandshake(t *testing.T) {
 	t.Parallel()
 	e := load(t, pluginDir(t, "chatty", "alpha"), nil)
-	if _, ok := e.reg.Get("chatty"); ok {
-		t.Error("chatty is registered")
-	}
+	recorded(t, e.reg, "chatty", idp.NotLaunched, "Unrecognized remote plugin message")
 	in := e.info(t, "chatty")
 	if in.State != pluginhost.NotLaunched || in.PID != 0 ||
 		!strings.Contains(in.Reason, "Unrecognized remote plugin message: chatty plugin: hello before the handshake") {

@@ -81,7 +81,6 @@ type supervisor struct {
 	lastErr      error
 	configErr    error
 	settings     pluginsdk.Settings
-	status       idp.Status
 	reg          *idp.Registry
 	closed       bool
 
@@ -106,7 +105,6 @@ func newSupervisor(h *Host, c Candidate, pin []byte, pinned bool) *supervisor {
 		plog:     h.opts.Logger.ResetNamed("provider." + c.Code),
 		changed:  make(chan struct{}),
 		settings: cloneSettings(settings),
-		status:   idp.Degraded,
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -201,7 +199,7 @@ func (s *supervisor) down(in *instance) {
 	} else {
 		s.streak, s.nextTry = 0, time.Time{}
 	}
-	s.setStatusLocked(idp.Degraded)
+	s.publishLocked()
 	s.notifyLocked()
 	s.mu.Unlock()
 }
@@ -214,7 +212,7 @@ func (s *supervisor) failed(err error) {
 	s.nextTry = time.Now().Add(wait)
 	s.lastErr = err
 	attempt := s.streak
-	s.setStatusLocked(idp.Degraded)
+	s.publishLocked()
 	s.notifyLocked()
 	s.mu.Unlock()
 	s.h.log.Error("restarting provider plugin failed", "provider", s.code, "attempt", attempt, "retry_in", wait, "error", err)
@@ -258,10 +256,25 @@ func (s *supervisor) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
-func (s *supervisor) setStatusLocked(st idp.Status) {
-	s.status = st
+// stateLocked is the plugin's condition and why: degraded while it is
+// down, misconfigured while it refuses its settings, ready otherwise.
+func (s *supervisor) stateLocked() (State, string) {
+	switch {
+	case s.cur == nil && s.lastErr != nil:
+		return Degraded, "restarting: " + s.lastErr.Error()
+	case s.cur == nil:
+		return Degraded, "restarting"
+	case s.configErr != nil:
+		return Misconfigured, "settings refused: " + remoteMessage(s.configErr)
+	}
+	return Ready, ""
+}
+
+// publishLocked tells the registry the plugin's condition.
+func (s *supervisor) publishLocked() {
 	if s.reg != nil {
-		_ = s.reg.SetStatus(s.code, st)
+		st, reason := s.stateLocked()
+		_ = s.reg.SetStatus(s.code, idp.Status(st), reason)
 	}
 }
 
@@ -272,33 +285,18 @@ func (s *supervisor) register(reg *idp.Registry) error {
 		return err
 	}
 	s.reg = reg
-	return reg.SetStatus(s.code, s.status)
-}
-
-func (s *supervisor) pid() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur == nil {
-		return 0
-	}
-	return s.cur.pid
+	s.publishLocked()
+	return nil
 }
 
 func (s *supervisor) info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	inf := Info{Code: s.code, Path: s.path, State: Ready, Pinned: s.pinned}
+	inf := Info{Code: s.code, Path: s.path, Pinned: s.pinned}
 	if s.cur != nil {
 		inf.PID = s.cur.pid
 	}
-	switch {
-	case s.cur == nil && s.lastErr != nil:
-		inf.State, inf.Reason = Degraded, "restarting: "+s.lastErr.Error()
-	case s.cur == nil:
-		inf.State, inf.Reason = Degraded, "restarting"
-	case s.configErr != nil:
-		inf.State, inf.Reason = Degraded, "settings refused: "+s.configErr.Error()
-	}
+	inf.State, inf.Reason = s.stateLocked()
 	return inf
 }
 
@@ -386,21 +384,28 @@ func (s *supervisor) launch() error {
 	restarted := s.gen > 1
 	s.cur = in
 	s.nextTry, s.lastErr, s.configErr = time.Time{}, nil, cerr
-	if cerr != nil {
-		s.setStatusLocked(idp.Degraded)
-	} else {
-		s.setStatusLocked(idp.Ready)
-	}
+	s.publishLocked()
 	s.notifyLocked()
 	s.mu.Unlock()
 	ok = true
 	if cerr != nil {
-		s.h.log.Error("provider plugin refused its settings", "provider", s.code, "error", cerr)
+		// Misconfigured: it runs (and is configured again after a
+		// restart) but is not offered.
+		s.h.log.Warn("provider plugin refused its settings; it is not offered", "provider", s.code, "error", remoteMessage(cerr))
 	}
 	if restarted {
 		s.h.log.Info("provider plugin restarted", "provider", s.code, "pid", pid)
 	}
 	return nil
+}
+
+// remoteMessage is the plugin's own message of an error it returned.
+func remoteMessage(err error) string {
+	var re *grpcprovider.RemoteError
+	if errors.As(err, &re) {
+		return re.Message
+	}
+	return err.Error()
 }
 
 func isRemote(err error) bool {
@@ -515,11 +520,7 @@ func (s *supervisor) Configure(ctx context.Context, settings pluginsdk.Settings)
 		s.mu.Lock()
 		if s.cur != nil && s.cur.gen == gen {
 			s.configErr = err
-			if err == nil {
-				s.setStatusLocked(idp.Ready)
-			} else {
-				s.setStatusLocked(idp.Degraded)
-			}
+			s.publishLocked()
 		}
 		s.mu.Unlock()
 	}
