@@ -104,7 +104,7 @@ func revokeCmd(load loader) *cobra.Command {
 				_, err = fmt.Fprintf(out, "%d session(s) of %s (user %d) ended\n", o.Revoked, o.Account, o.UserID)
 			}
 			if st.shared == nil {
-				fmt.Fprint(cmd.ErrOrStderr(), st.inProcessNote("The sessions are ended"))
+				_, _ = fmt.Fprint(cmd.ErrOrStderr(), st.inProcessNote("The sessions are ended"))
 			}
 			return err
 		},

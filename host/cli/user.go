@@ -147,7 +147,7 @@ func resetPasswordCmd(load loader) *cobra.Command {
 				}
 			}
 			if st.shared == nil {
-				fmt.Fprint(cmd.ErrOrStderr(), st.inProcessNote("The password is changed and the sessions are ended")+
+				_, _ = fmt.Fprint(cmd.ErrOrStderr(), st.inProcessNote("The password is changed and the sessions are ended")+
 					"The login lock counters also live in the running service; a restart clears them.\n")
 			}
 			return err
