@@ -20,14 +20,15 @@ import (
 // database and cache: the test's environment (t.Setenv) carries them to
 // the command, as an operator's environment would.
 type shared struct {
-	k   *kerneltest.Kernel
-	dir string // the command's content root
+	k    *kerneltest.Kernel
+	dir  string       // the command's content root
+	opts host.Options // the command tree's (the kernel's modules)
 }
 
 // startShared starts a kernel on the settings in env (DbType and
 // ConnectionString at least) and puts them in the test's environment for
 // the commands. An empty DbType means SQLite in a temporary folder.
-func startShared(t *testing.T, env map[string]string) *shared {
+func startShared(t *testing.T, env map[string]string, modules ...host.Module) *shared {
 	t.Helper()
 	dir := t.TempDir()
 	if env == nil {
@@ -48,20 +49,20 @@ func startShared(t *testing.T, env map[string]string) *shared {
 		environ = append(environ, k+"="+v)
 		t.Setenv(k, v)
 	}
-	return &shared{k: kerneltest.Start(t, environ), dir: dir}
+	return &shared{k: kerneltest.Start(t, environ, modules...), dir: dir, opts: host.Options{Modules: modules}}
 }
 
 // cmd runs the command tree with stdin on the shared settings.
 func (s *shared) cmd(stdin string, args ...string) (string, string, error) {
 	s.k.T.Helper()
-	return runIn(context.Background(), stdin, append(args, "--content-root", s.dir, "--environment", "Development")...)
+	return runIn(context.Background(), s.opts, stdin, append(args, "--content-root", s.dir, "--environment", "Development")...)
 }
 
-// runIn executes the command tree with stdin and returns stdout, stderr
+// runIn executes the command tree of opts with stdin and returns stdout, stderr
 // and the error.
-func runIn(ctx context.Context, stdin string, args ...string) (string, string, error) {
+func runIn(ctx context.Context, opts host.Options, stdin string, args ...string) (string, string, error) {
 	var out, errOut bytes.Buffer
-	cmd := cli.New(host.Options{})
+	cmd := cli.New(opts)
 	cmd.SetArgs(args)
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetOut(&out)

@@ -8,9 +8,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gofiber/fiber/v3"
+
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host"
+	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/route"
 )
 
 const profile = "/api/v1/personal/profile"
@@ -171,7 +177,7 @@ func resetTwice(t *testing.T, s *shared) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, errs[i] = runIn(context.Background(), pw+"\n", "user", "reset-password", "superAdmin", "--stdin",
+			_, _, errs[i] = runIn(context.Background(), s.opts, pw+"\n", "user", "reset-password", "superAdmin", "--stdin",
 				"--content-root", s.dir, "--environment", "Development")
 		}()
 	}
@@ -329,24 +335,29 @@ func refreshed(t *testing.T, k *kerneltest.Kernel, tp kerneltest.Tokens) kernelt
 // byte, to stdout and to --out (0644); it needs no database.
 func TestOpenAPIEqualsTheServedDocument(t *testing.T) {
 	cases := []struct {
-		name string
-		env  map[string]string
+		name    string
+		env     map[string]string
+		modules []host.Module
 	}{
-		{"defaults", nil},
+		{"defaults", nil, nil},
 		{"a disabled module and a callback path", map[string]string{
 			"Api__DisabledModules__0":                "Monitor",
 			"Service__ExternalAuth__CallbackBaseUrl": "https://admin.example.com/gateway",
-		}},
+		}, nil},
+		{"an application module", nil, []host.Module{shopModule()}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := startShared(t, c.env)
+			s := startShared(t, c.env, c.modules...)
 			served := contract(t, s.k)
 			// No database for the command: a path where none exists.
 			t.Setenv("Service__Database__ConnectionString", "Data Source="+filepath.Join(t.TempDir(), "absent", "none.db"))
 			out, _, err := s.cmd("", "openapi")
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(c.modules) > 0 && (!strings.Contains(out, "/api/v1/shop/cart") || !strings.Contains(out, "CartEmpty")) {
+				t.Fatal("openapi lacks the application module's route or error code")
 			}
 			if out != string(served) {
 				t.Fatalf("openapi differs from the served document (%d vs %d bytes)", len(out), len(served))
@@ -366,5 +377,25 @@ func TestOpenAPIEqualsTheServedDocument(t *testing.T) {
 				t.Fatalf("openapi touched the database folder (stat: %v)", err)
 			}
 		})
+	}
+}
+
+// shopModule is an application's module: a route on a service of its own
+// and a consumer error code.
+func shopModule() host.Module {
+	type cart struct {
+		Items []string `json:"items"`
+	}
+	return host.Module{
+		Name: "Shop",
+		ErrorCodes: []errcode.Enum{{Name: "ShopError", Members: []errcode.Member{
+			{Code: 60010, Name: "CartEmpty", MsgKey: "error.shop.cartEmpty"},
+		}}},
+		Routes: func(d *module.Deps, api *route.Group) error {
+			api.Get("/shop/cart", route.Session, func(c fiber.Ctx) error {
+				return envelope.OK(c, cart{})
+			}).Doc("My cart", nil, cart{})
+			return nil
+		},
 	}
 }
