@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,7 +55,17 @@ type services struct {
 // services builds the runtime settings, the session service and the
 // password hasher over the stores, configured as the service configures
 // them (cache TTL, hashing iterations).
-func (s *stores) services() (*services, error) {
+//
+// A database without the kernel's tables is refused with what to do.
+func (s *stores) services(ctx context.Context) (*services, error) {
+	ok, err := s.db.HasTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("the configured database (Service:Database, %s) has no kernel tables: "+
+			"run `adminkernel migrate` or start the service once, then run this command again", s.cfg.Service.Database.DbType)
+	}
 	store, err := s.cache()
 	if err != nil {
 		return nil, err

@@ -362,6 +362,12 @@ func TestOpenAPIEqualsTheServedDocument(t *testing.T) {
 			if out != string(served) {
 				t.Fatalf("openapi differs from the served document (%d vs %d bytes)", len(out), len(served))
 			}
+			// The environment does not change the document (the service
+			// serves it in Development only; the command writes it anywhere).
+			prod, _, err := runIn(context.Background(), s.opts, "", "openapi", "--content-root", s.dir, "--environment", "Production")
+			if err != nil || prod != out {
+				t.Fatalf("openapi in Production differs (%v)", err)
+			}
 			file := filepath.Join(t.TempDir(), "contract.json")
 			if _, _, err := s.cmd("", "openapi", "--out", file); err != nil {
 				t.Fatal(err)
@@ -397,5 +403,23 @@ func shopModule() host.Module {
 			}).Doc("My cart", nil, cart{})
 			return nil
 		},
+	}
+}
+
+// TestCommandsNeedTheTables: on a database without the kernel's tables the
+// commands say to migrate first instead of failing on a missing table.
+func TestCommandsNeedTheTables(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("Service__Database__DbType", "Sqlite")
+	t.Setenv("Service__Database__ConnectionString", "Data Source="+filepath.Join(dir, "empty.db"))
+	for _, args := range [][]string{
+		{"user", "reset-password", "superAdmin"},
+		{"user", "create-superadmin", "rescue"},
+		{"session", "revoke", "--all", "--yes"},
+	} {
+		_, _, err := runIn(context.Background(), host.Options{}, "", append(args, "--content-root", dir, "--environment", "Development")...)
+		if err == nil || !strings.Contains(err.Error(), "adminkernel migrate") {
+			t.Errorf("%v on an empty database = %v, want the advice to migrate", args, err)
+		}
 	}
 }

@@ -69,7 +69,7 @@ func revokeCmd(load loader) *cobra.Command {
 				return err
 			}
 			defer st.close()
-			svc, err := st.services()
+			svc, err := st.services(cmd.Context())
 			if err != nil {
 				return err
 			}

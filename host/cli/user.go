@@ -110,7 +110,7 @@ func resetPasswordCmd(load loader) *cobra.Command {
 				return err
 			}
 			defer st.close()
-			svc, err := st.services()
+			svc, err := st.services(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -205,7 +205,7 @@ func createSuperAdminCmd(load loader) *cobra.Command {
 				return err
 			}
 			defer st.close()
-			svc, err := st.services()
+			svc, err := st.services(cmd.Context())
 			if err != nil {
 				return err
 			}
