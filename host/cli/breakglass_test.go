@@ -51,6 +51,11 @@ func TestResetPasswordInProcess(t *testing.T) {
 	if !strings.Contains(out, "1 session(s) ended") || !strings.Contains(out, "must choose a new password") {
 		t.Errorf("reset-password output lacks the session count or the must-change notice:\n%s", out)
 	}
+	// The op log has no place for actions without a request: an INFO line,
+	// without the password.
+	if !strings.Contains(errOut, "password reset from the command line: account=superAdmin user_id=1") || strings.Contains(errOut, pw) {
+		t.Errorf("the command's log lacks the INFO line or shows the password:\n%s", errOut)
+	}
 	if !strings.Contains(errOut, "Restart the service") || !strings.Contains(errOut, "PermissionMinutes (20 minutes)") {
 		t.Errorf("reset-password with the in-process cache does not say what still holds:\n%s", errOut)
 	}
@@ -103,9 +108,12 @@ func TestResetPasswordStdin(t *testing.T) {
 	}
 
 	const chosen = "Chosen#Passw0rd 2"
-	out, _, err := s.cmd(chosen+"\r\n", "user", "reset-password", "superadmin", "--stdin", "--json")
+	out, errOut, err := s.cmd(chosen+"\r\n", "user", "reset-password", "superadmin", "--stdin", "--json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(out+errOut, chosen) {
+		t.Errorf("the command wrote the password it read:\n%s\n%s", out, errOut)
 	}
 	var res struct {
 		Account            string `json:"account"`
