@@ -140,21 +140,7 @@ type PasswordPolicy struct {
 
 // Policy reads the password policy from sys.security.password.*.
 func (s *Service) Policy(ctx context.Context) (PasswordPolicy, error) {
-	var p PasswordPolicy
-	var err error
-	if p.MinLength, err = s.d.Settings.Int(ctx, KeyPasswordMinLen, 8); err != nil {
-		return p, err
-	}
-	for _, b := range []struct {
-		key string
-		def bool
-		dst *bool
-	}{{KeyPasswordUpper, true, &p.RequireUpper}, {KeyPasswordLower, true, &p.RequireLower}, {KeyPasswordDigit, true, &p.RequireDigit}, {KeyPasswordSpecial, false, &p.RequireSpecial}} {
-		if *b.dst, err = s.d.Settings.Bool(ctx, b.key, b.def); err != nil {
-			return p, err
-		}
-	}
-	return p, nil
+	return ReadPolicy(ctx, s.d.Settings)
 }
 
 // Check returns 42019 with the policy as args when plain falls short.

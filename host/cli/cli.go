@@ -54,6 +54,8 @@ func New(opts host.Options) *cobra.Command {
 		configCmd(load),
 		ProvidersCmd(load),
 		userCmd(load),
+		sessionCmd(load),
+		openapiCmd(&opts, load),
 		versionCmd(&opts),
 	)
 	return root

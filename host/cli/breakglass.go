@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/events"
+	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/session"
+	"github.com/adminkernel/kernel/host/sysconfig"
+)
+
+// maxStdinPassword bounds what readPassword reads: the API's own limit
+// (1024 bytes) plus room for the line end; longer input is refused.
+const maxStdinPassword = 1024
+
+// readPassword reads the new password from the first line of r (the line
+// end, \n or \r\n, is not part of it). An empty line, no line at all or a
+// line longer than the API's limit is an error.
+func readPassword(r io.Reader) (string, error) {
+	br := bufio.NewReaderSize(io.LimitReader(r, maxStdinPassword+3), maxStdinPassword+3)
+	line, err := br.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("reading the password from standard input: %w", err)
+	}
+	if !strings.HasSuffix(line, "\n") && len(line) > maxStdinPassword {
+		return "", fmt.Errorf("the password on standard input is longer than %d bytes", maxStdinPassword)
+	}
+	pw := strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if pw == "" {
+		return "", errors.New("no password on standard input (--stdin reads one line)")
+	}
+	if len(pw) > maxStdinPassword {
+		return "", fmt.Errorf("the password on standard input is longer than %d bytes", maxStdinPassword)
+	}
+	return pw, nil
+}
+
+// services are the kernel services a maintenance command works with, on
+// the command's stores.
+type services struct {
+	settings *sysconfig.Service
+	sessions *session.Service
+	hasher   *password.PBKDF2
+}
+
+// services builds the runtime settings, the session service and the
+// password hasher over the stores, configured as the service configures
+// them (cache TTL, hashing iterations).
+//
+// A database without the kernel's tables is refused with what to do.
+func (s *stores) services(ctx context.Context) (*services, error) {
+	ok, err := s.db.HasTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("the configured database (Service:Database, %s) has no kernel tables: "+
+			"run `adminkernel migrate` or start the service once, then run this command again", s.cfg.Service.Database.DbType)
+	}
+	store, err := s.cache()
+	if err != nil {
+		return nil, err
+	}
+	ttl := time.Duration(s.cfg.Service.Cache.PermissionMinutes) * time.Minute
+	next := func() int64 {
+		// Revocations create no rows; a command that creates rows opens
+		// its stores withIDs and goes through the database's id source.
+		panic("cli: the session service created a row")
+	}
+	return &services{
+		settings: sysconfig.New(s.db.Client, store, ttl, events.New()),
+		sessions: session.New(s.db.Client, store, session.Options{
+			CacheTTL: ttl, NextID: next, Log: s.logs.For("AdminKernel.Session"),
+		}),
+		hasher: password.New(s.cfg.Service.Security.Password.EffectiveIterations()),
+	}, nil
+}
+
+// inProcessNote is what a command that ends sessions says when the cache is
+// the in-process one: the running service's answers are out of its reach.
+func (s *stores) inProcessNote(what string) string {
+	return fmt.Sprintf("note: Service:Cache:Provider is not Redis, so the running service's cache is out of this "+
+		"command's reach. %s in the database: refresh tokens of the ended sessions are refused at once, but a "+
+		"running service keeps accepting their access tokens for up to Service:Cache:PermissionMinutes (%d "+
+		"minutes) from its cached session marks. Restart the service to make it take effect at once.\n",
+		what, s.cfg.Service.Cache.PermissionMinutes)
+}
+
+// explain turns a business error into a sentence for the operator: the
+// en-US text of its code with the arguments filled in, and the code.
+func explain(err error) error {
+	e, ok := errcode.As(err)
+	if !ok {
+		return err
+	}
+	catalog, cerr := errcode.NewCatalog()
+	pack, perr := errcode.LanguagePack("en-US")
+	if cerr != nil || perr != nil {
+		return err
+	}
+	text := pack[catalog.MsgKey(e.Code)]
+	if text == "" {
+		return err
+	}
+	keys := make([]string, 0, len(e.Args))
+	for k := range e.Args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var details []string
+	for _, k := range keys {
+		v := fmt.Sprint(e.Args[k])
+		if strings.Contains(text, "{"+k+"}") {
+			text = strings.ReplaceAll(text, "{"+k+"}", v)
+		} else {
+			details = append(details, k+"="+v)
+		}
+	}
+	msg := fmt.Sprintf("%s (error code %d", text, e.Code)
+	if len(details) > 0 {
+		msg += "; " + strings.Join(details, ", ")
+	}
+	return errors.New(msg + ")")
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
