@@ -29,7 +29,6 @@ import (
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
-	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/request"
 )
 
@@ -507,25 +506,7 @@ func (s *Service) effectivePassword(ctx context.Context, given *string) (string,
 		}
 		return *given, nil
 	}
-	return generate(policy)
-}
-
-func generate(policy auth.PasswordPolicy) (string, error) {
-	n := max(generatedLen, policy.MinLength)
-	var pw string
-	var err error
-	// The alphabet has letters and digits only: a policy demanding a
-	// special character cannot be met, and the user must change the
-	// password at the next login anyway.
-	for range 32 {
-		if pw, err = password.Generate(n); err != nil {
-			return "", err
-		}
-		if policy.Check(pw) == nil {
-			break
-		}
-	}
-	return pw, nil
+	return policy.Generate(generatedLen)
 }
 
 // ---- writing ----

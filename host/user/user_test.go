@@ -362,6 +362,22 @@ func TestResetPassword(t *testing.T) {
 		}
 		e.k.Login("rp", gen)
 	}
+	// A policy that requires a special character (and a length above the
+	// default) is met by the generated password too: it logs in.
+	e.expect("strict policy", e.do("PUT", "/api/v1/sys/config/batch", e.admin, []map[string]string{
+		{"configKey": "sys.security.password.requireSpecial", "configValue": "true"},
+		{"configKey": "sys.security.password.minLength", "configValue": "20"},
+	}), 0)
+	r = e.expect("reset under the strict policy", e.do("PUT", path, e.admin, map[string]any{}), 0)
+	var strict string
+	r.Decode(t, &strict)
+	if len(strict) != 20 || !strings.ContainsAny(strict, "!#%+-=?@^_~") {
+		t.Fatalf("generated %q under a policy requiring 20 characters and a special one", strict)
+	}
+	e.k.Login("rp", strict)
+	e.expect("default policy", e.do("PUT", "/api/v1/sys/config/batch", e.admin, []map[string]string{
+		{"configKey": "sys.security.password.minLength", "configValue": "8"},
+	}), 0)
 	e.expect("weak", e.do("PUT", path, e.admin, map[string]any{"newPassword": "abc"}), 42019)
 	e.expect("malformed", e.do("PUT", path, e.admin, "{x"), 48002)
 
