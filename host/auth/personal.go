@@ -142,15 +142,14 @@ type PasswordPolicy struct {
 func (s *Service) Policy(ctx context.Context) (PasswordPolicy, error) {
 	var p PasswordPolicy
 	var err error
-	if p.MinLength, err = s.d.Settings.Int(ctx, KeyPasswordMinLen, 8); err != nil {
+	if p.MinLength, err = s.d.Settings.Int(ctx, KeyPasswordMinLen); err != nil {
 		return p, err
 	}
 	for _, b := range []struct {
 		key string
-		def bool
 		dst *bool
-	}{{KeyPasswordUpper, true, &p.RequireUpper}, {KeyPasswordLower, true, &p.RequireLower}, {KeyPasswordDigit, true, &p.RequireDigit}, {KeyPasswordSpecial, false, &p.RequireSpecial}} {
-		if *b.dst, err = s.d.Settings.Bool(ctx, b.key, b.def); err != nil {
+	}{{KeyPasswordUpper, &p.RequireUpper}, {KeyPasswordLower, &p.RequireLower}, {KeyPasswordDigit, &p.RequireDigit}, {KeyPasswordSpecial, &p.RequireSpecial}} {
+		if *b.dst, err = s.d.Settings.Bool(ctx, b.key); err != nil {
 			return p, err
 		}
 	}
@@ -235,7 +234,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if err := policyPw.Check(in.NewPassword); err != nil {
 		return err
 	}
-	if history, err := s.d.Settings.Int(ctx, KeyPasswordHistory, 0); err != nil {
+	if history, err := s.d.Settings.Int(ctx, KeyPasswordHistory); err != nil {
 		return err
 	} else if history > 0 && in.NewPassword == in.OldPassword {
 		return errcode.New(errcode.PasswordReused)
