@@ -112,12 +112,12 @@ func TestPage(t *testing.T) {
 	}{
 		{"group exact", "GroupCode=sys", 5, nil},
 		{"group is exact, not fuzzy", "GroupCode=sy", 0, nil},
-		{"key fuzzy, case-insensitive", "ConfigKey=SECURITY.CAPTCHA", 2, []string{"sys.security.captcha.enabled", "sys.security.captcha.type"}},
+		{"key fuzzy, case-insensitive", "ConfigKey=SECURITY.PASSWORD.REQUIRE", 4, []string{"sys.security.password.requireUpper", "sys.security.password.requireLower", "sys.security.password.requireDigit", "sys.security.password.requireSpecial"}},
 		{"name fuzzy", "Name=分组", 1, []string{"biz.grouped"}},
-		{"lowercase parameter names", "configkey=security.captcha&size=1", 2, []string{"sys.security.captcha.enabled"}},
+		{"lowercase parameter names", "configkey=security.password.require&size=1", 4, []string{"sys.security.password.requireUpper"}},
 		{"excluded groups keep rows without a group", "ExcludedGroupCodes=sys&ExcludedGroupCodes=security&ExcludedGroupCodes=upload&ExcludedGroupCodes=job&ExcludedGroupCodes=externalauth", 2, []string{"biz.plain", "biz.grouped"}},
 		{"sort field desc", "GroupCode=sys&SortField=configKey&SortOrder=DESC", 5, []string{"sys.site.title", "sys.site.subtitle", "sys.site.logo", "sys.site.copyrightUrl", "sys.site.copyright"}},
-		{"unknown sort field is ignored", "ConfigKey=security.captcha&SortField=nope;drop", 2, []string{"sys.security.captcha.enabled", "sys.security.captcha.type"}},
+		{"unknown sort field is ignored", "ConfigKey=security.session&SortField=nope;drop", 2, []string{"sys.security.session.accessMinutes", "sys.security.session.refreshMinutes"}},
 		{"second page", "GroupCode=sys&Size=2&Current=3&SortField=configKey", 5, []string{"sys.site.title"}},
 	}
 	for _, tt := range tests {
