@@ -205,11 +205,18 @@ func TestInvalidStoredValueReadsAsDefault(t *testing.T) {
 	if n := strings.Count(k.Log(), "a config value is invalid"); n != 1 {
 		t.Fatalf("%d WARNs about the invalid value, want 1:\n%s", n, k.Log())
 	}
+	if err := k.Settings().Set(ctx, "sys.security.password.requireDigit", "maybe"); err != nil {
+		t.Fatal(err)
+	}
+	if on, _ := k.Settings().Bool(ctx, "sys.security.password.requireDigit"); !on {
+		t.Fatal("an invalid boolean does not read as its default (true)")
+	}
+	// A provider's enabled switch fails closed (the entry's OnInvalid).
 	if err := k.Settings().Set(ctx, "sys.externalauth.oidc.enabled", "off"); err != nil {
 		t.Fatal(err)
 	}
-	if on, _ := k.Settings().Bool(ctx, "sys.externalauth.oidc.enabled"); !on {
-		t.Fatal("an invalid provider switch does not read as its default (on)")
+	if on, _ := k.Settings().Bool(ctx, "sys.externalauth.oidc.enabled"); on {
+		t.Fatal("an invalid provider switch reads as on")
 	}
 }
 

@@ -61,9 +61,11 @@ type ProviderSwitches struct {
 // registry's sys.externalauth.*.{name} families (host/sysconfig): with every
 // key unset a provider is enabled, provisioning is denied, nothing is linked
 // by account and no default roles or organisation are set. A stored value
-// the registry would refuse reads as the default (with one WARN).
+// the registry would refuse reads as the default (with one WARN), except the
+// enabled switch, which fails closed: an invalid value ("off") is off.
 
-// Enabled: "true"/"1" on, "false"/"0" off (any case); default on.
+// Enabled: "true"/"1" on, "false"/"0" off (any case); unset or blank on;
+// anything else off.
 func (s *Switches) Enabled(ctx context.Context, code string) (bool, error) {
 	return s.settings.Bool(ctx, Key(code, SwitchEnabled))
 }

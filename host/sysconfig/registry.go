@@ -54,6 +54,10 @@ type Entry struct {
 	// Default is what readers get when the key is missing, blank (for an
 	// Optional or text kind) or invalid. It must itself be valid.
 	Default string
+	// OnInvalid, when set, is what an invalid stored value reads as
+	// instead of Default: a switch that must fail closed (a provider whose
+	// enabled switch reads "off" is off, not on by default).
+	OnInvalid string
 	// Area is the feature area that reads the key (the config group of a
 	// seeded row).
 	Area string
@@ -64,6 +68,14 @@ type Entry struct {
 	Planned bool
 	// Description is shown by `adminkernel config get`.
 	Description string
+}
+
+// fallback is what an invalid stored value reads as.
+func (e Entry) fallback() string {
+	if e.OnInvalid != "" {
+		return e.OnInvalid
+	}
+	return e.Default
 }
 
 // IsFamily reports whether the entry is a family pattern.
@@ -195,7 +207,7 @@ func kernelEntries() []Entry {
 		{Key: "sys.security.rateLimit.permitPerWindow", Kind: KindInt, Min: 1, Max: 1000000, Default: "300", Area: AreaSecurity, Description: "requests per client and window"},
 		{Key: "sys.security.rateLimit.authPermitPerWindow", Kind: KindInt, Min: 1, Max: 100000, Default: "20", Area: AreaSecurity, Description: "login-endpoint requests per client and window"},
 
-		{Key: "sys.externalauth.*.enabled", Kind: KindBool, Default: "true", Area: AreaExternalAuth, Description: "the provider's login is offered"},
+		{Key: "sys.externalauth.*.enabled", Kind: KindBool, Default: "true", OnInvalid: "false", Area: AreaExternalAuth, Description: "the provider's login is offered"},
 		{Key: "sys.externalauth.*.linkByAccount", Kind: KindBool, Default: "false", Area: AreaExternalAuth, Description: "an identity whose account name matches a user is linked to it"},
 		{Key: "sys.externalauth.*.provisioning", Kind: KindEnum, Values: []string{"deny", "provision"}, Default: "deny", Area: AreaExternalAuth, Description: "what an unbound identity's first login does"},
 		{Key: "sys.externalauth.*.defaultRoleIds", Kind: KindIDList, Area: AreaExternalAuth, Description: "roles of provisioned accounts"},
@@ -268,6 +280,9 @@ func (r *Registry) add(e Entry) error {
 	}
 	if !e.Valid(e.Default) {
 		return fmt.Errorf("sysconfig: the default %q of %q is not %s", e.Default, e.Key, e.Expected())
+	}
+	if e.OnInvalid != "" && !e.Valid(e.OnInvalid) {
+		return fmt.Errorf("sysconfig: the invalid-value fallback %q of %q is not %s", e.OnInvalid, e.Key, e.Expected())
 	}
 	if _, dup := r.Lookup(e.Key); dup {
 		return fmt.Errorf("sysconfig: %q is registered twice", e.Key)

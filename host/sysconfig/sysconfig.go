@@ -105,7 +105,8 @@ func (s *Service) rawCached(ctx context.Context, key, ck string) ([]byte, error)
 // String returns the effective value of a registered key: the stored value
 // when it is valid for the key's entry (an enum value in any letter case
 // reads as the registered spelling), else the entry's default (missing,
-// NULL, blank for a non-text kind, or invalid: the last with one WARN).
+// NULL, blank for a non-text kind) or, for an invalid value, its OnInvalid
+// fallback (the default unless set) with one WARN.
 func (s *Service) String(ctx context.Context, key string) (string, error) {
 	e := s.entry(key)
 	b, err := s.raw(ctx, key)
@@ -145,7 +146,7 @@ func (s *Service) text(e Entry, enc []byte) string {
 		return strconv.Itoa(s.intOf(e, enc))
 	}
 	s.invalid(e, v)
-	return e.Default
+	return e.fallback()
 }
 
 // IDs reads a KindIDList key (the default, with one WARN, when invalid).
@@ -157,7 +158,7 @@ func (s *Service) IDs(ctx context.Context, key string) ([]int64, error) {
 
 // Bool reads a boolean key: "true"/"1" (any case, surrounding space
 // ignored) is true, "false"/"0" false; missing or blank is the registered
-// default, anything else the default with one WARN.
+// default, anything else the fallback (OnInvalid, else the default) with one WARN.
 func (s *Service) Bool(ctx context.Context, key string) (bool, error) {
 	e := s.entry(key)
 	b, err := s.raw(ctx, key)
@@ -201,7 +202,7 @@ func (s *Service) Number(key string) func(context.Context) int {
 }
 
 // Int reads an integer key: a missing or blank value is the registered
-// default, a malformed or out-of-range one the default with one WARN.
+// default, a malformed or out-of-range one the fallback (OnInvalid, else the default) with one WARN.
 func (s *Service) Int(ctx context.Context, key string) (int, error) {
 	e := s.entry(key)
 	b, err := s.raw(ctx, key)
@@ -225,7 +226,7 @@ func (s *Service) boolOf(e Entry, enc []byte) bool {
 		return false
 	}
 	s.invalid(e, string(enc[1:]))
-	return def
+	return ParseBool(e.fallback(), def)
 }
 
 // intOf reads the cached encoding of an integer key without allocating
@@ -242,7 +243,7 @@ func (s *Service) intOf(e Entry, enc []byte) int {
 	n, err := strconv.ParseInt(string(v), 10, 64) // the conversion does not escape
 	if err != nil || (e.Kind == KindInt && (n < e.Min || n > e.Max)) || int64(int(n)) != n {
 		s.invalid(e, string(enc[1:]))
-		return def
+		return parseInt(e.fallback(), def)
 	}
 	return int(n)
 }
@@ -272,7 +273,7 @@ func (s *Service) invalid(e Entry, v string) {
 	if prev, seen := s.warned.Swap(e.Key, v); seen && prev == v {
 		return
 	}
-	s.log.Warn("a config value is invalid; the default is used", "key", e.Key, "value", textclip(v), "expected", e.Expected(), "default", e.Default)
+	s.log.Warn("a config value is invalid; it reads as the fallback", "key", e.Key, "value", textclip(v), "expected", e.Expected(), "fallback", e.fallback())
 }
 
 // textclip shortens a logged value.
