@@ -188,7 +188,7 @@ func kernelEntries() []Entry {
 		{Key: "sys.site.copyrightUrl", Kind: KindURL, MaxLen: 2048, Area: AreaSite, Description: "link of the copyright line"},
 		{Key: "sys.site.logo", Kind: KindURL, MaxLen: 2048, Area: AreaSite, Description: "site logo URL"},
 
-		{Key: "sys.security.loginLock.maxFailCount", Kind: KindInt, Min: 0, Max: 100, Default: "5", Area: AreaSecurity, Description: "failed logins of one account from one client that lock it (0: never)"},
+		{Key: "sys.security.loginLock.maxFailCount", Kind: KindInt, Min: 0, Max: 1000000, Default: "5", Area: AreaSecurity, Description: "failed logins of one account from one client that lock it (0: never)"},
 		{Key: "sys.security.loginLock.lockMinutes", Kind: KindInt, Min: 1, Max: 1440, Default: "10", Area: AreaSecurity, Description: "minutes a lock lasts"},
 		{Key: "sys.security.loginLock.accountCaptchaThreshold", Kind: KindInt, Min: 0, Max: 100000, Default: "20", Area: AreaSecurity, Description: "account-wide failed logins from which every login of the account needs a captcha (0: never)"},
 		{Key: "sys.security.password.minLength", Kind: KindInt, Min: 1, Max: 128, Default: "8", Area: AreaSecurity, Description: "minimum password length"},
