@@ -3,11 +3,13 @@ package configcenter_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	kconfig "github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent/sysconfig"
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -145,6 +147,26 @@ func TestConsumerKeys(t *testing.T) {
 	add(t, k, tok, map[string]any{"configKey": "biz.retries", "configValue": "7", "name": "retries"})
 	if n, _ := k.Settings().Int(ctx, "biz.retries"); n != 7 {
 		t.Fatalf("biz.retries reads %d, want 7", n)
+	}
+}
+
+// TestModuleCannotRegisterSysKeys: a module's entry in the kernel's
+// namespace stops composition with a message naming the key.
+func TestModuleCannotRegisterSysKeys(t *testing.T) {
+	cfg, err := kconfig.Load(kconfig.LoadOptions{ContentRoot: t.TempDir(), Environment: kconfig.Development,
+		Environ: kerneltest.BackendEnviron(t, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := host.New(context.Background(), host.Options{Config: cfg, LogOutput: io.Discard, Modules: []host.Module{{
+		Name: "Biz", Settings: []settings.Entry{{Key: "sys.biz.retries", Kind: settings.KindInt, Max: 9, Default: "3"}},
+	}}})
+	if err == nil {
+		_ = k.Close()
+		t.Fatal("a module registered a sys.* key")
+	}
+	if !strings.Contains(err.Error(), "sys.biz.retries") {
+		t.Fatalf("error = %v, want it to name the key", err)
 	}
 }
 
