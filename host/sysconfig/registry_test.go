@@ -1,6 +1,7 @@
 package sysconfig
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -11,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/adminkernel/kernel/host/cache/memcache"
 	"github.com/adminkernel/kernel/host/errcode"
 )
 
@@ -304,5 +307,44 @@ func TestNewRegistryRefusesBadEntries(t *testing.T) {
 		if _, err := NewRegistry(extra...); err == nil {
 			t.Errorf("%s: NewRegistry accepted %+v", name, e)
 		}
+	}
+}
+
+// TestCachedSwitchAndNumberDoNotAllocate: the per-request readers read a
+// cached value (valid or not) without allocating.
+func TestCachedSwitchAndNumberDoNotAllocate(t *testing.T) {
+	mem, err := memcache.New(memcache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mem.Close() })
+	reg, err := NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s := New(nil, mem, time.Hour, nil, reg, nil)
+	set := func(key, enc string) {
+		t.Helper()
+		if err := mem.Set(ctx, KeyPrefix+key, []byte(enc), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const on, window = "sys.security.rateLimit.enabled", "sys.security.rateLimit.windowSeconds"
+	set(on, "1false")
+	set(window, "1 30 ")
+	sw, num := s.Switch(on), s.Number(window)
+	if sw(ctx) || num(ctx) != 30 {
+		t.Fatalf("switch %v, number %d; want false, 30", sw(ctx), num(ctx))
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = sw(ctx), num(ctx) }); n != 0 {
+		t.Errorf("%v allocations per cached read", n)
+	}
+	set(window, "1 99999 ") // out of range: the default, one WARN
+	if got := num(ctx); got != 60 {
+		t.Fatalf("an out-of-range window reads %d, want the default 60", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = num(ctx) }); n != 0 {
+		t.Errorf("%v allocations per cached read of an invalid value", n)
 	}
 }

@@ -35,7 +35,8 @@ type Service struct {
 	log    hclog.Logger
 	// warned holds the last invalid value logged per key (one WARN each);
 	// only stored rows' keys get there.
-	warned       sync.Map
+	warnMu       sync.Mutex
+	warned       map[string]string
 	unregistered atomic.Int64
 }
 
@@ -49,7 +50,7 @@ func New(client *ent.Client, store cache.Store, ttl time.Duration, ev *events.Bu
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Service{client: client, store: store, ttl: ttl, events: ev, reg: reg, log: log}
+	return &Service{client: client, store: store, ttl: ttl, events: ev, reg: reg, log: log, warned: map[string]string{}}
 }
 
 // Registry returns the registry of the keys that are read.
@@ -145,7 +146,7 @@ func (s *Service) text(e Entry, enc []byte) string {
 	case KindInt:
 		return strconv.Itoa(s.intOf(e, enc))
 	}
-	s.invalid(e, v)
+	s.invalid(e, enc[1:])
 	return e.fallback()
 }
 
@@ -225,7 +226,7 @@ func (s *Service) boolOf(e Entry, enc []byte) bool {
 	case bytes.EqualFold(v, []byte("false")), string(v) == "0":
 		return false
 	}
-	s.invalid(e, string(enc[1:]))
+	s.invalid(e, enc[1:])
 	return ParseBool(e.fallback(), def)
 }
 
@@ -242,7 +243,7 @@ func (s *Service) intOf(e Entry, enc []byte) int {
 	}
 	n, err := strconv.ParseInt(string(v), 10, 64) // the conversion does not escape
 	if err != nil || (e.Kind == KindInt && (n < e.Min || n > e.Max)) || int64(int(n)) != n {
-		s.invalid(e, string(enc[1:]))
+		s.invalid(e, enc[1:])
 		return parseInt(e.fallback(), def)
 	}
 	return int(n)
@@ -269,10 +270,16 @@ func (s *Service) entry(key string) Entry {
 // invalid logs, once per key and value, that a stored value is not valid
 // for its entry (written by hand, or by an older release) and that the
 // default is used instead.
-func (s *Service) invalid(e Entry, v string) {
-	if prev, seen := s.warned.Swap(e.Key, v); seen && prev == v {
+func (s *Service) invalid(e Entry, raw []byte) {
+	s.warnMu.Lock()
+	prev, seen := s.warned[e.Key]
+	if seen && prev == string(raw) { // compared without allocating
+		s.warnMu.Unlock()
 		return
 	}
+	v := string(raw)
+	s.warned[e.Key] = v
+	s.warnMu.Unlock()
 	s.log.Warn("a config value is invalid; it reads as the fallback", "key", e.Key, "value", textclip(v), "expected", e.Expected(), "fallback", e.fallback())
 }
 
