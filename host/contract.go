@@ -68,7 +68,15 @@ func Contract(opts Options) ([]byte, error) {
 	client := ent.NewClient(ent.Driver(offlineDriver{}))
 	ev := events.New()
 	ttl := time.Duration(cfg.Service.Cache.PermissionMinutes) * time.Minute
-	settings := sysconfig.New(client, store, ttl, ev)
+	var extra []sysconfig.Entry
+	for _, m := range opts.Modules {
+		extra = append(extra, m.Settings...)
+	}
+	registry, err := sysconfig.NewRegistry(extra...)
+	if err != nil {
+		return nil, err
+	}
+	settings := sysconfig.New(client, store, ttl, ev, registry, nil)
 	sessions := session.New(client, store, session.Options{NextID: ids.Next})
 	hasher := password.New(password.MinIterations)
 	login, err := auth.New(auth.Deps{

@@ -87,6 +87,7 @@ type Kernel struct {
 	events    *events.Bus
 	scale     *scaleOut
 	settings  *sysconfig.Service
+	registry  *sysconfig.Registry
 	perms     *authz.Resolver
 	sessions  *session.Service
 	tokens    *token.Issuer
@@ -190,8 +191,13 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	var menus []seed.Menu
+	var settings []sysconfig.Entry
 	for _, m := range modules {
 		menus = append(menus, m.Menus...)
+		settings = append(settings, m.Settings...)
+	}
+	if k.registry, err = sysconfig.NewRegistry(settings...); err != nil {
+		return nil, err
 	}
 	if _, err := seed.Run(ctx, k.db.Client, seed.Options{
 		AdminAccount:  cfg.Service.Seed.AdminAccount,

@@ -53,7 +53,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	var err error
 	client := k.db.Client
 	ttl := time.Duration(cfg.Service.Cache.PermissionMinutes) * time.Minute
-	k.settings = sysconfig.New(client, store, ttl, k.events)
+	k.settings = sysconfig.New(client, store, ttl, k.events, k.registry, k.logs.For("AdminKernel.Config"))
 	k.perms = authz.New(client, store, ttl, k.events)
 	if k.tokens, err = token.FromConfig(cfg); err != nil {
 		return err
@@ -121,18 +121,18 @@ func smsSender(cfg *config.Config, log hclog.Logger) (sms.Sender, error) {
 func (k *Kernel) rateLimiter() fiber.Handler {
 	// With Redis every Incr is a round trip: the general bucket is counted
 	// in batches (ratelimit.Options.Batch); the in-process cache needs none.
-	window := k.settings.Number("sys.security.rateLimit.windowSeconds", 60)
+	window := k.settings.Number("sys.security.rateLimit.windowSeconds")
 	batch := 0
 	if k.scale != nil {
 		batch = ratelimit.DefaultBatch
 	}
 	return ratelimit.New(k.store, ratelimit.Options{
-		Enabled: k.settings.Switch("sys.security.rateLimit.enabled", true),
+		Enabled: k.settings.Switch("sys.security.rateLimit.enabled"),
 		Window: func(ctx context.Context) time.Duration {
 			return time.Duration(window(ctx)) * time.Second
 		},
-		AuthLimit: k.settings.Number("sys.security.rateLimit.authPermitPerWindow", 20),
-		Limit:     k.settings.Number("sys.security.rateLimit.permitPerWindow", 300),
+		AuthLimit: k.settings.Number("sys.security.rateLimit.authPermitPerWindow"),
+		Limit:     k.settings.Number("sys.security.rateLimit.permitPerWindow"),
 		Trusted:   k.trusted,
 		Log:       k.logs.For("AdminKernel.RateLimit"),
 		Batch:     batch,

@@ -25,15 +25,14 @@ import (
 func ReadPolicy(ctx context.Context, settings *sysconfig.Service) (PasswordPolicy, error) {
 	var p PasswordPolicy
 	var err error
-	if p.MinLength, err = settings.Int(ctx, KeyPasswordMinLen, 8); err != nil {
+	if p.MinLength, err = settings.Int(ctx, KeyPasswordMinLen); err != nil {
 		return p, err
 	}
 	for _, b := range []struct {
 		key string
-		def bool
 		dst *bool
-	}{{KeyPasswordUpper, true, &p.RequireUpper}, {KeyPasswordLower, true, &p.RequireLower}, {KeyPasswordDigit, true, &p.RequireDigit}, {KeyPasswordSpecial, false, &p.RequireSpecial}} {
-		if *b.dst, err = settings.Bool(ctx, b.key, b.def); err != nil {
+	}{{KeyPasswordUpper, &p.RequireUpper}, {KeyPasswordLower, &p.RequireLower}, {KeyPasswordDigit, &p.RequireDigit}, {KeyPasswordSpecial, &p.RequireSpecial}} {
+		if *b.dst, err = settings.Bool(ctx, b.key); err != nil {
 			return p, err
 		}
 	}
@@ -152,7 +151,7 @@ func ResetPassword(ctx context.Context, d ResetDeps, in ResetInput) (ResetResult
 		if err := policy.Check(in.Password); err != nil {
 			return ResetResult{}, err
 		}
-		history, err := d.Settings.Int(ctx, KeyPasswordHistory, 0)
+		history, err := d.Settings.Int(ctx, KeyPasswordHistory)
 		if err != nil {
 			return ResetResult{}, err
 		}

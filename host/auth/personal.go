@@ -221,7 +221,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if err := policyPw.Check(in.NewPassword); err != nil {
 		return err
 	}
-	if history, err := s.d.Settings.Int(ctx, KeyPasswordHistory, 0); err != nil {
+	if history, err := s.d.Settings.Int(ctx, KeyPasswordHistory); err != nil {
 		return err
 	} else if history > 0 && in.NewPassword == in.OldPassword {
 		return errcode.New(errcode.PasswordReused)

@@ -55,15 +55,10 @@ const (
 
 // Input limits, cache key prefixes and defaults of login.
 const (
-	maxAccountLen       = 64
-	maxPasswordLen      = 1024
-	loginLogAccountLen  = 128
-	userAgentColumnLen  = 512
-	defaultLockMaxFail  = 5
-	defaultLockMinutes  = 10
-	defaultLockCaptcha  = 20
-	defaultAccessMinute = 120
-	defaultRefreshMin   = 10080
+	maxAccountLen      = 64
+	maxPasswordLen     = 1024
+	loginLogAccountLen = 128
+	userAgentColumnLen = 512
 )
 
 // Methods recorded on sessions and login-log rows.
@@ -136,11 +131,11 @@ type LoginOutput struct {
 // concurrency policy, creates the session and signs the access token. Every
 // login method (password, SMS, external) ends here.
 func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string, cl Client) (*LoginOutput, error) {
-	accessMin, err := s.d.Settings.Int(ctx, KeyAccessMinutes, defaultAccessMinute)
+	accessMin, err := s.d.Settings.Int(ctx, KeyAccessMinutes)
 	if err != nil {
 		return nil, err
 	}
-	refreshMin, err := s.d.Settings.Int(ctx, KeyRefreshMinutes, defaultRefreshMin)
+	refreshMin, err := s.d.Settings.Int(ctx, KeyRefreshMinutes)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +197,7 @@ func (s *Service) mustChangePassword(ctx context.Context, u *ent.SysUser) (bool,
 	if u.MustChangePassword {
 		return true, nil
 	}
-	days, err := s.d.Settings.Int(ctx, KeyPasswordExpire, 0)
+	days, err := s.d.Settings.Int(ctx, KeyPasswordExpire)
 	if err != nil || days <= 0 || u.PasswordChangedAt == nil {
 		return false, err
 	}
@@ -214,7 +209,7 @@ func (s *Service) captchaRequired(ctx context.Context) (bool, error) {
 	if s.d.Config.Service.Security.Captcha.Enabled {
 		return true, nil
 	}
-	return s.d.Settings.Bool(ctx, KeyCaptchaEnabled, false)
+	return s.d.Settings.Bool(ctx, KeyCaptchaEnabled)
 }
 
 func (s *Service) checkCaptcha(ctx context.Context, id, code string) error {
@@ -351,13 +346,13 @@ func (s *Service) TouchLogin(ctx context.Context, u *ent.SysUser, cl Client) {
 func (s *Service) lockPolicy(ctx context.Context) (lockPolicy, error) {
 	var p lockPolicy
 	var err error
-	if p.maxFail, err = s.d.Settings.Int(ctx, KeyLockMaxFail, defaultLockMaxFail); err != nil {
+	if p.maxFail, err = s.d.Settings.Int(ctx, KeyLockMaxFail); err != nil {
 		return p, err
 	}
-	if p.minutes, err = s.d.Settings.Int(ctx, KeyLockMinutes, defaultLockMinutes); err != nil {
+	if p.minutes, err = s.d.Settings.Int(ctx, KeyLockMinutes); err != nil {
 		return p, err
 	}
-	if p.captchaAt, err = s.d.Settings.Int(ctx, KeyLockCaptchaAt, defaultLockCaptcha); err != nil {
+	if p.captchaAt, err = s.d.Settings.Int(ctx, KeyLockCaptchaAt); err != nil {
 		return p, err
 	}
 	p.minutes = min(max(p.minutes, 1), maxLockMinutes)
@@ -404,7 +399,7 @@ func (s *Service) Refresh(ctx context.Context, refreshToken string) (*LoginOutpu
 		_ = s.d.Sessions.Revoke(ctx, r.SessionID, "user disabled")
 		return nil, errcode.New(errcode.RefreshTokenInvalid)
 	}
-	accessMin, err := s.d.Settings.Int(ctx, KeyAccessMinutes, defaultAccessMinute)
+	accessMin, err := s.d.Settings.Int(ctx, KeyAccessMinutes)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ type SmsLoginInput struct {
 }
 
 func (s *Service) smsEnabled(ctx context.Context) error {
-	on, err := s.d.Settings.Bool(ctx, KeySmsLoginEnabled, false)
+	on, err := s.d.Settings.Bool(ctx, KeySmsLoginEnabled)
 	if err != nil {
 		return err
 	}

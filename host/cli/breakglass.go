@@ -76,8 +76,12 @@ func (s *stores) services(ctx context.Context) (*services, error) {
 		// its stores withIDs and goes through the database's id source.
 		panic("cli: the session service created a row")
 	}
+	registry, err := sysconfig.NewRegistry()
+	if err != nil {
+		return nil, err
+	}
 	return &services{
-		settings: sysconfig.New(s.db.Client, store, ttl, events.New()),
+		settings: sysconfig.New(s.db.Client, store, ttl, events.New(), registry, s.logs.For("AdminKernel.Config")),
 		sessions: session.New(s.db.Client, store, session.Options{
 			CacheTTL: ttl, NextID: next, Log: s.logs.For("AdminKernel.Session"),
 		}),

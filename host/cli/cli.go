@@ -118,7 +118,7 @@ func errorsCmd(opts *host.Options) *cobra.Command {
 }
 
 func configCmd(load loader) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Print the effective settings with secrets masked, and any validation problems",
 		Args:  cobra.NoArgs,
@@ -136,6 +136,8 @@ func configCmd(load loader) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.AddCommand(configGetCmd(load), configSetCmd(load))
+	return cmd
 }
 
 func versionCmd(opts *host.Options) *cobra.Command {

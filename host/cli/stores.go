@@ -34,6 +34,9 @@ type stores struct {
 	// Delete here drops their copies too before it returns, exactly as a
 	// change made through the API does.
 	shared cache.Store
+	// redis is the Redis cache below shared (nil without Redis): its client
+	// carries the change-event relay. Closing shared closes it.
+	redis *rediscache.Cache
 	// local stands in for the cache when there is no shared one: a private
 	// in-process store (see cache).
 	local cache.Store
@@ -123,7 +126,7 @@ func openStores(cmd *cobra.Command, load loader, needShared bool, options ...sto
 			s.close()
 			return nil, fmt.Errorf("cache: %w", err)
 		}
-		s.shared = rc
+		s.shared, s.redis = rc, rc
 		if o.ids {
 			log := logs.For("AdminKernel.Snowflake")
 			if s.lease, err = snowflake.AcquireLease(cmd.Context(), rc, snowflake.LeaseOptions{

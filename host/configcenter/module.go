@@ -7,8 +7,6 @@
 package configcenter
 
 import (
-	"time"
-
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/host/bind"
@@ -45,11 +43,7 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
-	svc := &Service{
-		client: d.Client, store: d.Store, settings: d.Settings,
-		captchaForced: d.Config.Service.Security.Captcha.Enabled,
-		ttl:           time.Duration(d.Config.Service.Cache.PermissionMinutes) * time.Minute,
-	}
+	svc := NewService(d.Client, d.Store, d.Settings, d.Config)
 	maxPageSize := d.Config.API.MaxPageSize
 	op := func(r *route.Route) { r.OpLog = true }
 	g := api.Group("/sys/config")

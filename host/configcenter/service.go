@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysconfig"
 	"github.com/adminkernel/kernel/host/cache"
@@ -86,9 +87,10 @@ type Filter struct {
 	ExcludedGroupCodes []string
 }
 
-// Service is the config center. Every change goes through Settings.Changed,
-// so it is visible to every reader of the settings service on the next
-// request.
+// Service is the config center. Every value written is checked against the
+// settings service's registry (43012, 43013), and every change goes through
+// Settings.Changed, so it is visible to every reader of the settings service
+// on the next request.
 type Service struct {
 	client   *ent.Client
 	store    cache.Store
@@ -98,6 +100,16 @@ type Service struct {
 	captchaForced bool
 	// ttl is the lifetime of the cached site info.
 	ttl time.Duration
+}
+
+// NewService returns the config center on the settings service's database
+// and cache (the HTTP routes' and `adminkernel config set`'s one service).
+func NewService(client *ent.Client, store cache.Store, set *settings.Service, cfg *config.Config) *Service {
+	return &Service{
+		client: client, store: store, settings: set,
+		captchaForced: cfg.Service.Security.Captcha.Enabled,
+		ttl:           time.Duration(cfg.Service.Cache.PermissionMinutes) * time.Minute,
+	}
 }
 
 func toDTO(r *ent.SysConfig) Config {
@@ -231,12 +243,12 @@ func (s *Service) Site(ctx context.Context) (SiteInfo, error) {
 			*f.dst = &v
 		}
 	}
-	captcha, err := s.settings.Bool(ctx, settings.KeyCaptchaEnabled, false)
+	captcha, err := s.settings.Bool(ctx, settings.KeyCaptchaEnabled)
 	if err != nil {
 		return SiteInfo{}, err
 	}
 	out.CaptchaEnabled = s.captchaForced || captcha
-	if out.SmsLoginEnabled, err = s.settings.Bool(ctx, settings.KeySmsLoginEnabled, false); err != nil {
+	if out.SmsLoginEnabled, err = s.settings.Bool(ctx, settings.KeySmsLoginEnabled); err != nil {
 		return SiteInfo{}, err
 	}
 	if b, err := json.Marshal(out); err == nil {
@@ -246,20 +258,32 @@ func (s *Service) Site(ctx context.Context) (SiteInfo, error) {
 	return out, nil
 }
 
-// Batch updates the values of existing live keys in one transaction;
-// unknown keys are ignored and name, group and sort are never touched. The
-// changed keys (and the site info when it is built from one of them) are
-// invalidated after the commit.
+// Batch is PUT /sys/config/batch: SetValues for the signed-in user.
 func (s *Service) Batch(ctx context.Context, userID int64, items []BatchItem) error {
-	if len(items) == 0 {
-		return nil
-	}
-	// The last occurrence of a key wins, as a sequence of updates would.
+	_, err := s.SetValues(ctx, userID, items)
+	return err
+}
+
+// SetValues writes config values in one transaction, all or nothing: the
+// path of PUT /sys/config/batch and of `adminkernel config set` (userID 0:
+// no user). Every value is first checked against the registry: a sys.* key
+// it does not name is 43013, an invalid value 43012, and then nothing is
+// written (a deviation from the contract's "unknown keys are ignored",
+// docs/compatibility.md). The last occurrence of a key wins, as a sequence
+// of updates would. A registered key without a live row gets one (name =
+// key, group = the entry's area); other keys without a live row are
+// ignored. Name, group and sort of existing rows are never touched. The
+// changed keys (and the site info when it is built from one of them) are
+// invalidated after the commit; they are returned in request order.
+func (s *Service) SetValues(ctx context.Context, userID int64, items []BatchItem) ([]string, error) {
 	want := make(map[string]*string, len(items))
 	keys := make([]string, 0, len(items))
 	for _, it := range items {
+		if err := s.settings.Registry().Check(it.ConfigKey, it.ConfigValue); err != nil {
+			return nil, err
+		}
 		if !keyPattern.MatchString(it.ConfigKey) {
-			continue // cannot name an existing key
+			continue // cannot name an existing key (and is not a sys.* one)
 		}
 		if _, dup := want[it.ConfigKey]; !dup {
 			keys = append(keys, it.ConfigKey)
@@ -267,10 +291,11 @@ func (s *Service) Batch(ctx context.Context, userID int64, items []BatchItem) er
 		want[it.ConfigKey] = it.ConfigValue
 	}
 	if len(keys) == 0 {
-		return nil
+		return nil, nil
 	}
 	var changed []string
 	err := database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
+		changed = changed[:0]
 		rows, err := tx.SysConfig.Query().
 			Where(sysconfig.ConfigKeyIn(keys...), sysconfig.IsDelete(false)).
 			All(ctx)
@@ -284,10 +309,28 @@ func (s *Service) Batch(ctx context.Context, userID int64, items []BatchItem) er
 		for _, k := range keys { // in request order
 			r, ok := byKey[k]
 			v := want[k]
-			if !ok || equalPtr(r.ConfigValue, v) {
+			if !ok {
+				e, known := s.settings.Registry().Lookup(k)
+				if !known || v == nil {
+					continue
+				}
+				c := tx.SysConfig.Create().SetConfigKey(k).SetConfigValue(*v).SetName(k).SetGroupCode(e.Area)
+				if userID != 0 {
+					c.SetCreateUserID(userID)
+				}
+				if err := c.Exec(ctx); err != nil {
+					return err
+				}
+				changed = append(changed, k)
 				continue
 			}
-			u := tx.SysConfig.UpdateOneID(r.ID).SetUpdateUserID(userID)
+			if equalPtr(r.ConfigValue, v) {
+				continue
+			}
+			u := tx.SysConfig.UpdateOneID(r.ID)
+			if userID != 0 {
+				u.SetUpdateUserID(userID)
+			}
 			if v == nil {
 				u.ClearConfigValue()
 			} else {
@@ -301,9 +344,9 @@ func (s *Service) Batch(ctx context.Context, userID int64, items []BatchItem) er
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.settings.Changed(ctx, changed...)
+	return changed, s.settings.Changed(ctx, changed...)
 }
 
 // Add creates a key (43005 when a live row holds it).
@@ -313,6 +356,9 @@ func (s *Service) Add(ctx context.Context, userID int64, in Input) (int64, error
 		return 0, request.Invalid("configKey")
 	}
 	if err := validate(&in); err != nil {
+		return 0, err
+	}
+	if err := s.settings.Registry().Check(key, in.ConfigValue); err != nil {
 		return 0, err
 	}
 	taken, err := s.client.SysConfig.Query().Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).Exist(ctx)
@@ -353,6 +399,9 @@ func (s *Service) Update(ctx context.Context, userID, id int64, in Input) error 
 		return errcode.New(errcode.ConfigNotFound)
 	}
 	if err != nil {
+		return err
+	}
+	if err := s.settings.Registry().Check(row.ConfigKey, in.ConfigValue); err != nil {
 		return err
 	}
 	u := s.client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).

@@ -18,9 +18,9 @@ func TestKernelCatalog(t *testing.T) {
 	entries := c.Entries()
 	// The 108 entries of the wire contract's table (the alias
 	// BindInviteInvalid has no entry of its own) plus the codes this kernel
-	// adds: 40028-40029, 41006, 42031, the five 48xxx request codes and
-	// 50001 StorageFull.
-	if got, want := len(entries), 108+2+1+1+5+1; got != want {
+	// adds: 40028-40029, 41006, 42031, 43012-43013 (config registry), the
+	// five 48xxx request codes and 50001 StorageFull.
+	if got, want := len(entries), 108+2+1+1+2+5+1; got != want {
 		t.Fatalf("kernel catalog has %d entries, want %d", got, want)
 	}
 	for i := 1; i < len(entries); i++ {

@@ -95,6 +95,8 @@ const (
 	ConfigKeyExists         Code = 43005
 	SeedDataProtected       Code = 43010
 	DictItemValueExists     Code = 43011
+	ConfigValueInvalid      Code = 43012 // args key, expected (sysconfig registry)
+	ConfigKeyUnknown        Code = 43013 // args key: a sys.* key the registry does not name
 	FileEmpty               Code = 44001
 	FileTooLarge            Code = 44002
 	FileExtNotAllowed       Code = 44003
@@ -225,6 +227,8 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{ConfigKeyExists, "ConfigKeyExists", "error.config.keyExists"},
 	{SeedDataProtected, "SeedDataProtected", "error.dict.seedProtected"},
 	{DictItemValueExists, "DictItemValueExists", "error.dict.itemValueExists"},
+	{ConfigValueInvalid, "ConfigValueInvalid", "error.config.valueInvalid"},
+	{ConfigKeyUnknown, "ConfigKeyUnknown", "error.config.keyUnknown"},
 	{FileEmpty, "FileEmpty", "error.file.empty"},
 	{FileTooLarge, "FileTooLarge", "error.file.tooLarge"},
 	{FileExtNotAllowed, "FileExtNotAllowed", "error.file.extNotAllowed"},

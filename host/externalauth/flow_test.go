@@ -414,7 +414,7 @@ func TestAutoProvision(t *testing.T) {
 	k := e.k
 	ctx := context.Background()
 	e.set("sys.externalauth.corp.provisioning", "PROVISION")
-	e.set("sys.externalauth.corp.defaultRoleIds", "2, 3,999,x")
+	e.set("sys.externalauth.corp.defaultRoleIds", "2, 3,999")
 	e.set("sys.externalauth.corp.defaultOrgId", "3")
 
 	tk := e.browser().ssoTokens("bob")

@@ -2,8 +2,6 @@ package externalauth
 
 import (
 	"context"
-	"strconv"
-	"strings"
 
 	"github.com/adminkernel/kernel/host/sysconfig"
 )
@@ -59,57 +57,46 @@ type ProviderSwitches struct {
 	DefaultOrgID int64
 }
 
-// value returns a trimmed value; ok is false when the key is missing or
-// blank.
-func (s *Switches) value(ctx context.Context, code, name string) (string, bool, error) {
-	v, ok, err := s.settings.Value(ctx, Key(code, name))
-	if err != nil || !ok {
-		return "", false, err
-	}
-	v = strings.TrimSpace(v)
-	return v, v != "", nil
-}
+// The switches' defaults, ranges and reading rules are those of the
+// registry's sys.externalauth.*.{name} families (host/sysconfig): with every
+// key unset a provider is enabled, provisioning is denied, nothing is linked
+// by account and no default roles or organisation are set. A stored value
+// the registry would refuse reads as the default (with one WARN), except the
+// enabled switch, which fails closed: an invalid value ("off") is off.
 
-// Enabled: missing or blank means on; "true" (any case) or "1" is on;
-// anything else is off.
+// Enabled: "true"/"1" on, "false"/"0" off (any case); unset or blank on;
+// anything else off.
 func (s *Switches) Enabled(ctx context.Context, code string) (bool, error) {
-	v, ok, err := s.value(ctx, code, SwitchEnabled)
-	if err != nil || !ok {
-		return err == nil, err
-	}
-	return on(v), nil
+	return s.settings.Bool(ctx, Key(code, SwitchEnabled))
 }
 
-// Provisioning: "provision" (any case) creates accounts; anything else,
-// or nothing, denies.
+// Provisioning: "provision" (any case) creates accounts; default deny.
 func (s *Switches) Provisioning(ctx context.Context, code string) (Provisioning, error) {
-	v, _, err := s.value(ctx, code, SwitchProvisioning)
+	v, err := s.settings.String(ctx, Key(code, SwitchProvisioning))
 	if err != nil {
 		return Deny, err
 	}
-	if strings.EqualFold(v, string(Provision)) {
+	if v == string(Provision) {
 		return Provision, nil
 	}
 	return Deny, nil
 }
 
-// LinkByAccount: "true" (any case) or "1" is on; default off.
+// LinkByAccount: "true"/"1" on; default off.
 func (s *Switches) LinkByAccount(ctx context.Context, code string) (bool, error) {
-	v, _, err := s.value(ctx, code, SwitchLinkByAccount)
-	return on(v), err
+	return s.settings.Bool(ctx, Key(code, SwitchLinkByAccount))
 }
 
-// DefaultRoleIDs: comma-separated positive ids (blanks, malformed entries
-// and duplicates are skipped).
+// DefaultRoleIDs: comma-separated positive ids, duplicates dropped.
 func (s *Switches) DefaultRoleIDs(ctx context.Context, code string) ([]int64, error) {
-	v, _, err := s.value(ctx, code, SwitchDefaultRoleIDs)
+	all, err := s.settings.IDs(ctx, Key(code, SwitchDefaultRoleIDs))
 	if err != nil {
 		return nil, err
 	}
 	var ids []int64
 	seen := map[int64]bool{}
-	for part := range strings.SplitSeq(v, ",") {
-		if n, ok := positive(part); ok && !seen[n] {
+	for _, n := range all {
+		if !seen[n] {
 			seen[n] = true
 			ids = append(ids, n)
 		}
@@ -117,14 +104,10 @@ func (s *Switches) DefaultRoleIDs(ctx context.Context, code string) ([]int64, er
 	return ids, nil
 }
 
-// DefaultOrgID: a positive id, 0 when unset or malformed.
+// DefaultOrgID: a positive id, 0 when unset.
 func (s *Switches) DefaultOrgID(ctx context.Context, code string) (int64, error) {
-	v, _, err := s.value(ctx, code, SwitchDefaultOrgID)
-	if err != nil {
-		return 0, err
-	}
-	n, _ := positive(v)
-	return n, nil
+	n, err := s.settings.Int(ctx, Key(code, SwitchDefaultOrgID))
+	return int64(n), err
 }
 
 // All reads every switch of a provider.
@@ -145,16 +128,4 @@ func (s *Switches) All(ctx context.Context, code string) (ProviderSwitches, erro
 	}
 	out.DefaultOrgID, err = s.DefaultOrgID(ctx, code)
 	return out, err
-}
-
-func on(v string) bool {
-	return strings.EqualFold(v, "true") || v == "1"
-}
-
-func positive(s string) (int64, bool) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	return n, true
 }

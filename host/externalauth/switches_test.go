@@ -46,7 +46,10 @@ func TestSwitches(t *testing.T) {
 		{externalauth.SwitchLinkByAccount, "True", func(s externalauth.ProviderSwitches) bool { return s.LinkByAccount }},
 		{externalauth.SwitchLinkByAccount, "1", func(s externalauth.ProviderSwitches) bool { return s.LinkByAccount }},
 		{externalauth.SwitchLinkByAccount, "on", func(s externalauth.ProviderSwitches) bool { return !s.LinkByAccount }},
-		{externalauth.SwitchDefaultRoleIDs, " 3, 1,x,-2,3,,0 ", func(s externalauth.ProviderSwitches) bool { return slices.Equal(s.DefaultRoleIDs, []int64{3, 1}) }},
+		{externalauth.SwitchDefaultRoleIDs, " 3, 1,3 ", func(s externalauth.ProviderSwitches) bool { return slices.Equal(s.DefaultRoleIDs, []int64{3, 1}) }},
+		// An invalid list reads as the default, none (the registry's rule;
+		// fewer roles, never more).
+		{externalauth.SwitchDefaultRoleIDs, " 3, 1,x,-2,3,,0 ", func(s externalauth.ProviderSwitches) bool { return len(s.DefaultRoleIDs) == 0 }},
 		{externalauth.SwitchDefaultRoleIDs, "", func(s externalauth.ProviderSwitches) bool { return len(s.DefaultRoleIDs) == 0 }},
 		{externalauth.SwitchDefaultOrgID, "7", func(s externalauth.ProviderSwitches) bool { return s.DefaultOrgID == 7 }},
 		{externalauth.SwitchDefaultOrgID, "-1", func(s externalauth.ProviderSwitches) bool { return s.DefaultOrgID == 0 }},

@@ -35,6 +35,11 @@ type Module struct {
 	Menus []seed.Menu
 	// Routes registers the module's endpoints on a group prefixed /api/v1.
 	Routes func(d *Deps, api *route.Group) error
+	// Settings registers the sys_config keys the module reads (outside the
+	// kernel's sys.* namespace): the config center validates their values
+	// and d.Settings reads them with their defaults. Keys nobody registers
+	// outside sys.* stay free strings.
+	Settings []sysconfig.Entry
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes

@@ -313,7 +313,7 @@ func TestTwoReplicas(t *testing.T) {
 
 	// The switch is added on A; the callback on B must see it.
 	c.do("POST", A+"/api/v1/sys/config", admin, map[string]any{
-		"configKey": "sys.externalauth.corp.linkByAccount", "configValue": "1", "name": "corp link by account",
+		"configKey": "sys.externalauth.corp.linkByAccount", "configValue": "true", "name": "corp link by account",
 	}).expect(t, "linkByAccount on", 200, 0)
 
 	ssoTicket := func(t *testing.T, br *browser, start, user string) string {

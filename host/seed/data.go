@@ -110,6 +110,9 @@ type configRow struct {
 // seeded in the config center.
 var ExternalProviderCodes = []string{"oidc", "enterprise_chat", "team_chat", "code_host", "social_chat"}
 
+// configs are the config rows of the keys the kernel reads (the built
+// areas of the sysconfig registry; host/seed/registry_test.go checks both
+// directions). A key is seeded with the registry's default.
 var configs = []configRow{
 	{1, "sys.site.title", "AdminKernel", "站点标题", "sys"},
 	{18, "sys.site.subtitle", "", "站点副标题", "sys"},
@@ -129,25 +132,33 @@ var configs = []configRow{
 	{9, "sys.security.session.accessMinutes", "120", "访问令牌有效期(分钟)", "security"},
 	{10, "sys.security.session.refreshMinutes", "10080", "刷新令牌有效期(分钟)", "security"},
 	{13, "sys.security.captcha.enabled", "false", "登录验证码", "security"},
-	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
-	{23, "sys.security.mfa.enabled", "false", "短信二次验证", "security"},
 	{24, "sys.security.smsLogin.enabled", "false", "短信验证码登录", "security"},
-	{29, "sys.security.totp.enabled", "false", "TOTP 二次验证", "security"},
-	{30, "sys.security.totp.requireForSuperAdmin", "false", "超级管理员强制 TOTP", "security"},
 	{14, "sys.security.rateLimit.enabled", "true", "接口限流", "security"},
 	{15, "sys.security.rateLimit.windowSeconds", "60", "限流窗口(秒)", "security"},
 	{16, "sys.security.rateLimit.permitPerWindow", "300", "每窗口请求上限", "security"},
 	{17, "sys.security.rateLimit.authPermitPerWindow", "20", "认证接口每窗口请求上限", "security"},
-	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
-	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},
-	{27, "sys.job.logRetentionDays", "30", "任务日志保留天数", "job"},
-	{28, "sys.job.alertEmails", "", "任务告警邮箱", "job"},
 	{31, "sys.externalauth.enterprise_chat.enabled", "true", "企业聊天登录", "externalauth"},
 	{32, "sys.externalauth.team_chat.enabled", "true", "团队聊天登录", "externalauth"},
 	{33, "sys.externalauth.code_host.enabled", "true", "代码托管登录", "externalauth"},
 	{34, "sys.externalauth.social_chat.enabled", "true", "社交聊天登录", "externalauth"},
 	{35, "sys.externalauth.oidc.enabled", "true", "OIDC 单点登录", "externalauth"},
 	{36, "sys.externalauth.enterprise_chat.linkByAccount", "false", "企业聊天按账号自动关联", "externalauth"},
+}
+
+// retiredConfigs are rows older releases seeded for areas that are not
+// built (nothing reads them: switches that did nothing). The seeder
+// soft-deletes them at every start (retireConfigs). When a later release
+// builds one of these areas it moves the rows back to configs and the
+// registry, and revives the retired row (same id) instead of inserting one.
+var retiredConfigs = []configRow{
+	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
+	{23, "sys.security.mfa.enabled", "false", "短信二次验证", "security"},
+	{29, "sys.security.totp.enabled", "false", "TOTP 二次验证", "security"},
+	{30, "sys.security.totp.requireForSuperAdmin", "false", "超级管理员强制 TOTP", "security"},
+	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
+	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},
+	{27, "sys.job.logRetentionDays", "30", "任务日志保留天数", "job"},
+	{28, "sys.job.alertEmails", "", "任务告警邮箱", "job"},
 }
 
 // kernelMenus is the menu tree for the areas the kernel implements. It grows

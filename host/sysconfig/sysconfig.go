@@ -10,7 +10,11 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysconfig"
@@ -27,12 +31,30 @@ type Service struct {
 	store  cache.Store
 	ttl    time.Duration
 	events *events.Bus
+	reg    *Registry
+	log    hclog.Logger
+	// warned holds the last invalid value logged per key (one WARN each);
+	// only stored rows' keys get there.
+	warnMu       sync.Mutex
+	warned       map[string]string
+	unregistered atomic.Int64
 }
 
-// New returns the service; ttl is Service:Cache:PermissionMinutes.
-func New(client *ent.Client, store cache.Store, ttl time.Duration, ev *events.Bus) *Service {
-	return &Service{client: client, store: store, ttl: ttl, events: ev}
+// maxUnregisteredWarnings bounds the WARNs about reads of unregistered keys.
+const maxUnregisteredWarnings = 100
+
+// New returns the service; ttl is Service:Cache:PermissionMinutes, reg the
+// registry of the keys that are read (their defaults and ranges), log
+// receives the WARN of an invalid stored value (nil: discarded).
+func New(client *ent.Client, store cache.Store, ttl time.Duration, ev *events.Bus, reg *Registry, log hclog.Logger) *Service {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &Service{client: client, store: store, ttl: ttl, events: ev, reg: reg, log: log, warned: map[string]string{}}
 }
+
+// Registry returns the registry of the keys that are read.
+func (s *Service) Registry() *Registry { return s.reg }
 
 // Value returns the value of a live key; ok is false when the key is
 // missing, deleted or has a NULL value. Misses are cached too.
@@ -81,58 +103,192 @@ func (s *Service) rawCached(ctx context.Context, key, ck string) ([]byte, error)
 	return enc, nil
 }
 
-// String returns the value, or def when the key is missing or empty.
-func (s *Service) String(ctx context.Context, key, def string) (string, error) {
-	v, ok, err := s.Value(ctx, key)
-	if err != nil || !ok || strings.TrimSpace(v) == "" {
-		return def, err
-	}
-	return v, nil
-}
-
-// Bool reads "true"/"1" (case-insensitive) as true and "false"/"0" as false;
-// anything else, or a missing key, is def.
-func (s *Service) Bool(ctx context.Context, key string, def bool) (bool, error) {
+// String returns the effective value of a registered key: the stored value
+// when it is valid for the key's entry (an enum value in any letter case
+// reads as the registered spelling), else the entry's default (missing,
+// NULL, blank for a non-text kind) or, for an invalid value, its OnInvalid
+// fallback (the default unless set) with one WARN.
+func (s *Service) String(ctx context.Context, key string) (string, error) {
+	e := s.entry(key)
 	b, err := s.raw(ctx, key)
 	if err != nil {
-		return def, err
+		return e.Default, err
 	}
-	return boolOf(b, def), nil
+	return s.text(e, b), nil
+}
+
+func (s *Service) text(e Entry, enc []byte) string {
+	if enc[0] != '1' {
+		return e.Default
+	}
+	v := string(enc[1:])
+	switch e.Kind {
+	case KindString, KindURL:
+		if e.Valid(v) {
+			return v
+		}
+	case KindEnum:
+		t := strings.TrimSpace(v)
+		if t == "" {
+			return e.Default
+		}
+		for _, ev := range e.Values {
+			if strings.EqualFold(ev, t) {
+				return ev
+			}
+		}
+	case KindIDList:
+		if _, ok := parseIDList(v); ok {
+			return v
+		}
+	case KindBool:
+		return strconv.FormatBool(s.boolOf(e, enc))
+	case KindInt:
+		return strconv.Itoa(s.intOf(e, enc))
+	}
+	s.invalid(e, enc[1:])
+	return e.fallback()
+}
+
+// IDs reads a KindIDList key (the default, with one WARN, when invalid).
+func (s *Service) IDs(ctx context.Context, key string) ([]int64, error) {
+	v, err := s.String(ctx, key)
+	ids, _ := parseIDList(v)
+	return ids, err
+}
+
+// Bool reads a boolean key: "true"/"1" (any case, surrounding space
+// ignored) is true, "false"/"0" false; missing or blank is the registered
+// default, anything else the fallback (OnInvalid, else the default) with one WARN.
+func (s *Service) Bool(ctx context.Context, key string) (bool, error) {
+	e := s.entry(key)
+	b, err := s.raw(ctx, key)
+	if err != nil {
+		return ParseBool(e.Default, false), err
+	}
+	return s.boolOf(e, b), nil
 }
 
 // Switch returns a reader of one boolean key for settings read on every
-// request (the rate limiter's switch): Bool with the cache key built once,
-// so a cached read allocates nothing. A read error gives def.
-func (s *Service) Switch(key string, def bool) func(context.Context) bool {
+// request (the rate limiter's switch): Bool with the entry and the cache
+// key looked up once, so a cached read allocates nothing. A read error
+// gives the default.
+func (s *Service) Switch(key string) func(context.Context) bool {
+	e := s.entry(key)
 	ck := KeyPrefix + key
+	def := ParseBool(e.Default, false)
 	return func(ctx context.Context) bool {
 		b, err := s.rawCached(ctx, key, ck)
 		if err != nil {
 			return def
 		}
-		return boolOf(b, def)
+		return s.boolOf(e, b)
 	}
 }
 
-// Number is Switch for an integer key: Int with the cache key built once
-// and the value parsed in place. A read error gives def.
-func (s *Service) Number(key string, def int) func(context.Context) int {
+// Number is Switch for an integer key: Int with the entry and the cache key
+// looked up once and the value parsed in place. A read error gives the
+// default.
+func (s *Service) Number(key string) func(context.Context) int {
+	e := s.entry(key)
 	ck := KeyPrefix + key
+	def := parseInt(e.Default, 0)
 	return func(ctx context.Context) int {
 		b, err := s.rawCached(ctx, key, ck)
-		if err != nil || b[0] != '1' {
+		if err != nil {
 			return def
 		}
-		return parseInt(string(b[1:]), def) // the conversion does not escape: no allocation
+		return s.intOf(e, b)
 	}
+}
+
+// Int reads an integer key: a missing or blank value is the registered
+// default, a malformed or out-of-range one the fallback (OnInvalid, else the default) with one WARN.
+func (s *Service) Int(ctx context.Context, key string) (int, error) {
+	e := s.entry(key)
+	b, err := s.raw(ctx, key)
+	if err != nil {
+		return parseInt(e.Default, 0), err
+	}
+	return s.intOf(e, b), nil
 }
 
 // boolOf reads the cached encoding of a boolean key (see raw).
-func boolOf(enc []byte, def bool) bool {
+func (s *Service) boolOf(e Entry, enc []byte) bool {
+	def := ParseBool(e.Default, false)
+	if enc[0] != '1' || len(bytes.TrimSpace(enc[1:])) == 0 {
+		return def
+	}
+	v := bytes.TrimSpace(enc[1:])
+	switch {
+	case bytes.EqualFold(v, []byte("true")), string(v) == "1":
+		return true
+	case bytes.EqualFold(v, []byte("false")), string(v) == "0":
+		return false
+	}
+	s.invalid(e, enc[1:])
+	return ParseBool(e.fallback(), def)
+}
+
+// intOf reads the cached encoding of an integer key without allocating
+// (unless the value is invalid).
+func (s *Service) intOf(e Entry, enc []byte) int {
+	def := parseInt(e.Default, 0)
 	if enc[0] != '1' {
 		return def
 	}
-	return parseBool(enc[1:], def)
+	v := bytes.TrimSpace(enc[1:])
+	if len(v) == 0 {
+		return def
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64) // the conversion does not escape
+	if err != nil || (e.Kind == KindInt && (n < e.Min || n > e.Max)) || int64(int(n)) != n {
+		s.invalid(e, enc[1:])
+		return parseInt(e.fallback(), def)
+	}
+	return int(n)
+}
+
+// entry returns the registered entry of a key read by the kernel. A key no
+// entry names (a reader that was not registered: registry_test.go catches
+// the kernel's) reads as an empty text with one WARN.
+func (s *Service) entry(key string) Entry {
+	if e, ok := s.reg.Lookup(key); ok {
+		if e.IsFamily() {
+			e.Key = key
+		}
+		return e
+	}
+	// Counted, not remembered per key: a key built from request input
+	// must not grow the map.
+	if s.unregistered.Add(1) <= maxUnregisteredWarnings {
+		s.log.Warn("a config key is read that no registry entry names; it reads as blank", "key", key)
+	}
+	return Entry{Key: key}
+}
+
+// invalid logs, once per key and value, that a stored value is not valid
+// for its entry (written by hand, or by an older release) and that the
+// default is used instead.
+func (s *Service) invalid(e Entry, raw []byte) {
+	s.warnMu.Lock()
+	prev, seen := s.warned[e.Key]
+	if seen && prev == string(raw) { // compared without allocating
+		s.warnMu.Unlock()
+		return
+	}
+	v := string(raw)
+	s.warned[e.Key] = v
+	s.warnMu.Unlock()
+	s.log.Warn("a config value is invalid; it reads as the fallback", "key", e.Key, "value", textclip(v), "expected", e.Expected(), "fallback", e.fallback())
+}
+
+// textclip shortens a logged value.
+func textclip(v string) string {
+	if r := []rune(v); len(r) > 64 {
+		return string(r[:64]) + "..."
+	}
+	return v
 }
 
 // ParseBool is the kernel's reading of a boolean config value.
@@ -153,17 +309,8 @@ func parseBool(v []byte, def bool) bool {
 	return def
 }
 
-// Int reads an integer; a missing or malformed value is def.
-func (s *Service) Int(ctx context.Context, key string, def int) (int, error) {
-	v, ok, err := s.Value(ctx, key)
-	if err != nil || !ok {
-		return def, err
-	}
-	return parseInt(v, def), nil
-}
-
 // parseInt reads a decimal integer, surrounding space ignored; anything
-// else is def: a malformed setting reads as the default, not as an error.
+// else is def.
 func parseInt(v string, def int) int {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
@@ -183,9 +330,11 @@ func (s *Service) InvalidateAll(ctx context.Context) (int, error) {
 	return s.store.DeletePrefix(ctx, KeyPrefix)
 }
 
-// Set writes a value of an existing or new key through the service and
-// invalidates it (used by the kernel and by tests; the config center uses it
-// too).
+// Set writes a value of an existing or new key and invalidates it, without
+// the registry's validation: for the kernel's own writes and for tests that
+// store what an older release or a hand-written SQL statement could have
+// stored. Administrators' writes go through the config center
+// (host/configcenter), which validates every value against the registry.
 func (s *Service) Set(ctx context.Context, key, value string) error {
 	n, err := s.client.SysConfig.Update().
 		Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).
