@@ -31,6 +31,10 @@ type Config struct {
 	Service Service `koanf:"Service"`
 	API     API     `koanf:"Api"`
 	Logging Logging `koanf:"Logging"`
+
+	// unknown are the keys Load found below Service, Api and Logging that
+	// are not settings (unknown.go).
+	unknown []unknownKey
 }
 
 // IsDevelopment reports whether the Development environment is active.
@@ -89,8 +93,13 @@ const (
 	DBSQLServer  = "SqlServer"
 )
 
-// DBTypes lists the accepted DbType values in documentation order.
+// DBTypes lists the DbType names the settings know, in documentation
+// order. SqlServer is one of them only to be refused with its own message
+// (Validate, host/database): SupportedDBTypes are the ones that run.
 var DBTypes = []string{DBSqlite, DBMySQL, DBSQLServer, DBPostgreSQL}
+
+// SupportedDBTypes lists the DbType values the kernel runs on.
+var SupportedDBTypes = []string{DBSqlite, DBMySQL, DBPostgreSQL}
 
 // Database is `Service:Database`.
 type Database struct {
