@@ -7,6 +7,7 @@ package config
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 )
 
 // Environment names recognised by the kernel. Anything else is accepted and
@@ -35,6 +36,21 @@ type Config struct {
 	// unknown are the keys Load found below Service, Api and Logging that
 	// are not settings (unknown.go).
 	unknown []unknownKey
+}
+
+// DataPath is the absolute data directory: Service:DataDir (default
+// "data") resolved against the content root. The default SQLite file, the
+// development signing key and, in Production, the generated super-admin
+// password file live there.
+func (c *Config) DataPath() string {
+	dir := c.Service.DataDir
+	if dir == "" {
+		dir = Defaults().Service.DataDir
+	}
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir)
+	}
+	return filepath.Join(c.ContentRoot, dir)
 }
 
 // IsDevelopment reports whether the Development environment is active.

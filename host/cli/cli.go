@@ -161,18 +161,26 @@ func errorsCmd(opts *host.Options) *cobra.Command {
 func configCmd(load loader) *cobra.Command {
 	return &cobra.Command{
 		Use:   "config",
-		Short: "Print the effective settings with secrets masked, and any validation problems",
-		Args:  cobra.NoArgs,
+		Short: "Print the effective settings with secrets masked, then every warning and problem serve would report",
+		Long: "config loads the settings as serve does, prints the effective tree (secrets masked) on standard\n" +
+			"output, the warnings on standard error, and fails listing every problem serve would refuse to\n" +
+			"start with (config.Validate, the one check both run). It opens nothing: no database, no cache,\n" +
+			"no plugin, and needs no secret to run (a missing one is reported as a problem).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := load()
 			if err != nil {
 				return err
 			}
+			invalid := cfg.Validate() // normalises what it accepts: print the tree serve would run with
 			if err := cfg.WriteEffective(cmd.OutOrStdout()); err != nil {
 				return err
 			}
-			if err := cfg.Validate(); err != nil {
-				return fmt.Errorf("the settings would not start the service:\n%w", err)
+			for _, w := range cfg.Warnings() {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			if invalid != nil {
+				return fmt.Errorf("the settings would not start the service:\n%w", invalid)
 			}
 			return nil
 		},
