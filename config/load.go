@@ -119,7 +119,14 @@ func Load(opts LoadOptions) (*Config, error) {
 
 	var cfg Config
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
-		return nil, &ValidationError{Problems: decodeProblems(err)}
+		problems := decodeProblems(err)
+		// Report the unknown keys with them, as Validate would have.
+		if probe := (Config{Environment: environment}); probe.IsProduction() {
+			for _, u := range m.unknown {
+				problems = append(problems, u.message())
+			}
+		}
+		return nil, &ValidationError{Problems: problems}
 	}
 	cfg.Environment = environment
 	cfg.ContentRoot = root

@@ -183,3 +183,20 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownKeysReportedWithTypeErrors: a value of the wrong type stops
+// Load; in Production the unknown keys are reported with it, all at once.
+func TestUnknownKeysReportedWithTypeErrors(t *testing.T) {
+	environ := []string{"Service__Database__SlowSqlMillis=soon", "Service__Database__DbTyp=MySql"}
+	_, err := Load(LoadOptions{ContentRoot: t.TempDir(), Environment: Production, Environ: environ})
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) != 2 ||
+		!strings.Contains(ve.Problems[0], "Service:Database:SlowSqlMillis") ||
+		ve.Problems[1] != "Service:Database:DbTyp (from environment) is not a setting; did you mean Service:Database:DbType?" {
+		t.Fatalf("Load = %v, want the type error and the unknown key", err)
+	}
+	_, err = Load(LoadOptions{ContentRoot: t.TempDir(), Environment: Development, Environ: environ})
+	if !errors.As(err, &ve) || len(ve.Problems) != 1 {
+		t.Fatalf("Development Load = %v, want the type error alone (unknown keys are warnings there)", err)
+	}
+}

@@ -139,9 +139,9 @@ func TestConfigAndErrorsOffline(t *testing.T) {
 	}
 }
 
-// TestConfigPrintsWarnings: outside Production a misspelled key and an
-// https ListenAddress are warnings: `config` succeeds and prints them on
-// standard error, and `serve` logs the same lines at WARN.
+// TestConfigPrintsWarnings: outside Production a misspelled key is a
+// warning: `config` succeeds and prints it on standard error (serve logs
+// the same list: host's TestServeLogsTheSettingsWarnings).
 func TestConfigPrintsWarnings(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "appsettings.json"), `{"Api": {"MaxPageSise": 50}}`)
