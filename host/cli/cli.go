@@ -110,6 +110,7 @@ func migrateCmd(opts *host.Options, load loader) *cobra.Command {
 				return err
 			}
 			defer func() { _ = logs.Close() }()
+			logWarnings(logs, cfg)
 			if print {
 				return database.PrintDDL(cmd.Context(), cfg, cmd.OutOrStdout())
 			}
@@ -200,6 +201,15 @@ func versionCmd(opts *host.Options) *cobra.Command {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), "adminkernel", v)
 			return err
 		},
+	}
+}
+
+// logWarnings logs the settings warnings (config.Warnings: unknown keys
+// outside Production, an https ListenAddress) at WARN, as serve does, so
+// that every command that runs reports a misspelled key.
+func logWarnings(logs *logging.Logs, cfg *config.Config) {
+	for _, w := range cfg.Warnings() {
+		logs.For("AdminKernel.Config").Warn(w)
 	}
 }
 

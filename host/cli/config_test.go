@@ -154,3 +154,25 @@ func TestConfigPrintsWarnings(t *testing.T) {
 		t.Fatalf("config stderr lacks %q:\n%s", want, errOut)
 	}
 }
+
+// TestMigrateReportsAMisspelledLoggingKey: commands other than serve and
+// config log the warnings too (Development), and refuse the key in
+// Production.
+func TestMigrateReportsAMisspelledLoggingKey(t *testing.T) {
+	t.Setenv("Logging__Formt", "json")
+	t.Setenv("Service__Security__Jwt__SigningKey", signingKey)
+	want := "Logging:Formt (from environment) is not a setting; did you mean Logging:Format?"
+	dir := t.TempDir()
+	ddl, errOut, err := run(t, context.Background(), host.Options{}, "migrate", "--print", "--content-root", dir, "--environment", "Development")
+	if err != nil || !strings.Contains(ddl, "sys_user") {
+		t.Fatalf("migrate --print in Development: %v", err)
+	}
+	if !strings.Contains(errOut, "[WARN]") || !strings.Contains(errOut, want) {
+		t.Fatalf("migrate did not warn %q:\n%s", want, errOut)
+	}
+	_, _, err = run(t, context.Background(), host.Options{}, "migrate", "--print", "--content-root", dir, "--environment", "Production")
+	var ve *config.ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0] != want {
+		t.Fatalf("migrate --print in Production = %v, want the refusal of the key", err)
+	}
+}

@@ -49,6 +49,7 @@ func openStores(cmd *cobra.Command, load loader, needShared bool) (*stores, erro
 	if err != nil {
 		return nil, err
 	}
+	logWarnings(logs, cfg)
 	s := &stores{cfg: cfg, logs: logs}
 	if s.db, err = database.Open(cmd.Context(), cfg, logs.For("AdminKernel.Database")); err != nil {
 		s.close()
