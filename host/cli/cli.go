@@ -165,8 +165,8 @@ func configCmd(load loader) *cobra.Command {
 		Short: "Print the effective settings with secrets masked, then every warning and problem serve would report",
 		Long: "config loads the settings as serve does, prints the effective tree (secrets masked) on standard\n" +
 			"output, the warnings on standard error, and fails listing every problem serve would refuse to\n" +
-			"start with (config.Validate, the one check both run). It opens nothing: no database, no cache,\n" +
-			"no plugin, and needs no secret to run (a missing one is reported as a problem).",
+			"start with (config.Validate, the one check both run). It connects to nothing (no database, no\n" +
+			"cache, no plugin) and needs no secret to run (a missing one is reported as a problem).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := load()
