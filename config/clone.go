@@ -37,5 +37,6 @@ func (c *Config) Clone() *Config {
 	out.API.DisabledModules = slices.Clone(c.API.DisabledModules)
 	out.API.Cors.AllowedOrigins = slices.Clone(c.API.Cors.AllowedOrigins)
 	out.Logging.LogLevel = maps.Clone(c.Logging.LogLevel)
+	out.unknown = slices.Clone(c.unknown)
 	return &out
 }

@@ -7,6 +7,7 @@ package config
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 )
 
 // Environment names recognised by the kernel. Anything else is accepted and
@@ -31,6 +32,25 @@ type Config struct {
 	Service Service `koanf:"Service"`
 	API     API     `koanf:"Api"`
 	Logging Logging `koanf:"Logging"`
+
+	// unknown are the keys Load found below Service, Api and Logging that
+	// are not settings (unknown.go).
+	unknown []unknownKey
+}
+
+// DataPath is the absolute data directory: Service:DataDir (default
+// "data") resolved against the content root. The default SQLite file, the
+// development signing key and, in Production, the generated super-admin
+// password file live there.
+func (c *Config) DataPath() string {
+	dir := c.Service.DataDir
+	if dir == "" {
+		dir = Defaults().Service.DataDir
+	}
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir)
+	}
+	return filepath.Join(c.ContentRoot, dir)
 }
 
 // IsDevelopment reports whether the Development environment is active.
@@ -89,8 +109,13 @@ const (
 	DBSQLServer  = "SqlServer"
 )
 
-// DBTypes lists the accepted DbType values in documentation order.
+// DBTypes lists the DbType names the settings know, in documentation
+// order. SqlServer is one of them only to be refused with its own message
+// (Validate, host/database): SupportedDBTypes are the ones that run.
 var DBTypes = []string{DBSqlite, DBMySQL, DBSQLServer, DBPostgreSQL}
+
+// SupportedDBTypes lists the DbType values the kernel runs on.
+var SupportedDBTypes = []string{DBSqlite, DBMySQL, DBPostgreSQL}
 
 // Database is `Service:Database`.
 type Database struct {

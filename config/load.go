@@ -77,7 +77,11 @@ var configType = reflect.TypeFor[Config]()
 // replaces the array of earlier sources, while environment variables merge
 // into it by index (an index past the end appends). Keys of map settings
 // (Logging:LogLevel, vendor sections) keep the spelling of the source that
-// introduced them. Unknown keys are ignored.
+// introduced them. Unknown keys below Service, Api and Logging (not inside
+// map settings, whose keys are free) are dropped and remembered with a
+// did-you-mean: Validate reports them (a problem in Production, else
+// Warnings lists them). Other top-level keys of the files and other
+// environment variables are not settings of the kernel and are ignored.
 //
 // Load does not validate; call Validate on the result. Value type errors
 // are returned as a *ValidationError naming each key.
@@ -89,8 +93,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	environment := normaliseEnvironment(opts.Environment)
 
 	k := koanf.New(":")
+	m := &merger{}
 	merge := koanf.WithMergeFunc(func(src, dst map[string]any) error {
-		overlay(dst, src, configType)
+		m.overlay(dst, src, configType, nil)
 		return nil
 	})
 	defaults := Defaults()
@@ -98,10 +103,12 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	for _, name := range []string{"appsettings.json", "appsettings." + environment + ".json"} {
+		m.source = name
 		if err := loadFile(k, filepath.Join(root, name), merge); err != nil {
 			return nil, err
 		}
 	}
+	m.source = "environment"
 	environ := env.Provider(":", env.Opt{
 		EnvironFunc:   func() []string { return opts.Environ },
 		TransformFunc: envKey,
@@ -112,10 +119,18 @@ func Load(opts LoadOptions) (*Config, error) {
 
 	var cfg Config
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
-		return nil, &ValidationError{Problems: decodeProblems(err)}
+		problems := decodeProblems(err)
+		// Report the unknown keys with them, as Validate would have.
+		if probe := (Config{Environment: environment}); probe.IsProduction() {
+			for _, u := range m.unknown {
+				problems = append(problems, u.message())
+			}
+		}
+		return nil, &ValidationError{Problems: problems}
 	}
 	cfg.Environment = environment
 	cfg.ContentRoot = root
+	cfg.unknown = m.unknown
 	return &cfg, nil
 }
 
@@ -196,13 +211,21 @@ func lookupField(t reflect.Type, key string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
+// merger overlays the sources in turn and remembers the unknown keys they
+// hold (source names the one being merged).
+type merger struct {
+	source  string
+	unknown []unknownKey
+}
+
 // overlay merges src over dst following the shape of type t and returns the
 // result. Struct keys are rewritten to their canonical names and unknown
-// ones dropped; map keys match case-insensitively, keeping dst's spelling;
-// arrays are replaced by JSON arrays and merged by index from the
-// {"0": ...} maps environment variables produce. Values of the wrong shape
-// are passed through for Unmarshal to report.
-func overlay(dst, src any, t reflect.Type) any {
+// ones dropped (and recorded); map keys match case-insensitively, keeping
+// dst's spelling; arrays are replaced by JSON arrays and merged by index
+// from the {"0": ...} maps environment variables produce. Values of the
+// wrong shape are passed through for Unmarshal to report. path is the
+// canonical path of dst.
+func (m *merger) overlay(dst, src any, t reflect.Type, path []string) any {
 	if src == nil {
 		return dst
 	}
@@ -225,6 +248,7 @@ func overlay(dst, src any, t reflect.Type) any {
 			if t.Kind() == reflect.Struct {
 				f, ok := lookupField(t, k)
 				if !ok {
+					m.record(path, k)
 					continue
 				}
 				key, elem = settingName(f), f.Type
@@ -237,7 +261,7 @@ func overlay(dst, src any, t reflect.Type) any {
 					}
 				}
 			}
-			if v := overlay(d[key], s[k], elem); v != nil {
+			if v := m.overlay(d[key], s[k], elem, append(slices.Clip(path), key)); v != nil {
 				d[key] = v
 			}
 		}
@@ -246,8 +270,8 @@ func overlay(dst, src any, t reflect.Type) any {
 		switch s := src.(type) {
 		case []any:
 			out := make([]any, 0, len(s))
-			for _, e := range s {
-				out = append(out, overlay(nil, e, t.Elem()))
+			for i, e := range s {
+				out = append(out, m.overlay(nil, e, t.Elem(), append(slices.Clip(path), strconv.Itoa(i))))
 			}
 			return out
 		case map[string]any:
@@ -258,17 +282,20 @@ func overlay(dst, src any, t reflect.Type) any {
 				value any
 			}
 			var items []item
-			for k, v := range s {
+			for _, k := range sortedKeys(s) {
 				if i, err := strconv.Atoi(k); err == nil && i >= 0 {
-					items = append(items, item{i, v})
+					items = append(items, item{i, s[k]})
+				} else {
+					m.record(path, k)
 				}
 			}
-			sort.Slice(items, func(a, b int) bool { return items[a].index < items[b].index })
+			sort.SliceStable(items, func(a, b int) bool { return items[a].index < items[b].index })
 			for _, it := range items {
+				at := append(slices.Clip(path), strconv.Itoa(it.index))
 				if it.index < len(d) {
-					d[it.index] = overlay(d[it.index], it.value, t.Elem())
+					d[it.index] = m.overlay(d[it.index], it.value, t.Elem(), at)
 				} else {
-					d = append(d, overlay(nil, it.value, t.Elem()))
+					d = append(d, m.overlay(nil, it.value, t.Elem(), at))
 				}
 			}
 			return d

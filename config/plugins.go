@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/hex"
 	"sort"
 	"strings"
 )
@@ -58,6 +59,7 @@ const maxProviderCode = 32
 // does not also have its own section set.
 func (c *Config) validatePlugins(p *problems) {
 	ea := &c.Service.ExternalAuth
+	c.validatePins(p)
 	codes := make([]string, 0, len(ea.Plugins))
 	for code := range ea.Plugins {
 		codes = append(codes, code)
@@ -159,4 +161,27 @@ func (c *Config) ValidateProviders() error {
 	c.validatePlugins(&p)
 	c.validateLogging(&p)
 	return p.err()
+}
+
+// validatePins checks Service:ExternalAuth:PluginSha256: every key is a
+// provider code and every pin the hex SHA-256 of a binary (64 hexadecimal
+// digits, case and surrounding space ignored, as the plugin host reads it).
+// A malformed pin would keep its plugin from launching; it is refused here.
+func (c *Config) validatePins(p *problems) {
+	pins := c.Service.ExternalAuth.PluginSHA256
+	codes := make([]string, 0, len(pins))
+	for code := range pins {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		key := "Service:ExternalAuth:PluginSha256:" + code
+		if !providerCode.MatchString(code) || len(code) > maxProviderCode {
+			p.add("%s: %q is not a provider code (letters, digits and underscores, at most %d)", key, code, maxProviderCode)
+			continue
+		}
+		if sum, err := hex.DecodeString(strings.TrimSpace(pins[code])); err != nil || len(sum) != 32 {
+			p.add("%s %q is not a SHA-256 pin: want 64 hexadecimal digits (sha256sum of the plugin binary)", key, pins[code])
+		}
+	}
 }

@@ -1,10 +1,12 @@
 package config
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -53,7 +55,12 @@ func (p problems) err() error {
 }
 
 // Validate checks the whole tree and returns every problem at once as a
-// *ValidationError, or nil. It also normalises what it accepts: canonical
+// *ValidationError, or nil. It is the one check of the settings: `serve`
+// (host.New) and `config` call it and refuse the same settings with the
+// same problems; what the host's constructors check again (trusted
+// proxies, plugin pins, signing keys, DbType) is checked here first.
+// Unknown keys (Load) are problems in Production; elsewhere Warnings lists
+// them. It also normalises what it accepts: canonical
 // spelling of DbType, Cache:Provider, Sms:Sender and log levels, no
 // trailing slash on CallbackBaseUrl, and the OIDC defaults (Code oidc,
 // DisplayName SSO, Scopes "openid profile email", UsePkce true).
@@ -61,9 +68,11 @@ func (c *Config) Validate() error {
 	var p problems
 	s := &c.Service
 
+	c.unknownProblems(&p, "Service", "Api")
 	if _, err := listenHostPort(s.HTTP.ListenAddress); err != nil {
 		p.add("Service:Http:ListenAddress %q: %v", s.HTTP.ListenAddress, err)
 	}
+	c.validateTrustedProxies(&p)
 	atLeast(&p, "Service:Http:MaxConnections", s.HTTP.MaxConnections, 0)
 	atLeast(&p, "Service:Http:MaxConnectionsPerIp", s.HTTP.MaxConnectionsPerIP, 0)
 	c.validateDatabase(&p)
@@ -213,7 +222,7 @@ func (c *Config) validateJwt(p *problems) {
 	case jwt.SigningKey.IsSet() && len(jwt.SigningKeys) > 0:
 		p.add("%s:SigningKey and %s:SigningKeys are both set; set one of them (SigningKey is the one-key form of SigningKeys)", key, key)
 	case jwt.SigningKey.IsSet():
-		if c.IsProduction() && len(jwt.SigningKey.Reveal()) < MinJwtKeyBytes {
+		if len(jwt.SigningKey.Reveal()) < MinJwtKeyBytes {
 			p.add("%s:SigningKey must be at least %d bytes long", key, MinJwtKeyBytes)
 		}
 	case len(jwt.SigningKeys) == 0:
@@ -221,6 +230,10 @@ func (c *Config) validateJwt(p *problems) {
 			p.add("%s:SigningKey is required in %s (or the key ring SigningKeys)", key, c.Environment)
 		}
 	}
+	if strings.TrimSpace(jwt.Issuer) == "" {
+		p.add("%s:Issuer must not be empty", key)
+	}
+	atLeast(p, key+":ClockSkewSeconds", jwt.ClockSkewSeconds, 0)
 	ids := map[string]int{}
 	for i, k := range jwt.SigningKeys {
 		at := fmt.Sprintf("%s:SigningKeys:%d", key, i)
@@ -305,10 +318,13 @@ func isHTTPURL(s string) bool {
 
 func (c *Config) validateDatabase(p *problems) {
 	s := &c.Service
-	if v, ok := canonical(s.Database.DbType, DBTypes); ok {
+	if v, ok := canonical(s.Database.DbType, SupportedDBTypes); ok {
 		s.Database.DbType = v
+	} else if _, sqlServer := canonical(s.Database.DbType, []string{DBSQLServer}); sqlServer {
+		p.add("Service:Database:DbType %s is refused: the kernel has no tested SQL Server path (ent, its data layer, has no SQL Server dialect); valid values: %s",
+			DBSQLServer, strings.Join(SupportedDBTypes, ", "))
 	} else {
-		p.add("Service:Database:DbType %q is not supported; valid values: %s", s.Database.DbType, strings.Join(DBTypes, ", "))
+		p.add("Service:Database:DbType %q is not supported; valid values: %s", s.Database.DbType, strings.Join(SupportedDBTypes, ", "))
 	}
 }
 
@@ -319,9 +335,48 @@ func (c *Config) validateCache(p *problems) {
 	} else {
 		p.add("Service:Cache:Provider %q is not supported; valid values: Redis, or empty for the in-process cache", s.Cache.Provider)
 	}
+	if s.Cache.Provider != CacheRedis {
+		return
+	}
+	r := s.Cache.Redis
+	if strings.TrimSpace(r.Address) == "" {
+		p.add("Service:Cache:Redis:Address is required when Service:Cache:Provider is Redis")
+	}
+	if r.TLS.Enabled && r.TLS.CAFile != "" {
+		// Read as the cache reads it (host/cache/rediscache): the path as
+		// given.
+		pem, err := os.ReadFile(r.TLS.CAFile)
+		switch {
+		case err != nil:
+			p.add("Service:Cache:Redis:Tls:CaFile %q cannot be read: %v", r.TLS.CAFile, errors.Unwrap(err))
+		case !x509.NewCertPool().AppendCertsFromPEM(pem):
+			p.add("Service:Cache:Redis:Tls:CaFile %q holds no PEM certificate", r.TLS.CAFile)
+		}
+	}
+}
+
+// validateTrustedProxies checks Service:Http:TrustedProxies as the host
+// parses it (host/request.ParseTrusted): IP addresses and CIDR blocks,
+// blank entries skipped.
+func (c *Config) validateTrustedProxies(p *problems) {
+	for i, e := range c.Service.HTTP.TrustedProxies {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		ok := net.ParseIP(e) != nil
+		if strings.Contains(e, "/") {
+			_, _, err := net.ParseCIDR(e)
+			ok = err == nil
+		}
+		if !ok {
+			p.add("Service:Http:TrustedProxies:%d %q is not an IP address or CIDR block (for example 10.0.0.0/8 or 192.0.2.7)", i, e)
+		}
+	}
 }
 
 func (c *Config) validateLogging(p *problems) {
+	c.unknownProblems(p, "Logging")
 	categories := make([]string, 0, len(c.Logging.LogLevel))
 	for k := range c.Logging.LogLevel {
 		categories = append(categories, k)
@@ -361,4 +416,23 @@ func (c *Config) ValidateStores() error {
 	c.validateCache(&p)
 	c.validateLogging(&p)
 	return p.err()
+}
+
+// Warnings lists what is accepted but probably wrong, for `serve` to log
+// at WARN and `config` to print: the unknown keys outside Production (in
+// Production Validate refuses them), and an https ListenAddress (the
+// kernel serves plain HTTP; TLS ends in front of it).
+func (c *Config) Warnings() []string {
+	var out []string
+	if !c.IsProduction() {
+		for _, u := range c.unknown {
+			out = append(out, u.message())
+		}
+	}
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(c.Service.HTTP.ListenAddress)), "https://") {
+		out = append(out, fmt.Sprintf("Service:Http:ListenAddress %q: the kernel serves plain HTTP on this port, not TLS; "+
+			"TLS must terminate in front of it (a reverse proxy or load balancer), and the address is better written http://",
+			c.Service.HTTP.ListenAddress))
+	}
+	return out
 }

@@ -101,11 +101,82 @@ func TestValidate(t *testing.T) {
 		{
 			name:   "unknown DbType lists the valid ones",
 			mutate: func(c *Config) { c.Service.Database.DbType = "Oracle" },
-			want:   []string{`DbType "Oracle" is not supported; valid values: Sqlite, MySql, SqlServer, PostgreSQL`},
+			want:   []string{`DbType "Oracle" is not supported; valid values: Sqlite, MySql, PostgreSQL`},
 		},
 		{
-			name:   "SqlServer is accepted here",
+			name:   "SqlServer is refused with its own message, not listed as valid",
 			mutate: func(c *Config) { c.Service.Database.DbType = "sqlserver" },
+			want:   []string{"DbType SqlServer is refused", "no tested SQL Server path", "valid values: Sqlite, MySql, PostgreSQL"},
+		},
+		{
+			name:   "trusted proxy: prefix length beyond 32",
+			mutate: func(c *Config) { c.Service.HTTP.TrustedProxies = []string{"192.0.2.1", " ", "10.0.0.0/33"} },
+			want:   []string{`Service:Http:TrustedProxies:2 "10.0.0.0/33" is not an IP address or CIDR block`},
+		},
+		{
+			name:   "trusted proxy: a host name",
+			mutate: func(c *Config) { c.Service.HTTP.TrustedProxies = []string{"proxy.internal"} },
+			want:   []string{`TrustedProxies:0 "proxy.internal"`},
+		},
+		{
+			name: "trusted proxies: addresses and blocks of both families",
+			mutate: func(c *Config) {
+				c.Service.HTTP.TrustedProxies = []string{"10.0.0.0/8", "192.0.2.7", "2001:db8::/32", "::1", ""}
+			},
+		},
+		{
+			name: "plugin pin: not 64 hexadecimal digits",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.PluginSHA256 = map[string]string{"acme": "abc123", "team_chat": strings.Repeat("zz", 32)}
+			},
+			want: []string{`PluginSha256:acme "abc123" is not a SHA-256 pin`, `PluginSha256:team_chat "zzzz`},
+		},
+		{
+			name: "plugin pin: a key that is no provider code",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.PluginSHA256 = map[string]string{"ac-me": strings.Repeat("ab", 32)}
+			},
+			want: []string{`PluginSha256:ac-me: "ac-me" is not a provider code`},
+		},
+		{
+			name: "plugin pin: well formed, any case, surrounding space",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.PluginSHA256 = map[string]string{"acme": " " + strings.Repeat("aB", 32) + " "}
+			},
+		},
+		{
+			name: "signing key too short in Development too (the token issuer refuses it)",
+			mutate: func(c *Config) {
+				c.Environment = Development
+				c.Service.Security.Jwt.SigningKey = "short"
+			},
+			want: []string{"SigningKey must be at least 32 bytes"},
+		},
+		{
+			name:   "jwt: empty issuer",
+			mutate: func(c *Config) { c.Service.Security.Jwt.Issuer = " " },
+			want:   []string{"Service:Security:Jwt:Issuer must not be empty"},
+		},
+		{
+			name:   "jwt: negative clock skew",
+			mutate: func(c *Config) { c.Service.Security.Jwt.ClockSkewSeconds = -1 },
+			want:   []string{"Service:Security:Jwt:ClockSkewSeconds -1 must be at least 0"},
+		},
+		{
+			name: "redis: empty address",
+			mutate: func(c *Config) {
+				c.Service.Cache.Provider = "Redis"
+				c.Service.Cache.Redis.Address = ""
+			},
+			want: []string{"Service:Cache:Redis:Address is required"},
+		},
+		{
+			name: "redis: unreadable CA file",
+			mutate: func(c *Config) {
+				c.Service.Cache.Provider = "Redis"
+				c.Service.Cache.Redis.TLS = RedisTLS{Enabled: true, CAFile: "/nonexistent/ca.pem"}
+			},
+			want: []string{`Service:Cache:Redis:Tls:CaFile "/nonexistent/ca.pem" cannot be read`},
 		},
 		{
 			name:   "unknown cache provider",

@@ -160,6 +160,9 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New()}
+	for _, w := range cfg.Warnings() { // the same list `adminkernel config` prints
+		logs.For("AdminKernel.Config").Warn(w)
+	}
 	defer func() {
 		if err != nil {
 			built.Close()
@@ -202,6 +205,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if _, err := seed.Run(ctx, k.db.Client, seed.Options{
 		AdminAccount:  cfg.Service.Seed.AdminAccount,
 		AdminPassword: cfg.Service.Seed.AdminPassword.Reveal(),
+		PasswordDir:   passwordDir(cfg),
 		Hasher:        password.New(cfg.Service.Security.Password.EffectiveIterations()),
 		ExtraMenus:    menus,
 		Log:           logs.For("AdminKernel.Seed"),
@@ -219,6 +223,16 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	return k, nil
+}
+
+// passwordDir is where a generated super-admin password goes: in
+// Production a file of the data directory (never the log, which is
+// shipped and kept), elsewhere "" (the log's banner).
+func passwordDir(cfg *config.Config) string {
+	if cfg.IsProduction() {
+		return cfg.DataPath()
+	}
+	return ""
 }
 
 func (k *Kernel) buildApp(modules []Module) error {

@@ -2,8 +2,12 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,8 +46,10 @@ var NearPrefixes = []string{session.KeyPrefix, authz.KeyPrefix, datascope.KeyPre
 // <KeyPrefix>snowflake:worker:<n> with a one-minute TTL, renewed every 20
 // s, deleted at shutdown); startup fails when all 64 are held. An id of 1
 // to 63 is used as configured and reserved in Redis so that leasing
-// replicas skip it; a conflict is logged, not fatal. Without Redis the
-// configured id is used as is (one replica).
+// replicas skip it; when another live replica holds it, Production refuses
+// to start (naming the holder: host name, process id and a random tag, the
+// lease's value) and the other environments log a warning. Without Redis
+// the configured id is used as is (one replica).
 func (k *Kernel) openShared(ctx context.Context) error {
 	store, err := openCache(ctx, k.cfg)
 	if err != nil {
@@ -78,17 +84,28 @@ func (k *Kernel) openShared(ctx context.Context) error {
 	k.scale = &scaleOut{}
 	log := k.logs.For("AdminKernel.Snowflake")
 	configured := k.cfg.Service.Snowflake.WorkerID
+	owner, err := leaseOwner()
+	if err != nil {
+		return err
+	}
 	lease, err := snowflake.AcquireLease(ctx, rc, snowflake.LeaseOptions{
-		Fixed: configured != 0, Worker: configured, Generator: k.ids,
+		Owner: owner, Fixed: configured != 0, Worker: configured, Generator: k.ids,
 		Warn: log.Warn, Info: log.Info,
 	})
 	switch {
 	case err == nil:
 		k.scale.lease = lease
-		log.Info("snowflake worker id leased", "worker", lease.Worker(), "configured", configured != 0)
+		log.Info("snowflake worker id leased", "worker", lease.Worker(), "configured", configured != 0, "owner", owner)
 	case errors.Is(err, snowflake.ErrWorkerTaken):
+		holder := workerHolder(ctx, rc, configured)
+		if k.cfg.IsProduction() {
+			// Two replicas on one worker id can issue the same id in the
+			// same millisecond: in Production that is refused.
+			return fmt.Errorf("Service:Snowflake:WorkerId %d is leased by another live replica (%s): give every replica its own id, "+
+				"or leave it 0 to lease a free one; a replica that crashed frees its id within %s", configured, holder, snowflake.DefaultLeaseTTL)
+		}
 		log.Warn("Service:Snowflake:WorkerId is leased by another replica: give every replica its own id, or leave it 0 to lease one "+
-			"(a replica restarted within a minute of a crash may still hold it)", "worker", configured)
+			"(a replica restarted within a minute of a crash may still hold it); refused in Production", "worker", configured, "holder", holder)
 	default:
 		return fmt.Errorf("snowflake worker id: %w", err)
 	}
@@ -135,4 +152,31 @@ func (k *Kernel) WorkerLease() *snowflake.Lease {
 		return nil
 	}
 	return k.scale.lease
+}
+
+// leaseOwner is the value this kernel writes into its worker lease: host
+// name, process id and a random tag (two kernels of one process differ),
+// so that a replica refused an id can name the one holding it.
+func leaseOwner() (string, error) {
+	var tag [4]byte
+	if _, err := rand.Read(tag[:]); err != nil {
+		return "", fmt.Errorf("snowflake lease owner: %w", err)
+	}
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		name = "unknown-host"
+	}
+	return fmt.Sprintf("%s pid %d #%s", name, os.Getpid(), hex.EncodeToString(tag[:])), nil
+}
+
+// workerHolder reads who holds the lease of worker ("unknown" when it
+// cannot be read, or expired meanwhile).
+func workerHolder(ctx context.Context, rc *rediscache.Cache, worker int) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	v, err := rc.Client().Get(ctx, rc.Prefix()+snowflake.LeaseKeyPrefix+strconv.Itoa(worker)).Result()
+	if err != nil || v == "" {
+		return "holder unknown"
+	}
+	return "held by " + v
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host"
+	"github.com/adminkernel/kernel/host/logging"
 )
 
 // New returns the root command. opts.Config is filled from the settings
@@ -120,18 +121,26 @@ func errorsCmd(opts *host.Options) *cobra.Command {
 func configCmd(load loader) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Print the effective settings with secrets masked, and any validation problems",
-		Args:  cobra.NoArgs,
+		Short: "Print the effective settings with secrets masked, then every warning and problem serve would report",
+		Long: "config loads the settings as serve does, prints the effective tree (secrets masked) on standard\n" +
+			"output, the warnings on standard error, and fails listing every problem serve would refuse to\n" +
+			"start with (config.Validate, the one check both run). It connects to nothing (no database, no\n" +
+			"cache, no plugin) and needs no secret to run (a missing one is reported as a problem).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := load()
 			if err != nil {
 				return err
 			}
+			invalid := cfg.Validate() // normalises what it accepts: print the tree serve would run with
 			if err := cfg.WriteEffective(cmd.OutOrStdout()); err != nil {
 				return err
 			}
-			if err := cfg.Validate(); err != nil {
-				return fmt.Errorf("the settings would not start the service:\n%w", err)
+			for _, w := range cfg.Warnings() {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			if invalid != nil {
+				return fmt.Errorf("the settings would not start the service:\n%w", invalid)
 			}
 			return nil
 		},
@@ -153,6 +162,15 @@ func versionCmd(opts *host.Options) *cobra.Command {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), "adminkernel", v)
 			return err
 		},
+	}
+}
+
+// logWarnings logs the settings warnings (config.Warnings: unknown keys
+// outside Production, an https ListenAddress) at WARN, as serve does, so
+// that every command that runs reports a misspelled key.
+func logWarnings(logs *logging.Logs, cfg *config.Config) {
+	for _, w := range cfg.Warnings() {
+		logs.For("AdminKernel.Config").Warn(w)
 	}
 }
 

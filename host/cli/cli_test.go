@@ -63,10 +63,13 @@ func TestUnknownDbTypeListsValidOnes(t *testing.T) {
 	if err == nil {
 		t.Fatal("an unknown DbType was accepted")
 	}
-	for _, want := range []string{"Oracle", "Sqlite", "MySql", "PostgreSQL", "SqlServer"} {
+	for _, want := range []string{"Oracle", "valid values: Sqlite, MySql, PostgreSQL"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not list %q", err, want)
 		}
+	}
+	if strings.Contains(err.Error(), "SqlServer") {
+		t.Errorf("error %q lists SqlServer as valid", err)
 	}
 }
 

@@ -51,6 +51,7 @@ func migrateCmd(opts *host.Options, load loader) *cobra.Command {
 				return err
 			}
 			defer func() { _ = logs.Close() }()
+			logWarnings(logs, cfg)
 			db, err := database.Open(cmd.Context(), cfg, logs.For("AdminKernel.Database"))
 			if err != nil {
 				return err

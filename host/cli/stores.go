@@ -99,6 +99,7 @@ func openStores(cmd *cobra.Command, load loader, needShared bool, options ...sto
 	if err != nil {
 		return nil, err
 	}
+	logWarnings(logs, cfg)
 	s := &stores{cfg: cfg, logs: logs, worker: -1}
 	var dbOpts []database.Option
 	var ids *snowflake.Generator

@@ -8,10 +8,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/text/width"
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysconfig"
@@ -33,8 +39,14 @@ var errRaced = errors.New("seeded by another instance")
 type Options struct {
 	// AdminAccount names the super-admin (default superAdmin).
 	AdminAccount string
-	// AdminPassword, when empty, is generated and printed once.
+	// AdminPassword, when empty, is generated and shown once: in the log's
+	// banner, or, when PasswordDir is set, in a file there.
 	AdminPassword string
+	// PasswordDir, when set (Production: the data directory), receives a
+	// generated password in a new file readable by the owner only
+	// (PasswordFileName, or a fresh name when that exists), and the log
+	// names the file instead of showing the password.
+	PasswordDir string
 	// Hasher hashes the super-admin password.
 	Hasher password.Hasher
 	// ExtraMenus are the menus of modules (kernel areas below 1000, consumer
@@ -48,10 +60,16 @@ type Result struct {
 	// Seeded is true when the user table was empty and the reference data
 	// and super-admin were created by this run.
 	Seeded bool
-	// GeneratedPassword is the password printed in the banner ("" when a
-	// password was configured or nothing was seeded).
+	// GeneratedPassword is the password generated for the super-admin (""
+	// when a password was configured or nothing was seeded).
 	GeneratedPassword string
+	// PasswordFile is the file holding it when Options.PasswordDir was set.
+	PasswordFile string
 }
+
+// PasswordFileName is the file a generated super-admin password is
+// written to in Options.PasswordDir.
+const PasswordFileName = "superadmin-password.txt"
 
 // Run seeds an empty database and synchronises menus and config keys.
 // Configured values never overwrite existing accounts: with any user present
@@ -82,34 +100,111 @@ func Run(ctx context.Context, client *ent.Client, opts Options) (Result, error) 
 	if err := retireConfigs(ctx, client, opts.Log); err != nil {
 		return Result{}, fmt.Errorf("retired config keys: %w", err)
 	}
-	if res.GeneratedPassword != "" {
+	switch {
+	case res.PasswordFile != "":
+		opts.Log.Warn(fmt.Sprintf("super-admin created; its generated password is in %s (read it, then delete the file)", res.PasswordFile),
+			"account", opts.AdminAccount)
+	case res.GeneratedPassword != "":
 		opts.Log.Warn("super-admin created\n" + Banner(opts.AdminAccount, res.GeneratedPassword))
-	} else if res.Seeded {
+	case res.Seeded:
 		opts.Log.Info("super-admin created with the configured password", "account", opts.AdminAccount)
 	}
 	return res, nil
 }
 
-// Banner boxes the generated credentials for the startup log.
+// Banner boxes the generated credentials for the startup log (Development
+// and Staging). Every line of the box has the same width on a terminal:
+// the padding counts display columns, so an account with CJK (wide)
+// characters keeps the right border aligned; control characters are
+// shown escaped so none can break the box.
 func Banner(account, plain string) string {
 	lines := []string{
 		"The super-admin account was created with a generated password.",
 		"It is shown only this once: store it now and change it after login.",
 		"",
-		"  account:  " + account,
+		"  account:  " + printable(account),
 		"  password: " + plain,
 	}
-	width := 0
+	cols := 0
 	for _, l := range lines {
-		width = max(width, len([]rune(l)))
+		cols = max(cols, displayWidth(l))
 	}
 	var b strings.Builder
-	b.WriteString("+" + strings.Repeat("-", width+2) + "+\n")
+	b.WriteString("+" + strings.Repeat("-", cols+2) + "+\n")
 	for _, l := range lines {
-		b.WriteString("| " + l + strings.Repeat(" ", width-len([]rune(l))) + " |\n")
+		b.WriteString("| " + l + strings.Repeat(" ", cols-displayWidth(l)) + " |\n")
 	}
-	b.WriteString("+" + strings.Repeat("-", width+2) + "+")
+	b.WriteString("+" + strings.Repeat("-", cols+2) + "+")
 	return b.String()
+}
+
+// displayWidth is the number of terminal columns s takes: two for East
+// Asian wide and fullwidth characters, none for combining marks, one for
+// the rest.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == '\u200b':
+		case isWide(r):
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func isWide(r rune) bool {
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return true
+	}
+	return false
+}
+
+// printable escapes control characters (a newline in an account name
+// would otherwise end the box's line).
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// writePasswordFile writes the generated credentials to a new file of dir,
+// created with mode 0600 and O_EXCL: PasswordFileName, or, when that
+// exists (an earlier one not yet deleted), a fresh
+// superadmin-password-<random>.txt. It never overwrites a file.
+func writePasswordFile(dir, account, plain string) (string, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", fmt.Errorf("create the data directory: %w", err)
+	}
+	path := filepath.Join(dir, PasswordFileName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		f, err = os.CreateTemp(dir, "superadmin-password-*.txt") // 0600, O_EXCL
+	}
+	if err != nil {
+		return "", err
+	}
+	path = f.Name()
+	body := "The super-admin account was created with this generated password.\n" +
+		"Store it now, change it after login, then delete this file.\n\n" +
+		"account:  " + account + "\npassword: " + plain + "\n"
+	_, err = f.WriteString(body)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return "", err
+	}
+	return path, nil
 }
 
 func seedEmpty(ctx context.Context, client *ent.Client, opts Options) (Result, error) {
@@ -131,6 +226,28 @@ func seedEmpty(ctx context.Context, client *ent.Client, opts Options) (Result, e
 	if opts.Hasher == nil {
 		return Result{}, errors.New("seed: a password hasher is required")
 	}
+	// The file first: an account whose generated password was lost would
+	// be unreachable. A run that does not create the account removes it.
+	file := ""
+	if generated != "" && opts.PasswordDir != "" {
+		if file, err = writePasswordFile(opts.PasswordDir, opts.AdminAccount, generated); err != nil {
+			return Result{}, fmt.Errorf("writing the generated super-admin password: %w", err)
+		}
+	}
+	res, err := seedAccount(ctx, client, opts, plain)
+	if err != nil || !res.Seeded {
+		if file != "" {
+			_ = os.Remove(file)
+		}
+		return res, err
+	}
+	res.GeneratedPassword, res.PasswordFile = generated, file
+	return res, nil
+}
+
+// seedAccount creates the reference data and the super-admin with plain
+// as its password, unless another instance did so first.
+func seedAccount(ctx context.Context, client *ent.Client, opts Options, plain string) (Result, error) {
 	hash, err := opts.Hasher.Hash(plain)
 	if err != nil {
 		return Result{}, err
@@ -148,7 +265,7 @@ func seedEmpty(ctx context.Context, client *ent.Client, opts Options) (Result, e
 		}
 		return Result{}, err
 	}
-	return Result{Seeded: true, GeneratedPassword: generated}, nil
+	return Result{Seeded: true}, nil
 }
 
 func seedTx(ctx context.Context, tx *ent.Tx, account, hash string) error {

@@ -23,7 +23,9 @@ import (
 // is free, and otherwise moves to the lowest free id (OnChange is told), so
 // it never keeps an id another replica was given. A fixed lease (an id set
 // in the settings) is only a reservation that keeps automatic replicas off
-// that id: it never moves, and a conflict is reported, not fatal.
+// that id: it never moves, and a conflict at acquisition is returned as
+// ErrWorkerTaken (the host refuses to start in Production and warns
+// elsewhere, host/scaleout.go).
 
 // LeaseKeyPrefix prefixes the lease keys (after the store's own key
 // prefix): "snowflake:worker:7".
