@@ -100,6 +100,10 @@ type Kernel struct {
 
 	exceptions *exceptionlog.Recorder
 	oplog      *oplog.Writer
+
+	// outages follow the availability of Redis and the database: one WARN
+	// per outage, one INFO when it is back (host/outage).
+	outages outages
 }
 
 // Catalog builds the error catalog of the options without opening anything:
@@ -158,7 +162,8 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err != nil {
 		return nil, err
 	}
-	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New()}
+	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New(),
+		outages: newOutages(logs)}
 	defer func() {
 		if err != nil {
 			built.Close()
@@ -177,7 +182,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	sqlLog := sqllog.FromConfig(cfg, logs.For(sqllog.Category), os.Stdout)
 	db, err := database.Open(ctx, cfg, logs.For("AdminKernel.Database"),
 		database.WithDriver(func(d dialect.Driver) dialect.Driver { return sqllog.Wrap(d, sqlLog) }),
-		database.WithIDs(k.ids.Next))
+		database.WithIDs(k.ids.Next), database.WithTracker(k.outages.db))
 	if err != nil {
 		return nil, err
 	}

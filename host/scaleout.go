@@ -45,7 +45,7 @@ var NearPrefixes = []string{session.KeyPrefix, authz.KeyPrefix, datascope.KeyPre
 // replicas skip it; a conflict is logged, not fatal. Without Redis the
 // configured id is used as is (one replica).
 func (k *Kernel) openShared(ctx context.Context) error {
-	store, err := openCache(ctx, k.cfg)
+	store, err := openCache(ctx, k.cfg, rediscache.WithTracker(k.outages.cache))
 	if err != nil {
 		return err
 	}
