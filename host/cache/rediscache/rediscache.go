@@ -22,6 +22,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+	redislog "github.com/redis/go-redis/v9/logging"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/adminkernel/kernel/config"
@@ -430,4 +431,16 @@ func (c *Cache) Close() error {
 		return wrap("close", err)
 	}
 	return nil
+}
+
+// ProcessLogger is the go-redis library logger for a process running
+// kernels (redis.SetLogger, called once by the binary's main: the library's
+// logger is process-wide, so no kernel sets it). It is go-redis' own stderr
+// logger without the line per failed dial, which would otherwise repeat
+// for every request while Redis is down: an outage is logged once, by the
+// kernel's tracker (NewTracker).
+func ProcessLogger() interface {
+	Printf(ctx context.Context, format string, v ...any)
+} {
+	return redislog.NewBlacklistLogger([]string{"failed to dial after"})
 }
