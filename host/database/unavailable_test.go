@@ -66,7 +66,7 @@ func killedConnErr(t *testing.T, driverName, dsn, idQuery, killQuery string) err
 	if err != nil {
 		t.Fatalf("%s server needed: %v", driverName, err)
 	}
-	defer victim.Close()
+	defer func() { _ = victim.Close() }()
 	var id int64
 	if err := victim.QueryRowContext(ctx, idQuery).Scan(&id); err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func sqliteBusyErr(t *testing.T) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func TestTrackerOutageLifecycle(t *testing.T) {
 	// marked twice.
 	for range 4 {
 		e := tr.Failed(errors.New("connection reset"))
-		if again := tr.Mark(e); again != e {
+		if again := tr.Mark(e); again != e { //nolint:errorlint // identity: not wrapped again
 			t.Fatal("an outage error was wrapped again")
 		}
 		oe, _ := outage.As(e)
@@ -113,6 +113,7 @@ func TestTrackerOutageLifecycle(t *testing.T) {
 func TestNilTracker(t *testing.T) {
 	var tr *outage.Tracker
 	cause := errors.New("x")
+	//nolint:errorlint // identity: returned as is
 	if tr.Begin() != 0 || tr.Failed(cause) != cause || tr.Mark(cause) != cause || tr.Failed(nil) != nil {
 		t.Fatal("a nil tracker changed something")
 	}

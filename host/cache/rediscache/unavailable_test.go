@@ -39,7 +39,7 @@ func replyServer(t *testing.T, reply string) string {
 				return
 			}
 			go func() {
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				r := bufio.NewReader(c)
 				for skipCommand(r) == nil {
 					if _, err := c.Write([]byte("-" + reply + "\r\n")); err != nil {
@@ -114,7 +114,7 @@ func TestIsUnavailable(t *testing.T) {
 	cancel()
 	errorReply := func(reply string) error {
 		c := client(replyServer(t, reply))
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		return c.Get(ctx, "k").Err()
 	}
 	tests := []struct {

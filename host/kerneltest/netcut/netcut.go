@@ -6,6 +6,7 @@
 package netcut
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -31,7 +32,7 @@ type Proxy struct {
 // (host:port). The proxy is closed when the test ends.
 func Start(t testing.TB, target string) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("netcut: listen: %v", err)
 	}
@@ -58,7 +59,7 @@ func (p *Proxy) Cut() {
 // Restore listens on Addr again.
 func (p *Proxy) Restore() {
 	p.t.Helper()
-	ln, err := net.Listen("tcp", p.Addr)
+	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", p.Addr)
 	if err != nil {
 		p.t.Fatalf("netcut: listen on %s again: %v", p.Addr, err)
 	}
@@ -104,7 +105,7 @@ func (p *Proxy) serve(ln net.Listener) {
 // forward pipes c to a new connection to the target until either side
 // closes or the proxy is cut.
 func (p *Proxy) forward(ln net.Listener, c net.Conn) {
-	up, err := net.Dial("tcp", p.target)
+	up, err := new(net.Dialer).DialContext(context.Background(), "tcp", p.target)
 	if err != nil {
 		_ = c.Close()
 		return
