@@ -116,6 +116,7 @@ func TestRedisOutage(t *testing.T) {
 	before := exceptionRows(t, k)
 	login := map[string]string{"account": "bob", "password": bobPassword}
 
+	warnsBefore := len(logLines(k, `\[WARN\]`))
 	srv.Stop()
 	errorsBefore := len(logLines(k, `\[ERROR\]`))
 	refusedAfter := 0
@@ -146,6 +147,13 @@ func TestRedisOutage(t *testing.T) {
 	}
 	if errs := logLines(k, `\[ERROR\]`); len(errs) != errorsBefore {
 		t.Errorf("errors logged during the outage:\n%s", strings.Join(errs[errorsBefore:], "\n"))
+	}
+	// Besides the tracker's, only the subscribers' one line each when
+	// their subscription is lost: nothing per request.
+	for _, w := range logLines(k, `\[WARN\]`)[warnsBefore:] {
+		if !regexp.MustCompile(`AdminKernel\.(Cache: redis unavailable|Bus: lost the change-event subscription|NearCache: lost the near-cache subscription)`).MatchString(w) {
+			t.Errorf("unexpected warning during the outage: %s", w)
+		}
 	}
 	if back := logLines(k, `is back after`); len(back) != 0 {
 		t.Errorf("back before the restart: %v", back)
@@ -234,6 +242,7 @@ func TestDatabaseOutage(t *testing.T) {
 			before := exceptionRows(t, k)
 			login := map[string]string{"account": "bob", "password": bobPassword}
 			errorsBefore := len(logLines(k, `\[ERROR\]`))
+			warnsBefore := len(logLines(k, `\[WARN\]`))
 
 			proxy.Cut()
 			expectOutage(t, "login", k.Do("POST", "/api/v1/auth/login", "", login), errcode.DatabaseUnavailable)
@@ -251,6 +260,9 @@ func TestDatabaseOutage(t *testing.T) {
 			}
 			if errs := logLines(k, `\[ERROR\]`); len(errs) != errorsBefore {
 				t.Errorf("errors logged during the outage:\n%s", strings.Join(errs[errorsBefore:], "\n"))
+			}
+			if warns := logLines(k, `\[WARN\]`); len(warns) != warnsBefore+1 {
+				t.Errorf("want the outage's one warning, got:\n%s", strings.Join(warns[warnsBefore:], "\n"))
 			}
 
 			proxy.Restore()
