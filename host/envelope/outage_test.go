@@ -115,7 +115,7 @@ func TestOutageAnswers(t *testing.T) {
 	if !strings.Contains(logBuf.String(), "redis is back after") || !strings.Contains(logBuf.String(), "; 3 requests were refused") {
 		t.Errorf("redis back line missing or wrong count:\n%s", logBuf.String())
 	}
-	if !strings.Contains(logBuf.String(), "; 1 requests were refused") {
+	if !strings.Contains(logBuf.String(), "; 1 request was refused") {
 		t.Errorf("database back line missing or wrong count:\n%s", logBuf.String())
 	}
 }

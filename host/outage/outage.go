@@ -102,7 +102,11 @@ func (t *Tracker) Succeeded(op Op) {
 	down := t.now().Sub(t.since)
 	n := t.refused.Swap(0)
 	t.state.Store(0)
-	t.log.Info(fmt.Sprintf("%s is back after %.1fs; %d requests were refused", t.name, down.Seconds(), n),
+	refused := fmt.Sprintf("%d requests were refused", n)
+	if n == 1 {
+		refused = "1 request was refused"
+	}
+	t.log.Info(fmt.Sprintf("%s is back after %.1fs; %s", t.name, down.Seconds(), refused),
 		"dependency", t.name, "down_seconds", down.Seconds(), "refused", n)
 }
 
