@@ -101,6 +101,10 @@ type Kernel struct {
 
 	exceptions *exceptionlog.Recorder
 	oplog      *oplog.Writer
+
+	// outages follow the availability of Redis and the database: one WARN
+	// per outage, one INFO when it is back (host/outage).
+	outages outages
 }
 
 // Catalog builds the error catalog of the options without opening anything:
@@ -159,7 +163,8 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err != nil {
 		return nil, err
 	}
-	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New()}
+	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New(),
+		outages: newOutages(logs)}
 	for _, w := range cfg.Warnings() { // the same list `adminkernel config` prints
 		logs.For("AdminKernel.Config").Warn(w)
 	}
@@ -181,7 +186,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	sqlLog := sqllog.FromConfig(cfg, logs.For(sqllog.Category), os.Stdout)
 	db, err := database.Open(ctx, cfg, logs.For("AdminKernel.Database"),
 		database.WithDriver(func(d dialect.Driver) dialect.Driver { return sqllog.Wrap(d, sqlLog) }),
-		database.WithIDs(k.ids.Next))
+		database.WithIDs(k.ids.Next), database.WithTracker(k.outages.db))
 	if err != nil {
 		return nil, err
 	}

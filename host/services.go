@@ -30,10 +30,10 @@ import (
 
 // openCache builds the configured cache: in process by default, Redis when
 // Service:Cache:Provider is Redis (shared by every replica).
-func openCache(ctx context.Context, cfg *config.Config) (cache.Store, error) {
+func openCache(ctx context.Context, cfg *config.Config, opts ...rediscache.Option) (cache.Store, error) {
 	c := cfg.Service.Cache
 	if c.Provider == config.CacheRedis {
-		store, err := rediscache.New(ctx, c.Redis)
+		store, err := rediscache.New(ctx, c.Redis, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("cache: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/outage"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/textclip"
 	"github.com/adminkernel/kernel/host/usernames"
@@ -18,7 +19,8 @@ import (
 // logged and never changes the login's answer.
 func (s *Service) WriteLoginLog(ctx context.Context, account, method string, userID *int64, result error, cl Client) {
 	// The code the caller was answered with (envelope.CodeOf: business
-	// codes, 50001 for a full disk, 50000 for anything else).
+	// codes, 50001 for a full disk, 50002/50003 for an unreachable Redis or
+	// database, 50000 for anything else).
 	code := int(envelope.CodeOf(result))
 	c := s.d.Client.SysLoginLog.Create().
 		SetAccount(textclip.Runes(account, loginLogAccountLen)).
@@ -33,6 +35,9 @@ func (s *Service) WriteLoginLog(ctx context.Context, account, method string, use
 		c.SetUserAgent(textclip.Runes(cl.UserAgent, userAgentColumnLen))
 	}
 	if err := c.Exec(context.WithoutCancel(ctx)); err != nil {
+		if _, down := outage.As(err); down {
+			return // the database outage is logged once, by its tracker
+		}
 		s.d.Log.Warn("writing the login log failed", "error", err)
 	}
 }

@@ -34,6 +34,17 @@ import (
 // ErrExists is returned by PutOnce when the key is already held.
 var ErrExists = errors.New("cache: key already exists")
 
+// ErrUnavailable is matched (errors.Is) by the errors of a shared cache
+// that could not be reached: connection refused, reset or closed, a dial or
+// I/O timeout, an exhausted connection pool, or a server that says it
+// cannot serve now (LOADING, BUSY, READONLY after a failover, MASTERDOWN,
+// TRYAGAIN, CLUSTERDOWN, OOM, max clients). rediscache marks them where it
+// sees them (host/outage); the central error handler answers them with 503
+// / 50002 CacheUnavailable and Retry-After, and the request may be retried
+// once the cache is back. Other errors (a wrong type, a script error, bad
+// credentials) are bugs or misconfiguration and stay unmarked.
+var ErrUnavailable = errors.New("cache: unavailable")
+
 // Store is the cache used by kernel features.
 type Store interface {
 	// Get returns the entry under key; ok is false when it is absent or

@@ -26,6 +26,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/host/outage"
 )
 
 // DB is an open database: the ent client, the underlying *sql.DB and the
@@ -45,7 +46,8 @@ type DB struct {
 	// host/port/database), for logs and diagnostics.
 	Target string
 
-	log hclog.Logger
+	log   hclog.Logger
+	track *outage.Tracker
 }
 
 // Option adjusts Open.
@@ -54,6 +56,7 @@ type Option func(*options)
 type options struct {
 	wrap   func(dialect.Driver) dialect.Driver
 	nextID func() int64
+	track  *outage.Tracker // WithTracker (errors.go)
 }
 
 // WithDriver wraps the ent driver before the client is built, e.g. with a
@@ -204,10 +207,13 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 		drv = o.wrap(drv)
 	}
 	log.Info("database opened", "dbType", dbType, "target", target)
-	client := ent.NewClient(ent.Driver(storageFullDriver{drv}))
+	if o.track == nil {
+		o.track = NewTracker(nil)
+	}
+	client := ent.NewClient(ent.Driver(storageFullDriver{Driver: drv, track: o.track}))
 	client.Use(IDHook(o.nextID))
 	InstallHooks(client)
-	markStorageFullMutations(client)
+	markStorageFullMutations(client, o.track)
 	return &DB{
 		Client:  client,
 		SQL:     db,
@@ -215,6 +221,7 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 		DbType:  dbType,
 		Target:  target,
 		log:     log,
+		track:   o.track,
 	}, nil
 }
 
@@ -265,7 +272,10 @@ func (d *DB) Close() error {
 	return err
 }
 
-// Ping checks that the database answers (readiness probe).
+// Ping checks that the database answers (readiness probe). It reports to
+// the availability tracker like any statement: a ping that answers during
+// an outage ends it (logged), a refused one is marked ErrUnavailable.
 func (d *DB) Ping(ctx context.Context) error {
-	return d.SQL.PingContext(ctx)
+	op := d.track.Begin()
+	return mark(d.track, op, d.SQL.PingContext(ctx))
 }

@@ -3,17 +3,23 @@ package database
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"syscall"
 
 	"entgo.io/ent/dialect"
 	"github.com/go-sql-driver/mysql"
+	"github.com/hashicorp/go-hclog"
 	"github.com/lib/pq"
 	"modernc.org/sqlite"
 
 	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/outage"
 )
 
 // SQLite primary result codes (sqlite3.h).
@@ -96,24 +102,129 @@ func MarkStorageFull(err error) error {
 	return &StorageFullError{Err: err}
 }
 
-// storageFullDriver marks the storage-full errors of the ent driver it
-// wraps: statements, transactions and their commits.
-type storageFullDriver struct{ dialect.Driver }
+// ErrUnavailable is matched (errors.Is) by the errors of a database that
+// could not be reached (see IsUnavailable). The database layer marks them
+// where it sees them (the ent driver, every mutation, Ping); the central
+// error handler answers them with 503 / 50003 DatabaseUnavailable and
+// Retry-After, without an exception-log row.
+var ErrUnavailable = errors.New("database: unavailable")
+
+// IsUnavailable reports whether err (anywhere in its chain) says the
+// database server could not be reached or cannot serve now, as opposed to
+// a failed statement:
+//
+//   - no connection: driver.ErrBadConn, the MySQL driver's ErrInvalidConn,
+//     a connection closed under the driver (EOF, reset, broken pipe), any
+//     network error (dial refused or timed out, DNS);
+//   - PostgreSQL: SQLSTATE class 08 (connection exception), 57P01
+//     admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now (the
+//     server is starting or in recovery), 53300 too_many_connections;
+//   - MySQL/MariaDB: 1040 too many connections, 1053 server shutdown in
+//     progress, 1927 connection killed (MariaDB), and the client-side
+//     2002/2003/2006/2013 (cannot connect, server has gone away, lost
+//     connection) when a driver reports them as server errors.
+//
+// Not an outage: SQLite errors (a local file: SQLITE_BUSY after the busy
+// timeout is contention, a locked or unopenable file is the operator's
+// problem, not something that comes back by itself), lock-wait timeouts
+// and deadlocks, a cancelled or expired caller context, and every other
+// SQL error.
+func IsUnavailable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return false
+	}
+	var pe *pq.Error
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P01", "57P02", "57P03", "53300":
+			return true
+		}
+		return strings.HasPrefix(string(pe.Code), "08")
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1040, 1053, 1927, 2002, 2003, 2006, 2013:
+			return true
+		}
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// NewTracker returns the availability tracker of the database ("database",
+// 503 / 50003 DatabaseUnavailable, ErrUnavailable), logging to log.
+func NewTracker(log hclog.Logger) *outage.Tracker {
+	return outage.New(outage.Options{Name: "database", Code: errcode.DatabaseUnavailable, Kind: ErrUnavailable, Log: log})
+}
+
+// WithTracker makes the database report its availability to t (one WARN per
+// outage, one INFO when it is back). Without it Open makes a silent one:
+// the errors are marked all the same.
+func WithTracker(t *outage.Tracker) Option {
+	return func(o *options) { o.track = t }
+}
+
+// mark returns err marked as a full storage or an unavailable database
+// (reported to t), or as is; a nil err or an answer of the server reports
+// to t that the database is up for an operation begun at op.
+func mark(t *outage.Tracker, op outage.Op, err error) error {
+	if err == nil {
+		t.Succeeded(op)
+		return nil
+	}
+	if err = MarkStorageFull(err); IsStorageFull(err) {
+		t.Succeeded(op)
+		return err
+	}
+	if IsUnavailable(err) {
+		return t.Failed(err)
+	}
+	var pe *pq.Error
+	var me *mysql.MySQLError
+	if errors.As(err, &pe) || errors.As(err, &me) {
+		t.Succeeded(op)
+	}
+	return err
+}
+
+// storageFullDriver marks the storage-full and unavailable errors of the
+// ent driver it wraps (statements, transactions and their commits) and
+// reports the database's availability to track.
+type storageFullDriver struct {
+	dialect.Driver
+	track *outage.Tracker
+}
 
 func (d storageFullDriver) Exec(ctx context.Context, query string, args, v any) error {
-	return MarkStorageFull(d.Driver.Exec(ctx, query, args, v))
+	op := d.track.Begin()
+	return mark(d.track, op, d.Driver.Exec(ctx, query, args, v))
 }
 
 func (d storageFullDriver) Query(ctx context.Context, query string, args, v any) error {
-	return MarkStorageFull(d.Driver.Query(ctx, query, args, v))
+	op := d.track.Begin()
+	return mark(d.track, op, d.Driver.Query(ctx, query, args, v))
 }
 
 func (d storageFullDriver) Tx(ctx context.Context) (dialect.Tx, error) {
+	op := d.track.Begin()
 	tx, err := d.Driver.Tx(ctx)
 	if err != nil {
-		return nil, MarkStorageFull(err)
+		return nil, mark(d.track, op, err)
 	}
-	return storageFullTx{tx}, nil
+	d.track.Succeeded(op)
+	return storageFullTx{tx, d.track}, nil
 }
 
 // BeginTx starts a transaction with options (ent's Client.BeginTx); a
@@ -128,33 +239,49 @@ func (d storageFullDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (di
 		}
 		return nil, fmt.Errorf("database: the wrapped %T does not support BeginTx", d.Driver)
 	}
+	op := d.track.Begin()
 	tx, err := b.BeginTx(ctx, opts)
 	if err != nil {
-		return nil, MarkStorageFull(err)
+		return nil, mark(d.track, op, err)
 	}
-	return storageFullTx{tx}, nil
+	d.track.Succeeded(op)
+	return storageFullTx{tx, d.track}, nil
 }
 
-type storageFullTx struct{ dialect.Tx }
+type storageFullTx struct {
+	dialect.Tx
+	track *outage.Tracker
+}
 
 func (t storageFullTx) Exec(ctx context.Context, query string, args, v any) error {
-	return MarkStorageFull(t.Tx.Exec(ctx, query, args, v))
+	op := t.track.Begin()
+	return mark(t.track, op, t.Tx.Exec(ctx, query, args, v))
 }
 
 func (t storageFullTx) Query(ctx context.Context, query string, args, v any) error {
-	return MarkStorageFull(t.Tx.Query(ctx, query, args, v))
+	op := t.track.Begin()
+	return mark(t.track, op, t.Tx.Query(ctx, query, args, v))
 }
 
-func (t storageFullTx) Commit() error { return MarkStorageFull(t.Tx.Commit()) }
+func (t storageFullTx) Commit() error {
+	op := t.track.Begin()
+	return mark(t.track, op, t.Tx.Commit())
+}
 
-// markStorageFullMutations marks the storage-full errors of every mutation
-// of c, including those the driver reports only while its result rows are
-// read (INSERT ... RETURNING).
-func markStorageFullMutations(c *ent.Client) {
+// markStorageFullMutations marks the storage-full and unavailable errors of
+// every mutation of c, including those the driver reports only while its
+// result rows are read (INSERT ... RETURNING).
+func markStorageFullMutations(c *ent.Client, track *outage.Tracker) {
 	c.Use(func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			v, err := next.Mutate(ctx, m)
-			return v, MarkStorageFull(err)
+			if err == nil {
+				return v, nil
+			}
+			if _, marked := outage.As(err); marked {
+				return v, err
+			}
+			return v, mark(track, 0, err)
 		})
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/outage"
 )
 
 // SuccessKey is the msgKey of every successful response.
@@ -83,10 +84,23 @@ type Unhandled func(c fiber.Ctx, err error)
 // (IsStorageFull), which is logged and recorded the same way but
 // answered as HTTP 503 with code 50001 StorageFull: nothing was written and
 // the client may retry once the operator has freed space.
+//
+// A dependency that could not be reached (an *outage.Error anywhere in the
+// chain, marked by the cache or database layer; it wins over a business
+// error wrapping it) is answered with HTTP 503, its code (50002
+// CacheUnavailable, 50003 DatabaseUnavailable), args.retryAfterSeconds and
+// a Retry-After header; it is counted on the dependency's tracker, which
+// logs one WARN per outage, and is neither logged per request nor passed to
+// onUnhandled (no exception-log row, no stack).
 func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhandled) fiber.ErrorHandler {
 	return func(c fiber.Ctx, err error) error {
 		var be *errcode.Error
 		var fe *fiber.Error
+		if oe, ok := outage.As(err); ok && oe.Code != 0 {
+			oe.Refused()
+			args := map[string]any{"retryAfterSeconds": outage.RetryAfterSeconds}
+			return write(c, catalog, errcode.StatusOf(oe.Code), oe.Code, args)
+		}
 		switch {
 		case errors.As(err, &be):
 			return write(c, catalog, be.HTTPStatus(), be.Code, be.Args)
@@ -110,11 +124,15 @@ func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhand
 }
 
 // CodeOf is the envelope code the central error handler answers err with:
-// a business error's own code, a framework error's request code, 50001 for
-// a full database storage, otherwise 50000.
+// a dependency outage's code (50002, 50003), a business error's own code, a
+// framework error's request code, 50001 for a full database storage,
+// otherwise 50000.
 func CodeOf(err error) errcode.Code {
 	var be *errcode.Error
 	var fe *fiber.Error
+	if oe, ok := outage.As(err); ok && oe.Code != 0 {
+		return oe.Code
+	}
 	switch {
 	case err == nil:
 		return errcode.Success
@@ -172,7 +190,7 @@ func write(c fiber.Ctx, catalog *errcode.Catalog, status int, code errcode.Code,
 		// refuses a caller itself rather than through the access guards.
 		c.Set(fiber.HeaderWWWAuthenticate, "Bearer")
 	}
-	if code == errcode.TooManyRequests {
+	if code == errcode.TooManyRequests || status == http.StatusServiceUnavailable {
 		if s, ok := args["retryAfterSeconds"]; ok {
 			c.Set(fiber.HeaderRetryAfter, fmt.Sprint(s))
 		}

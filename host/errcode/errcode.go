@@ -182,7 +182,7 @@ func StatusOf(code Code) int {
 		return http.StatusUnsupportedMediaType
 	case SystemError:
 		return http.StatusInternalServerError
-	case StorageFull:
+	case StorageFull, CacheUnavailable, DatabaseUnavailable:
 		return http.StatusServiceUnavailable
 	default:
 		return http.StatusOK

@@ -19,8 +19,9 @@ func TestKernelCatalog(t *testing.T) {
 	// The 108 entries of the wire contract's table (the alias
 	// BindInviteInvalid has no entry of its own) plus the codes this kernel
 	// adds: 40028-40029, 41006, 42031, 43012-43013 (config registry), the
-	// five 48xxx request codes and 50001 StorageFull.
-	if got, want := len(entries), 108+2+1+1+2+5+1; got != want {
+	// five 48xxx request codes and 50001 StorageFull, 50002
+	// CacheUnavailable and 50003 DatabaseUnavailable.
+	if got, want := len(entries), 108+2+1+1+2+5+3; got != want {
 		t.Fatalf("kernel catalog has %d entries, want %d", got, want)
 	}
 	for i := 1; i < len(entries); i++ {
@@ -189,6 +190,8 @@ func TestErrorStatusAndMatching(t *testing.T) {
 		{errcode.UnsupportedMediaType, http.StatusUnsupportedMediaType},
 		{errcode.SystemError, http.StatusInternalServerError},
 		{errcode.StorageFull, http.StatusServiceUnavailable},
+		{errcode.CacheUnavailable, http.StatusServiceUnavailable},
+		{errcode.DatabaseUnavailable, http.StatusServiceUnavailable},
 		{60001, http.StatusOK},
 	}
 	for _, tt := range tests {

@@ -1,5 +1,5 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
-// kernel adds: 40028-40029, 41006, 42031, 48002-48006 and 50001 (see
+// kernel adds: 40028-40029, 41006, 42031, 48002-48006 and 50001-50003 (see
 // docs/compatibility.md and docs/security.md).
 
 package errcode
@@ -147,6 +147,13 @@ const (
 	// full (SQLite SQLITE_FULL, PostgreSQL 53100 disk_full, MySQL 1021 /
 	// 1114). Answered with HTTP 503; the write did not happen.
 	StorageFull Code = 50001
+	// CacheUnavailable: the cache (Redis) could not be reached (refused,
+	// timed out, closed, loading). HTTP 503 with Retry-After.
+	CacheUnavailable Code = 50002
+	// DatabaseUnavailable: the database could not be reached (refused,
+	// connection lost, shutting down, too many connections). HTTP 503 with
+	// Retry-After.
+	DatabaseUnavailable Code = 50003
 )
 
 // KernelEnumName is the source name of the kernel's own codes.
@@ -274,4 +281,6 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{UnsupportedMediaType, "UnsupportedMediaType", "error.request.unsupportedMediaType"},
 	{SystemError, "SystemError", "error.system.internal"},
 	{StorageFull, "StorageFull", "error.system.storageFull"},
+	{CacheUnavailable, "CacheUnavailable", "error.system.cacheUnavailable"},
+	{DatabaseUnavailable, "DatabaseUnavailable", "error.system.databaseUnavailable"},
 }}

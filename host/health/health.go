@@ -1,5 +1,8 @@
 // Package health serves the liveness (/health) and readiness (/health/ready)
-// probes.
+// probes. Readiness pings the database and the cache on every call: while
+// one is down it answers 503 with that check Unhealthy, and a ping that
+// answers again ends the dependency's outage (its tracker logs it back,
+// host/outage) even when no request has touched it yet.
 package health
 
 import (
@@ -9,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v3"
+
+	"github.com/adminkernel/kernel/host/outage"
 )
 
 // Status values of a probe and of each check.
@@ -99,9 +104,16 @@ func run(ctx context.Context, ch Check, timeout time.Duration) (res CheckResult)
 	return res
 }
 
+// kind names the failure without its message: "timeout" when the check
+// ran out of time, the driver error's type for a dependency the cache or
+// database layer marked unreachable (host/outage: e.g. *net.OpError),
+// otherwise the error's type.
 func kind(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
 		return "timeout"
+	}
+	if oe, ok := outage.As(err); ok {
+		return fmt.Sprintf("%T", oe.Err)
 	}
 	return fmt.Sprintf("%T", err)
 }

@@ -11,7 +11,8 @@
 // rotating through one's own addresses does not multiply the allowance.
 //
 // Cache failures fail OPEN: the request is let through and a warning is
-// logged (at most every 10 s). The limiter exists to protect availability,
+// logged (at most every 10 s; an unreachable Redis, cache.ErrUnavailable,
+// is logged once per outage by the cache's tracker instead). The limiter exists to protect availability,
 // and failing closed would turn a cache outage into a full outage of the
 // API. The security-relevant one-time values kept in the same cache (login
 // tickets, captcha answers, SMS codes) fail closed in their own packages,
@@ -26,6 +27,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
 	"strings"
@@ -141,7 +143,13 @@ func New(store cache.Store, opts Options) fiber.Handler {
 			n, err = store.Incr(ctx, string(key), 1, window)
 		}
 		if err != nil {
+			// An unreachable cache is logged once per outage by its
+			// tracker (host/outage); other failures here, at most every
+			// 10 s.
 			t := now.UnixNano()
+			if errors.Is(err, cache.ErrUnavailable) {
+				return c.Next()
+			}
 			if last := lastWarn.Load(); t-last >= int64(10*time.Second) && lastWarn.CompareAndSwap(last, t) {
 				opts.Log.Warn("rate limiter: cache unavailable, request let through (fail open)", "error", err)
 			}

@@ -632,7 +632,9 @@ func (s *Service) forget(ctx context.Context, sids []string) error {
 		keys[i] = KeyPrefix + sid
 	}
 	if err := s.store.Delete(ctx, keys...); err != nil {
-		s.log.Error("clearing the cache of revoked sessions failed", "sessions", len(sids), "error", err)
+		if !errors.Is(err, cache.ErrUnavailable) { // an outage is logged once, by the cache's tracker
+			s.log.Error("clearing the cache of revoked sessions failed", "sessions", len(sids), "error", err)
+		}
 		return fmt.Errorf("session: the sessions are revoked but their cache entries could not be cleared: %w", err)
 	}
 	for _, sid := range sids {

@@ -36,9 +36,10 @@ func (c *Cache) TryLease(ctx context.Context, key, owner string, ttl time.Durati
 	if err := ctx.Err(); err != nil {
 		return false, wrap("lease", err)
 	}
+	op := c.track.Begin()
 	ok, err := c.client.SetNX(ctx, c.key(key), owner, ttl).Result()
-	if err != nil {
-		return false, wrap("lease", err)
+	if err = c.done(op, "lease", err); err != nil {
+		return false, err
 	}
 	return ok, nil
 }
@@ -53,9 +54,10 @@ func (c *Cache) RenewLease(ctx context.Context, key, owner string, ttl time.Dura
 	if err := ctx.Err(); err != nil {
 		return false, wrap("renew lease", err)
 	}
+	op := c.track.Begin()
 	n, err := renewScript.Run(ctx, c.client, []string{c.key(key)}, owner, max(ttl.Milliseconds(), 1)).Int64()
-	if err != nil {
-		return false, wrap("renew lease", err)
+	if err = c.done(op, "renew lease", err); err != nil {
+		return false, err
 	}
 	return n == 1, nil
 }
@@ -66,10 +68,8 @@ func (c *Cache) ReleaseLease(ctx context.Context, key, owner string) error {
 	if err := ctx.Err(); err != nil {
 		return wrap("release lease", err)
 	}
-	if err := releaseScript.Run(ctx, c.client, []string{c.key(key)}, owner).Err(); err != nil {
-		return wrap("release lease", err)
-	}
-	return nil
+	op := c.track.Begin()
+	return c.done(op, "release lease", releaseScript.Run(ctx, c.client, []string{c.key(key)}, owner).Err())
 }
 
 // Prefix returns the key prefix (Service:Cache:Redis:KeyPrefix); the

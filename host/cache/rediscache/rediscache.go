@@ -13,16 +13,22 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
+	redislog "github.com/redis/go-redis/v9/logging"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/outage"
 )
 
 const (
@@ -47,13 +53,33 @@ return n`)
 type Cache struct {
 	client *redis.Client
 	prefix string
+	// track follows Redis' availability: every operation reports to it,
+	// and its errors that mean "Redis is down" are marked
+	// cache.ErrUnavailable (see done).
+	track *outage.Tracker
 }
 
 var _ cache.Store = (*Cache)(nil)
 
+// Option adjusts New.
+type Option func(*Cache)
+
+// WithTracker makes the cache report Redis' availability to t (one WARN per
+// outage, one INFO when it is back: see NewTracker). Without it the cache
+// marks its errors all the same and logs nothing.
+func WithTracker(t *outage.Tracker) Option {
+	return func(c *Cache) { c.track = t }
+}
+
+// NewTracker returns the availability tracker of a Redis cache ("redis",
+// 503 / 50002 CacheUnavailable, cache.ErrUnavailable), logging to log.
+func NewTracker(log hclog.Logger) *outage.Tracker {
+	return outage.New(outage.Options{Name: "redis", Code: errcode.CacheUnavailable, Kind: cache.ErrUnavailable, Log: log})
+}
+
 // New connects to Redis and pings it. The error names the address, never
 // the password.
-func New(ctx context.Context, cfg config.Redis) (*Cache, error) {
+func New(ctx context.Context, cfg config.Redis, options ...Option) (*Cache, error) {
 	if cfg.Address == "" {
 		return nil, errors.New("rediscache: address is empty")
 	}
@@ -91,7 +117,14 @@ func New(ctx context.Context, cfg config.Redis) (*Cache, error) {
 		_ = client.Close()
 		return nil, fmt.Errorf("rediscache: ping redis at %s: %w", cfg.Address, err)
 	}
-	return &Cache{client: client, prefix: cfg.KeyPrefix}, nil
+	c := &Cache{client: client, prefix: cfg.KeyPrefix}
+	for _, o := range options {
+		o(c)
+	}
+	if c.track == nil {
+		c.track = NewTracker(nil)
+	}
+	return c, nil
 }
 
 // tlsConfig builds the client TLS settings (TLS 1.2 or later). Without a
@@ -143,17 +176,71 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("rediscache: %s: %w", op, err)
 }
 
+// done reports the outcome of a command begun at op to the tracker and
+// returns err (redis.Nil untouched) prefixed with the operation name and,
+// when it says Redis is unavailable, marked cache.ErrUnavailable. Any
+// answer of the server, an error reply included, proves Redis is up.
+func (c *Cache) done(op outage.Op, name string, err error) error {
+	switch {
+	case err == nil || errors.Is(err, redis.Nil):
+		c.track.Succeeded(op)
+		return err
+	case IsUnavailable(err):
+		return wrap(name, c.track.Failed(err))
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		c.track.Succeeded(op)
+	}
+	return wrap(name, err)
+}
+
+// IsUnavailable reports whether err (from go-redis) means that Redis could
+// not serve the command now, as opposed to a bug or a misconfiguration:
+//
+//   - no connection: refused, reset, broken pipe, closed by the server
+//     (EOF), any network error (dial, DNS, read/write timeouts), or the
+//     connection pool's wait timing out;
+//   - a server that cannot serve now: LOADING (reading its dataset after a
+//     restart), BUSY (a script running), READONLY (a replica after a
+//     failover), MASTERDOWN, TRYAGAIN, CLUSTERDOWN, OOM (maxmemory reached),
+//     max number of clients reached.
+//
+// Not an outage: redis.Nil (a miss), a closed client (this process shut
+// it down), a cancelled or expired caller context, error replies such as
+// WRONGTYPE, NOSCRIPT or a syntax error (bugs), NOAUTH/WRONGPASS/NOPERM
+// (misconfiguration: the exception log should show them).
+func IsUnavailable(err error) bool {
+	switch {
+	case err == nil, errors.Is(err, redis.Nil), errors.Is(err, redis.ErrClosed),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	return redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsMasterDownError(err) ||
+		redis.IsTryAgainError(err) || redis.IsClusterDownError(err) || redis.IsOOMError(err) ||
+		redis.IsMaxClientsError(err) || redis.HasErrorPrefix(err, "BUSY ")
+}
+
 // Get returns the entry under key.
 func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, wrap("get", err)
 	}
+	op := c.track.Begin()
 	v, err := c.client.Get(ctx, c.key(key)).Bytes()
-	if errors.Is(err, redis.Nil) {
+	if err = c.done(op, "get", err); errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, wrap("get", err)
+		return nil, false, err
 	}
 	return v, true, nil
 }
@@ -166,10 +253,8 @@ func (c *Cache) Set(ctx context.Context, key string, val []byte, ttl time.Durati
 	if ttl < 0 {
 		ttl = 0 // go-redis: 0 = no expiry, -1 = KEEPTTL
 	}
-	if err := c.client.Set(ctx, c.key(key), val, ttl).Err(); err != nil {
-		return wrap("set", err)
-	}
-	return nil
+	op := c.track.Begin()
+	return c.done(op, "set", c.client.Set(ctx, c.key(key), val, ttl).Err())
 }
 
 // Delete removes keys.
@@ -184,10 +269,8 @@ func (c *Cache) unlink(ctx context.Context, op string, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	if err := c.client.Unlink(ctx, c.keys(keys)...).Err(); err != nil {
-		return wrap(op, err)
-	}
-	return nil
+	began := c.track.Begin()
+	return c.done(began, op, c.client.Unlink(ctx, c.keys(keys)...).Err())
 }
 
 // DeletePrefix removes every key starting with prefix (SCAN + UNLINK in
@@ -196,6 +279,7 @@ func (c *Cache) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, wrap("delete prefix", err)
 	}
+	op := c.track.Begin()
 	pattern := escapeGlob(c.key(prefix)) + "*"
 	removed := 0
 	var batch []string
@@ -206,18 +290,18 @@ func (c *Cache) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 		n, err := c.client.Unlink(ctx, batch...).Result()
 		removed += int(n)
 		batch = batch[:0]
-		return err
+		return c.done(op, "delete prefix: unlink", err)
 	}
 	var cursor uint64
 	for {
 		ks, next, err := c.client.Scan(ctx, cursor, pattern, scanBatch).Result()
-		if err != nil {
-			return removed, wrap("delete prefix: scan", err)
+		if err = c.done(op, "delete prefix: scan", err); err != nil {
+			return removed, err
 		}
 		batch = append(batch, ks...)
 		if len(batch) >= scanBatch {
 			if err := flush(); err != nil {
-				return removed, wrap("delete prefix: unlink", err)
+				return removed, err
 			}
 		}
 		if cursor = next; cursor == 0 {
@@ -225,7 +309,7 @@ func (c *Cache) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 		}
 	}
 	if err := flush(); err != nil {
-		return removed, wrap("delete prefix: unlink", err)
+		return removed, err
 	}
 	return removed, nil
 }
@@ -250,9 +334,10 @@ func (c *Cache) PutOnce(ctx context.Context, key string, val []byte, ttl time.Du
 	if err := ctx.Err(); err != nil {
 		return wrap("put once", err)
 	}
+	op := c.track.Begin()
 	ok, err := c.client.SetNX(ctx, c.key(key), val, ttl).Result()
-	if err != nil {
-		return wrap("put once", err)
+	if err = c.done(op, "put once", err); err != nil {
+		return err
 	}
 	if !ok {
 		return cache.ErrExists
@@ -265,12 +350,13 @@ func (c *Cache) Take(ctx context.Context, key string) ([]byte, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, wrap("take", err)
 	}
+	op := c.track.Begin()
 	v, err := c.client.GetDel(ctx, c.key(key)).Bytes()
-	if errors.Is(err, redis.Nil) {
+	if err = c.done(op, "take", err); errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, wrap("take", err)
+		return nil, false, err
 	}
 	return v, true, nil
 }
@@ -285,9 +371,10 @@ func (c *Cache) Incr(ctx context.Context, key string, delta int64, ttl time.Dura
 	if ttl > 0 {
 		ms = max(ttl.Milliseconds(), 1)
 	}
+	op := c.track.Begin()
 	n, err := incrScript.Run(ctx, c.client, []string{c.key(key)}, delta, ms).Int64()
-	if err != nil {
-		return 0, wrap("incr", err)
+	if err = c.done(op, "incr", err); err != nil {
+		return 0, err
 	}
 	return n, nil
 }
@@ -301,16 +388,17 @@ func (c *Cache) Count(ctx context.Context, key string) (int64, time.Duration, er
 	k := c.key(key)
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
+	op := c.track.Begin()
 	_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		get = p.Get(ctx, k)
 		pttl = p.PTTL(ctx, k)
 		return nil
 	})
-	if errors.Is(err, redis.Nil) || errors.Is(get.Err(), redis.Nil) {
+	if err = c.done(op, "count", err); errors.Is(err, redis.Nil) || errors.Is(get.Err(), redis.Nil) {
 		return 0, 0, nil
 	}
 	if err != nil {
-		return 0, 0, wrap("count", err)
+		return 0, 0, err
 	}
 	n, err := get.Int64()
 	if err != nil {
@@ -333,10 +421,8 @@ func (c *Cache) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return wrap("ping", err)
 	}
-	if err := c.client.Ping(ctx).Err(); err != nil {
-		return wrap("ping", err)
-	}
-	return nil
+	op := c.track.Begin()
+	return c.done(op, "ping", c.client.Ping(ctx).Err())
 }
 
 // Close closes the client.
@@ -345,4 +431,16 @@ func (c *Cache) Close() error {
 		return wrap("close", err)
 	}
 	return nil
+}
+
+// ProcessLogger is the go-redis library logger for a process running
+// kernels (redis.SetLogger, called once by the binary's main: the library's
+// logger is process-wide, so no kernel sets it). It is go-redis' own stderr
+// logger without the line per failed dial, which would otherwise repeat
+// for every request while Redis is down: an outage is logged once, by the
+// kernel's tracker (NewTracker).
+func ProcessLogger() interface {
+	Printf(ctx context.Context, format string, v ...any)
+} {
+	return redislog.NewBlacklistLogger([]string{"failed to dial after"})
 }

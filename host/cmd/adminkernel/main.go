@@ -8,7 +8,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/adminkernel/kernel/host"
+	"github.com/adminkernel/kernel/host/cache/rediscache"
 	"github.com/adminkernel/kernel/host/cli"
 )
 
@@ -16,6 +19,9 @@ import (
 var version = "dev"
 
 func main() {
+	// go-redis logs through one process-wide logger: without a line per
+	// failed dial (a Redis outage is logged once by the kernel).
+	redis.SetLogger(rediscache.ProcessLogger())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := cli.New(host.Options{Version: version}).ExecuteContext(ctx)
 	stop()

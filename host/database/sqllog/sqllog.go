@@ -15,7 +15,9 @@
 //     as "slow SQL [612.0 ms] <statement>", and statements that failed at
 //     Warn as "failed SQL [1.0 ms] <statement>" with the error. A statement
 //     that fails because its context was canceled (client gone) is logged at
-//     Debug as "canceled SQL" instead. Each statement gives at most one
+//     Debug as "canceled SQL" instead, and one that fails because the
+//     database could not be reached (database.IsUnavailable) at Debug as
+//     "unreachable SQL" (the outage is logged once). Each statement gives at most one
 //     line: failed, else slow, else the Info line.
 //
 // Parameters are inlined (see Render); a parameter bound to a column whose
@@ -41,6 +43,8 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/host/database"
 )
 
 // Category is the logger category of the SQL log (Logging:LogLevel key).
@@ -270,6 +274,10 @@ func (d *logDriver) observe(ctx, txCtx context.Context, query string, args any, 
 	switch {
 	case err != nil && errors.Is(err, context.Canceled):
 		level, prefix, color = hclog.Debug, "canceled SQL ", ansiYellow
+	case err != nil && database.IsUnavailable(err):
+		// The database could not be reached: its tracker logs the outage
+		// once (host/outage), not a line per statement.
+		level, prefix, color = hclog.Debug, "unreachable SQL ", ansiYellow
 	case err != nil:
 		level, prefix, color = hclog.Warn, "failed SQL ", ansiRed
 	case d.opts.SlowMillis > 0 && elapsed >= time.Duration(d.opts.SlowMillis)*time.Millisecond:

@@ -1,0 +1,43 @@
+package health_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/health"
+	"github.com/adminkernel/kernel/host/outage"
+)
+
+func TestReady(t *testing.T) {
+	tr := outage.New(outage.Options{Name: "redis", Code: errcode.CacheUnavailable, Kind: errors.New("down")})
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+	tests := []struct {
+		name   string
+		probe  func(context.Context) error
+		status string
+		kind   string
+	}{
+		{"up", func(context.Context) error { return nil }, health.Healthy, ""},
+		{"outage names the driver error", func(context.Context) error {
+			return fmt.Errorf("rediscache: ping: %w", tr.Failed(dial))
+		}, health.Unhealthy, "*net.OpError"},
+		{"other error", func(context.Context) error { return errors.New("password=secret") }, health.Unhealthy, "*errors.errorString"},
+		{"timeout", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, health.Unhealthy, "timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := health.Ready(context.Background(), []health.Check{{Name: "db", Probe: func(context.Context) error { return nil }}, {Name: "cache", Probe: tt.probe}}, 50*time.Millisecond)
+			if rep.Status != tt.status || rep.Checks[1].Status != tt.status || rep.Checks[1].Error != tt.kind {
+				t.Fatalf("report %+v, want %s with error %q", rep, tt.status, tt.kind)
+			}
+			if rep.Checks[0].Status != health.Healthy {
+				t.Fatalf("db check %+v", rep.Checks[0])
+			}
+		})
+	}
+}
