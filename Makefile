@@ -26,8 +26,13 @@ build: ## build the host at bin/adminkernel and the provider plugins into bin/pl
 run: build ## run the service on the embedded SQLite default (Development, http://localhost:5100)
 	$(BIN)/adminkernel serve --environment Development
 
-test: ## run every test with -race (SQLite, PostgreSQL, MariaDB and Redis must answer; see README)
+# Allocation checks (testing.AllocsPerRun) skip themselves under -race,
+# whose instrumentation allocates; make test runs them again without it.
+ALLOC_TESTS := -run 'NotAllocate' ./host/sysconfig
+
+test: ## run every test with -race (SQLite, PostgreSQL, MariaDB and Redis must answer; see README), then the allocation checks without it
 	$(GO) test $(TEST_FLAGS) ./...
+	$(GO) test -count=1 $(ALLOC_TESTS)
 
 # Tests that need a server (PostgreSQL, MariaDB, Redis, a redis-server binary)
 # are in files built without the `unit` tag; with it, and with the database

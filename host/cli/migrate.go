@@ -39,6 +39,12 @@ func migrateCmd(opts *host.Options, load loader) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			logs, err := logging.New(cfg.Logging, cfg.ContentRoot, firstWriter(opts.LogOutput, cmd.ErrOrStderr()))
+			if err != nil {
+				return err
+			}
+			defer func() { _ = logs.Close() }()
+			logWarnings(logs, cfg)
 			out := cmd.OutOrStdout()
 			switch {
 			case print && offline:
@@ -46,12 +52,6 @@ func migrateCmd(opts *host.Options, load loader) *cobra.Command {
 			case print:
 				return database.PrintDDL(cmd.Context(), cfg, out)
 			}
-			logs, err := logging.New(cfg.Logging, cfg.ContentRoot, firstWriter(opts.LogOutput, cmd.ErrOrStderr()))
-			if err != nil {
-				return err
-			}
-			defer func() { _ = logs.Close() }()
-			logWarnings(logs, cfg)
 			db, err := database.Open(cmd.Context(), cfg, logs.For("AdminKernel.Database"))
 			if err != nil {
 				return err

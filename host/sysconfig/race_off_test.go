@@ -1,0 +1,5 @@
+//go:build !race
+
+package sysconfig
+
+const raceEnabled = false
