@@ -17,20 +17,26 @@ import (
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
 )
 
-// TestConfigSetReachesARunningKernel: a kernel on PostgreSQL and Redis
+// TestConfigSetReachesARunningKernel: a kernel on PostgreSQL (and MariaDB) and Redis
 // (near cache on, the default) has read and cached a setting; `config set`
 // — another process's view: its own database connection and Redis client —
 // changes it, and the kernel's very next read and its next login see the
 // new value; the kernel's subscribers hear the change event.
 func TestConfigSetReachesARunningKernel(t *testing.T) {
+	for _, dbType := range []string{config.DBPostgreSQL, config.DBMySQL} {
+		t.Run(dbType, func(t *testing.T) { configSetReachesARunningKernel(t, dbType) })
+	}
+}
+
+func configSetReachesARunningKernel(t *testing.T, dbType string) {
 	dir := t.TempDir()
-	pg := dbtest.Config(t, config.DBPostgreSQL)
+	db := dbtest.Config(t, dbType)
 	env := map[string]string{
 		"Service__Cache__Provider":            "Redis",
 		"Service__Cache__Redis__Address":      kerneltest.RedisAddr(),
 		"Service__Cache__Redis__KeyPrefix":    kerneltest.RedisPrefix(t),
-		"Service__Database__DbType":           config.DBPostgreSQL,
-		"Service__Database__ConnectionString": pg.Service.Database.ConnectionString.Reveal(),
+		"Service__Database__DbType":           dbType,
+		"Service__Database__ConnectionString": db.Service.Database.ConnectionString.Reveal(),
 	}
 	var environ []string
 	for k, v := range env {
