@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/password"
@@ -57,6 +59,22 @@ type services struct {
 // them (cache TTL, hashing iterations).
 //
 // A database without the kernel's tables is refused with what to do.
+// openServices is openStores (never requiring the shared cache) followed by
+// services: what the commands that change users and sessions start with.
+// The caller closes the stores.
+func openServices(cmd *cobra.Command, load loader, options ...storeOption) (*stores, *services, error) {
+	st, err := openStores(cmd, load, false, options...)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := st.services(cmd.Context())
+	if err != nil {
+		st.close()
+		return nil, nil, err
+	}
+	return st, svc, nil
+}
+
 func (s *stores) services(ctx context.Context) (*services, error) {
 	ok, err := s.db.HasTables(ctx)
 	if err != nil {

@@ -64,15 +64,11 @@ func revokeCmd(load loader) *cobra.Command {
 			case all && !yes:
 				return errors.New("--all ends every session of every user: add --yes to confirm")
 			}
-			st, err := openStores(cmd, load, false)
+			st, svc, err := openServices(cmd, load)
 			if err != nil {
 				return err
 			}
 			defer st.close()
-			svc, err := st.services(cmd.Context())
-			if err != nil {
-				return err
-			}
 			o := revokeOutput{Scope: "all", SharedCache: st.shared != nil}
 			if all {
 				o.Revoked, err = svc.sessions.RevokeAll(cmd.Context(), reasonCommandAll)

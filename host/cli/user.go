@@ -105,15 +105,11 @@ func resetPasswordCmd(load loader) *cobra.Command {
 				}
 				given = pw
 			}
-			st, err := openStores(cmd, load, false)
+			st, svc, err := openServices(cmd, load)
 			if err != nil {
 				return err
 			}
 			defer st.close()
-			svc, err := st.services(cmd.Context())
-			if err != nil {
-				return err
-			}
 			res, err := auth.ResetPassword(cmd.Context(), auth.ResetDeps{
 				Client: st.db.Client, Settings: svc.settings, Hasher: svc.hasher, Sessions: svc.sessions, Store: st.shared,
 			}, auth.ResetInput{Account: args[0], Password: given, GenerateLen: seed.GeneratedPasswordLen, Reason: reasonCommandReset})
@@ -200,15 +196,11 @@ func createSuperAdminCmd(load loader) *cobra.Command {
 				}
 				given = pw
 			}
-			st, err := openStores(cmd, load, false, withIDs)
+			st, svc, err := openServices(cmd, load, withIDs)
 			if err != nil {
 				return err
 			}
 			defer st.close()
-			svc, err := st.services(cmd.Context())
-			if err != nil {
-				return err
-			}
 			policy, err := auth.ReadPolicy(cmd.Context(), svc.settings)
 			if err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
 	"github.com/adminkernel/kernel/host/outage"
 )
 
@@ -129,7 +130,7 @@ func TestNilTracker(t *testing.T) {
 // TestTrackerConcurrent: many goroutines failing and succeeding at once
 // log one WARN per outage and one INFO per WARN (run under -race).
 func TestTrackerConcurrent(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info})
 	tr := outage.New(outage.Options{Name: "database", Code: errcode.DatabaseUnavailable, Kind: errDown, Log: log})
 	var wg sync.WaitGroup
@@ -156,21 +157,4 @@ func TestTrackerConcurrent(t *testing.T) {
 	if w, b := strings.Count(out, "[WARN]"), strings.Count(out, "is back after"); w != 1 || b != 1 {
 		t.Fatalf("%d warnings and %d back lines, want 1 and 1:\n%s", w, b, out)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
