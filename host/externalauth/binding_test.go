@@ -320,11 +320,11 @@ func TestIssuerReporterAtTheService(t *testing.T) {
 		t.Fatalf("stored issuer = %v", row.Issuer)
 	}
 	// The ticket needs its binder unless unbound tickets are allowed.
-	if _, err := svc.Exchange(ctx, out.Ticket, ""); code(err) != errcode.OAuthStateInvalid {
+	if _, err := svc.Exchange(ctx, out.Ticket, externalauth.Proof{}); code(err) != errcode.OAuthStateInvalid {
 		t.Errorf("Exchange without binder = %v, want 40014", err)
 	}
 	out, _ = login()
-	if raw, err := svc.Exchange(ctx, out.Ticket, out.TicketBinder); err != nil || len(raw) == 0 {
+	if raw, err := svc.Exchange(ctx, out.Ticket, externalauth.Proof{Binder: out.TicketBinder}); err != nil || len(raw) == 0 {
 		t.Errorf("Exchange with binder = %s, %v", raw, err)
 	}
 
@@ -357,7 +357,7 @@ func TestIssuerReporterAtTheService(t *testing.T) {
 	}
 	v.setIssuer("https://three.example")
 	uid := k.User("ivan", "Ivan#Pass1234")
-	if err := svc.Claim(ctx, uid, out.Pending.Token, out.Pending.Binder); code(err) != errcode.OAuthExchangeFailed {
+	if err := svc.Claim(ctx, uid, out.Pending.Token, externalauth.Proof{Binder: out.Pending.Binder}); code(err) != errcode.OAuthExchangeFailed {
 		t.Errorf("claim after the issuer changed = %v, want 40015", err)
 	}
 	if n := k.Ent().SysUserExternal.Query().Where(sysuserexternal.Subject("u-8")).CountX(ctx); n != 0 {
