@@ -187,12 +187,7 @@ func TestIssuerStoredWithBinding(t *testing.T) {
 	e.is.AddUser(oidctest.User{Subject: "sub-hank", PreferredUsername: "hank", Name: "Hank"})
 	k.User("erin", "Erin#Pass1234")
 	eb := e.browser()
-	r := eb.send("POST", base+"/corp/bind", k.Login("erin", "Erin#Pass1234").AccessToken, "").Expect(t, "bind", 200, 0)
-	var out struct {
-		AuthorizeURL string `json:"authorizeUrl"`
-	}
-	r.Decode(t, &out)
-	if res := eb.callback(e.is.Login(t, out.AuthorizeURL, "hank")); res.Query().Get("bind") != "corp" {
+	if res := eb.callback(e.is.Login(t, eb.bindAuthorize("corp", k.Login("erin", "Erin#Pass1234").AccessToken, ""), "hank")); res.Query().Get("bind") != "corp" {
 		t.Fatalf("bind ended in %s", res)
 	}
 	for _, sub := range []string{"sub-carol", "sub-dave", "sub-hank"} {

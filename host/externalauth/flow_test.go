@@ -196,8 +196,8 @@ func TestPendingLinkThenDirectLogin(t *testing.T) {
 			if pc == nil || pc.MaxAge != 900 || !pc.HttpOnly || pc.SameSite != http.SameSiteLaxMode || pc.Path != "/api/v1/auth/external" {
 				t.Fatalf("tn_oauth_pending = %+v", pc)
 			}
-			if b.cookie("tn_oauth_state") != "" {
-				t.Error("the callback left the state cookie in place")
+			if b.cookie("tn_oauth_state") == "" {
+				t.Error("the callback cleared the browser's binder, which its other tabs may still need")
 			}
 			token := k.Login(tc.account, tc.password).AccessToken
 			b.claim(token, q.Get("pendingLink")).Expect(t, "claim", 200, 0)
@@ -718,16 +718,7 @@ func TestBindAndUnbind(t *testing.T) {
 
 	bindURL := func(b *browser, token string) string {
 		t.Helper()
-		r := b.send("POST", base+"/corp/bind", token, "").Expect(t, "bind", 200, 0)
-		var out struct {
-			AuthorizeURL string `json:"authorizeUrl"`
-		}
-		r.Decode(t, &out)
-		u, err := url.Parse(out.AuthorizeURL)
-		if err != nil || u.Query().Get("state") == "" || !strings.HasPrefix(out.AuthorizeURL, e.is.URL) {
-			t.Fatalf("authorizeUrl = %q", out.AuthorizeURL)
-		}
-		return out.AuthorizeURL
+		return b.bindAuthorize("corp", token, "")
 	}
 
 	b := e.browser()
@@ -753,6 +744,14 @@ func TestBindAndUnbind(t *testing.T) {
 		}
 	})
 	t.Run("bind URL opened in another browser", func(t *testing.T) {
+		victim := e.browser()
+		start := e.browser().bindStartURL("corp", finn, "")
+		res := location(t, victim.open(start))
+		if errorOf(res) != "40014" || res.Path != "/oauth/callback" {
+			t.Errorf("start URL in another browser ended in %s, want /oauth/callback?error=40014", res)
+		}
+	})
+	t.Run("provider URL opened in another browser", func(t *testing.T) {
 		victim := e.browser()
 		u := bindURL(e.browser(), finn)
 		res := victim.callback(e.is.Login(t, u, "carol"))
