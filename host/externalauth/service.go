@@ -140,12 +140,12 @@ func NewService(o Options) *Service {
 
 // stateRecord is stored under the authorize state.
 type stateRecord struct {
-	Provider     string `json:"p"`
-	Mode         string `json:"m"`
-	UserID       int64  `json:"u,omitempty"`
-	Nonce        string `json:"n"`
-	Verifier     string `json:"v"`
-	RedirectURI  string `json:"r"`
+	Provider    string `json:"p"`
+	Mode        string `json:"m"`
+	UserID      int64  `json:"u,omitempty"`
+	Nonce       string `json:"n"`
+	Verifier    string `json:"v"`
+	RedirectURI string `json:"r"`
 	// BinderHash is the SHA-256 of the browser binder (unchallenged
 	// states); Challenge the app's binding challenge (challenged states,
 	// which have no binder).
