@@ -315,6 +315,8 @@ type ExternalAuth struct {
 	// <prefix>/api/v1/auth/external) and POST exchange requires it. Turn it
 	// off only when the frontend runs on another site than the backend:
 	// its XHR cannot carry a Lax cookie, so the ticket alone is accepted.
+	// Such a frontend should rather send a bindingChallenge: a challenged
+	// ticket needs its bindingVerifier whatever this switch says.
 	BindTicketToBrowser bool `koanf:"BindTicketToBrowser"`
 	// MaxPendingStates (default 100000, at least 1) caps the authorize
 	// states waiting for their callback: each anonymous GET
