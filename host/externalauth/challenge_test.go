@@ -150,15 +150,21 @@ func TestMalformedChallenge(t *testing.T) {
 			if sc := r.Header.Values("Set-Cookie"); len(sc) != 0 {
 				t.Errorf("a refused authorize set cookies: %q", sc)
 			}
-			r = b.send("POST", base+"/corp/bind", erin, `{"bindingChallenge":"`+tc.challenge+`"}`)
-			if tc.challenge == "" {
-				// An empty body field means no challenge (cookie binding).
-				r.Expect(t, "bind without a challenge", 200, 0)
-				return
+			r = b.send("POST", base+"/corp/bind", erin, `{"bindingChallenge":"`+tc.challenge+`"}`).Expect(t, "bind", 200, 40014)
+			if sc := r.Header.Values("Set-Cookie"); len(sc) != 0 {
+				t.Errorf("a refused bind set cookies: %q", sc)
 			}
-			r.Expect(t, "bind", 200, 40014)
 		})
 	}
+	// No challenge (absent or null): the start URL is bound to the browser.
+	for _, body := range []string{"", "{}", `{"bindingChallenge":null}`} {
+		b := e.browser()
+		b.bindStartURL("corp", erin, body)
+		if b.cookie("tn_oauth_state") == "" {
+			t.Errorf("bind with body %q set no state cookie", body)
+		}
+	}
+	e.browser().send("POST", base+"/corp/bind", erin, `{"bindingChallenge":42}`).Expect(t, "bind with a number as challenge", 400, 48002)
 }
 
 // A challenged pending link is claimed with the verifier, no cookie.

@@ -68,9 +68,11 @@ type ClaimInput struct {
 	BindingVerifier string `json:"bindingVerifier,omitempty"`
 }
 
-// BindInput is the optional body of POST {provider}/bind.
+// BindInput is the optional body of POST {provider}/bind. A challenge
+// that is present but malformed (empty included) is 40014, as at
+// authorize; absent or null binds the start URL to the browser.
 type BindInput struct {
-	BindingChallenge string `json:"bindingChallenge,omitempty"`
+	BindingChallenge *string `json:"bindingChallenge,omitempty"`
 }
 
 // BindOutput is the answer of POST {provider}/bind: the one-time kernel
@@ -416,9 +418,16 @@ func (h *Handler) bind(c fiber.Ctx) error {
 			return err
 		}
 	}
+	challenge := ""
+	if in.BindingChallenge != nil {
+		if !validChallenge(*in.BindingChallenge) {
+			return errcode.New(errcode.OAuthStateInvalid)
+		}
+		challenge = *in.BindingChallenge
+	}
 	res, err := h.svc.StartBind(c.Context(), BindStartInput{
 		UserID: p.UserID, Provider: strings.Clone(c.Params("provider")), RequestBase: h.requestBase(c),
-		Challenge: in.BindingChallenge, Binder: strings.Clone(c.Cookies(StateCookie)),
+		Challenge: challenge, Binder: strings.Clone(c.Cookies(StateCookie)),
 	})
 	if err != nil {
 		return err
