@@ -23,9 +23,11 @@
 package cors
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/gofiber/fiber/v3"
+
+	"github.com/adminkernel/kernel/config"
 )
 
 // Header values of the policy.
@@ -69,23 +71,22 @@ type Matcher struct {
 	origins map[string]struct{} // lower-case
 }
 
-// NewMatcher returns the matcher of origins: serialized origins
-// (scheme://host[:port]) as config.NormalizeOrigin leaves them. It refuses
-// an empty entry and the wildcard: credentials are always allowed, and
-// browsers refuse "*" together with them.
+// NewMatcher returns the matcher of origins, each normalised as
+// config.NormalizeOrigin does for Api:Cors:AllowedOrigins (which Validate
+// has done already): an entry that is not an origin, the wildcard among
+// them, is an error. Credentials are always allowed, and browsers refuse
+// "*" together with them.
 func NewMatcher(origins []string) (*Matcher, error) {
 	m := &Matcher{origins: make(map[string]struct{}, len(origins))}
 	for _, o := range origins {
-		switch {
-		case o == "":
-			return nil, errors.New("cors: an empty origin")
-		case o == "*":
-			return nil, errors.New("cors: the wildcard origin is refused: credentials are always allowed; list the origins")
-		case len(o) > maxOriginLen:
-			return nil, errors.New("cors: an origin longer than 300 characters")
+		n, err := config.NormalizeOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("cors: %q: %w", o, err)
 		}
-		var buf [maxOriginLen]byte
-		m.origins[string(lower(buf[:0], []byte(o)))] = struct{}{}
+		if len(n) > maxOriginLen {
+			return nil, fmt.Errorf("cors: %q is longer than %d characters", o, maxOriginLen)
+		}
+		m.origins[n] = struct{}{} // lower case already
 	}
 	return m, nil
 }

@@ -12,7 +12,8 @@ import (
 )
 
 func TestMatcher(t *testing.T) {
-	m, err := NewMatcher([]string{"https://app.example.com", "http://localhost:5173", "http://[::1]:8080"})
+	// Entries are normalised: case, default port, trailing slash.
+	m, err := NewMatcher([]string{"HTTPS://App.Example.com:443/", "http://localhost:5173", "http://[::1]:8080"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,10 @@ func TestNewMatcherRefuses(t *testing.T) {
 		origins []string
 	}{
 		{"wildcard", []string{"https://a.example", "*"}},
+		{"wildcard subdomain", []string{"https://*.a.example"}},
 		{"empty", []string{""}},
+		{"a path", []string{"https://a.example/app"}},
+		{"no scheme", []string{"a.example"}},
 		{"too long", []string{"https://" + strings.Repeat("a", maxOriginLen)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
