@@ -62,7 +62,8 @@ func (p problems) err() error {
 // Unknown keys (Load) are problems in Production; elsewhere Warnings lists
 // them. It also normalises what it accepts: canonical
 // spelling of DbType, Cache:Provider, Sms:Sender and log levels, no
-// trailing slash on CallbackBaseUrl, and the OIDC defaults (Code oidc,
+// trailing slash on CallbackBaseUrl, Api:Cors:AllowedOrigins as serialized
+// origins (NormalizeOrigin), and the OIDC defaults (Code oidc,
 // DisplayName SSO, Scopes "openid profile email", UsePkce true).
 func (c *Config) Validate() error {
 	var p problems
@@ -106,6 +107,8 @@ func (c *Config) Validate() error {
 	}
 	c.validateJwt(&p)
 
+	c.validateCors(&p)
+	c.validateFrontendResult(&p)
 	c.validateCallback(&p)
 	c.validateOIDC(&p)
 	c.validatePlugins(&p)
@@ -185,8 +188,8 @@ func (c *Config) validateCallback(p *problems) {
 		return
 	}
 	shown := MaskConnectionString(raw)
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := absoluteHTTPURL(raw)
+	if !ok {
 		p.add("%s %q must be an absolute http or https URL", key, shown)
 		return
 	}
@@ -420,8 +423,10 @@ func (c *Config) ValidateStores() error {
 
 // Warnings lists what is accepted but probably wrong, for `serve` to log
 // at WARN and `config` to print: the unknown keys outside Production (in
-// Production Validate refuses them), and an https ListenAddress (the
-// kernel serves plain HTTP; TLS ends in front of it).
+// Production Validate refuses them), an https ListenAddress (the
+// kernel serves plain HTTP; TLS ends in front of it), and an absolute
+// FrontendResultPath on an origin that cannot call the API
+// (frontendOriginWarning).
 func (c *Config) Warnings() []string {
 	var out []string
 	if !c.IsProduction() {
@@ -433,6 +438,9 @@ func (c *Config) Warnings() []string {
 		out = append(out, fmt.Sprintf("Service:Http:ListenAddress %q: the kernel serves plain HTTP on this port, not TLS; "+
 			"TLS must terminate in front of it (a reverse proxy or load balancer), and the address is better written http://",
 			c.Service.HTTP.ListenAddress))
+	}
+	if w := c.frontendOriginWarning(); w != "" {
+		out = append(out, w)
 	}
 	return out
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/connlimit"
+	"github.com/adminkernel/kernel/host/cors"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/database/sqllog"
 	"github.com/adminkernel/kernel/host/envelope"
@@ -263,6 +264,16 @@ func (k *Kernel) buildApp(modules []Module) error {
 		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),
 		AuthPrefix: APIPrefix + "/auth",
 	}), newRequestIDs().middleware(), envelope.Recover())
+	// CORS before the health probes, the rate limiter and the router: a
+	// preflight is answered here and never counted, and the headers are
+	// set before any error answer is written.
+	if origins := cfg.API.Cors.AllowedOrigins; len(origins) > 0 {
+		h, err := cors.New(origins)
+		if err != nil {
+			return fmt.Errorf("host: Api:Cors:AllowedOrigins: %w", err)
+		}
+		k.app.Use(h)
+	}
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
 	k.app.Use("/api", k.rateLimiter())
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))
