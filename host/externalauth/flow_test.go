@@ -256,8 +256,11 @@ func TestExchange(t *testing.T) {
 	if cc := r.Header.Get("Cache-Control"); cc != "no-store" {
 		t.Errorf("Cache-Control = %q, want no-store", cc)
 	}
-	if b.cookie("tn_oauth_ticket") != "" || b.set["tn_oauth_ticket"].MaxAge >= 0 {
-		t.Errorf("a successful exchange left the ticket cookie: %+v", b.set["tn_oauth_ticket"])
+	// The cookie (the browser's one binder, which another tab's ticket may
+	// still need) outlives the exchange; the spent ticket is what cannot be
+	// used again.
+	if b.cookie("tn_oauth_ticket") == "" {
+		t.Error("a successful exchange cleared the ticket cookie another tab may still need")
 	}
 	var out map[string]any
 	r.Decode(t, &out)

@@ -340,10 +340,10 @@ func queryMap(c fiber.Ctx) map[string]string {
 	return m
 }
 
-// exchange redeems a ticket with the ticket cookie. A failure leaves the
-// cookie alone (a failed exchange of another ticket must not cost the
-// browser its real one; a spent ticket's binder matches nothing any more);
-// success clears it.
+// exchange redeems a ticket with the ticket cookie (or, for a challenged
+// ticket, the binding verifier). The cookie is never cleared here: it holds
+// the browser's one binder, which another tab's ticket may still need; it
+// expires with TicketTTL.
 func (h *Handler) exchange(c fiber.Ctx) error {
 	var in ExchangeInput
 	if err := request.JSON(c, &in); err != nil {
@@ -353,9 +353,6 @@ func (h *Handler) exchange(c fiber.Ctx) error {
 	out, err := h.svc.Exchange(c.Context(), in.Ticket, Proof{Binder: binder, Verifier: in.BindingVerifier})
 	if err != nil {
 		return err
-	}
-	if binder != "" {
-		h.clearCookie(c, TicketCookie)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderPragma, "no-cache")
@@ -383,9 +380,8 @@ func (h *Handler) claim(c fiber.Ctx) error {
 		// matches nothing any more.
 		return err
 	}
-	if binder != "" {
-		h.clearCookie(c, PendingCookie)
-	}
+	// The cookie stays on success too: it holds the browser's one binder,
+	// which another tab's pending link may still need (PendingTTL ends it).
 	return envelope.OK(c, true)
 }
 

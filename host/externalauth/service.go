@@ -497,7 +497,7 @@ func (s *Service) Callback(ctx context.Context, in CallbackInput) (CallbackResul
 		}
 		return CallbackResult{Bound: e.Code}, nil
 	case ModeLogin:
-		return s.login(ctx, e.Code, id, in.Client, st.Challenge)
+		return s.login(ctx, e.Code, id, in.Client, st.Challenge, in.Binder)
 	default:
 		return CallbackResult{}, errcode.New(errcode.OAuthStateInvalid)
 	}
@@ -568,14 +568,16 @@ func (s *Service) exchange(ctx context.Context, e idp.Entry, st stateRecord, q m
 	return id, nil
 }
 
-// login resolves the identity and issues a ticket bound to a fresh browser
-// binder (or to the state's binding challenge), or a pending link when
-// provisioning is denied. Each resolution is logged with the rule that
-// fired.
-func (s *Service) login(ctx context.Context, code string, id identity, cl auth.Client, challenge string) (CallbackResult, error) {
+// login resolves the identity and issues a ticket bound to the browser
+// binder the state was bound to (or to the state's binding challenge), or
+// a pending link when provisioning is denied. Reusing the browser's one
+// binder (not a fresh one per ticket) keeps the ticket and pending cookies
+// of several tabs from overwriting each other. Each resolution is logged
+// with the rule that fired.
+func (s *Service) login(ctx context.Context, code string, id identity, cl auth.Client, challenge, browser string) (CallbackResult, error) {
 	u, rule, err := s.resolve(ctx, code, id)
 	if be, ok := errcode.As(err); ok && be.Code == errcode.OAuthAccountNotBound {
-		p, err := s.pending(ctx, code, id, challenge)
+		p, err := s.pending(ctx, code, id, challenge, browser)
 		if err != nil {
 			return CallbackResult{}, err
 		}
@@ -603,7 +605,7 @@ func (s *Service) login(ctx context.Context, code string, id identity, cl auth.C
 		return CallbackResult{}, err
 	}
 	ticket, err1 := newToken()
-	binder, err2 := s.binderFor(challenge, "")
+	binder, err2 := s.binderFor(challenge, browser)
 	if err := errors.Join(err1, err2); err != nil {
 		return CallbackResult{}, err
 	}
@@ -617,11 +619,11 @@ func (s *Service) login(ctx context.Context, code string, id identity, cl auth.C
 	return CallbackResult{Ticket: ticket, TicketBinder: binder}, nil
 }
 
-// pending stores a pending link with a fresh binder, or bound to the
+// pending stores a pending link bound to the browser binder, or to the
 // state's binding challenge (no binder).
-func (s *Service) pending(ctx context.Context, code string, id identity, challenge string) (*PendingLink, error) {
+func (s *Service) pending(ctx context.Context, code string, id identity, challenge, browser string) (*PendingLink, error) {
 	token, err1 := newToken()
-	binder, err2 := s.binderFor(challenge, "")
+	binder, err2 := s.binderFor(challenge, browser)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
