@@ -265,6 +265,9 @@ func (k *Kernel) buildApp(modules []Module) error {
 	}), newRequestIDs().middleware(), envelope.Recover())
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
 	k.app.Use("/api", k.rateLimiter())
+	// Cookie session mode: token responses find the policy on the app, and
+	// the CSRF check runs in front of every /api route (refresh included).
+	k.auth.Cookies().Mount(k.app, "/api")
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))
 
 	deps := k.deps()
