@@ -69,6 +69,9 @@ type Options struct {
 	LogOutput io.Writer
 	// Version is reported by the version command and the startup log.
 	Version string
+	// SessionClock is the clock of session lifetimes (idle and absolute
+	// ends, cached session marks); nil = time.Now. For tests.
+	SessionClock func() time.Time
 }
 
 // Kernel is a composed, running-ready kernel.
@@ -105,6 +108,8 @@ type Kernel struct {
 	// outages follow the availability of Redis and the database: one WARN
 	// per outage, one INFO when it is back (host/outage).
 	outages outages
+
+	sessionClock func() time.Time // Options.SessionClock
 }
 
 // Catalog builds the error catalog of the options without opening anything:
@@ -164,7 +169,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New(),
-		outages: newOutages(logs)}
+		outages: newOutages(logs), sessionClock: opts.SessionClock}
 	for _, w := range cfg.Warnings() { // the same list `adminkernel config` prints
 		logs.For("AdminKernel.Config").Warn(w)
 	}
