@@ -110,6 +110,23 @@ func TestIdleTimeout(t *testing.T) {
 			}
 		})
 
+		t.Run("a copy of the mark is not trusted past the idle end", func(t *testing.T) {
+			is := e.login(t, e.svc, uid)
+			key := session.KeyPrefix + is.SessionID
+			mark, ok := e.store.raw(key)
+			if !ok {
+				t.Fatal("no mark after login")
+			}
+			// Kept without the entry's TTL, as a replica-local copy might be.
+			if err := e.store.Set(ctx, key, []byte(mark), 0); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(idle + time.Second)
+			if e.active(t, is.SessionID) {
+				t.Fatal("a copy of the mark kept an idle session alive")
+			}
+		})
+
 		t.Run("steady use keeps the session", func(t *testing.T) {
 			is := e.login(t, e.svc, uid)
 			for range 20 {
