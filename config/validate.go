@@ -106,6 +106,7 @@ func (c *Config) Validate() error {
 		p.add("Service:Security:Sms:Sender %q is not supported; valid values: Log, Webhook", sms.Sender)
 	}
 	c.validateJwt(&p)
+	c.validateSession(&p)
 
 	c.validateCors(&p)
 	c.validateFrontendResult(&p)
@@ -204,6 +205,43 @@ func (c *Config) validateCallback(p *problems) {
 		p.add("%s %q is a full callback URL; give the public root of the backend (for example https://host or https://host/prefix), the service appends %s/{provider}/callback", key, shown, externalAuthPath)
 	case strings.HasPrefix(frontend, "/") && strings.Contains(path, frontend):
 		p.add("%s %q contains the frontend result path %q; give the public root of the backend", key, shown, ea.FrontendResultPath)
+	}
+}
+
+// cookieDomain is the shape of Service:Security:Session:CookieDomain: a
+// host name (an optional leading dot, as browsers ignore it), no scheme,
+// port or path.
+var cookieDomain = regexp.MustCompile(`^\.?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+
+// validateSession checks Service:Security:Session and normalises Mode
+// (Multi when empty; Multiple is an alias of Multi).
+func (c *Config) validateSession(p *problems) {
+	const key = "Service:Security:Session"
+	ss := &c.Service.Security.Session
+	switch v, ok := canonical(ss.Mode, []string{SessionMulti, SessionSingle, "Multiple"}); {
+	case strings.TrimSpace(ss.Mode) == "" || v == "Multiple":
+		ss.Mode = SessionMulti
+	case ok:
+		ss.Mode = v
+	default:
+		p.add("%s:Mode %q is not supported; valid values: Multi (or Multiple), Single", key, ss.Mode)
+	}
+	atLeast(p, key+":MaxConcurrent", ss.MaxConcurrent, 0)
+	atLeast(p, key+":RefreshGraceSeconds", ss.RefreshGraceSeconds, 0)
+	atLeast(p, key+":IdleMinutesNormal", ss.IdleMinutesNormal, 0)
+	atLeast(p, key+":AbsoluteHours", ss.AbsoluteHours, 0)
+	ss.CookieDomain = strings.TrimSpace(ss.CookieDomain)
+	if ss.CookieDomain == "" {
+		return
+	}
+	if !cookieDomain.MatchString(ss.CookieDomain) || len(ss.CookieDomain) > 253 {
+		p.add("%s:CookieDomain %q must be a host name such as example.com (no scheme, port or path)", key, ss.CookieDomain)
+	}
+	if !ss.CookieMode {
+		p.add("%s:CookieDomain is set but %s:CookieMode is not true; the domain applies to the session cookies of cookie mode only", key, key)
+	}
+	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(c.Service.ExternalAuth.CallbackBaseURL)), "https://") {
+		p.add("%s:CookieDomain requires an https Service:ExternalAuth:CallbackBaseUrl: the cookies are then SameSite=None, which browsers accept only with Secure", key)
 	}
 }
 

@@ -356,7 +356,7 @@ func (h *Handler) exchange(c fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderPragma, "no-cache")
-	return envelope.OK(c, out)
+	return auth.WriteTokens(c, out)
 }
 
 func (h *Handler) claim(c fiber.Ctx) error {
