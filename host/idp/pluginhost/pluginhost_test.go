@@ -41,6 +41,9 @@ func provider(t testing.TB, reg *idp.Registry, code string) pluginsdk.Provider {
 	if !ok {
 		t.Fatalf("provider %q is not registered", code)
 	}
+	if e.Provider == nil {
+		t.Fatalf("provider %q is recorded without a provider: status %s, reason %q", code, e.Status, e.Reason)
+	}
 	return e.Provider
 }
 
