@@ -1,0 +1,100 @@
+// Command testissuer runs the project's test OpenID provider
+// (host/idp/oidc/oidctest) as a process, for the browser suite in
+// e2e/browser. It listens on -addr, prints one JSON line
+// {"url","clientId","clientSecret"} on standard output, and runs until it
+// is signalled or its standard input is closed (so it never outlives the
+// suite that started it).
+//
+// The authorization endpoint signs in the account named by the login query
+// parameter or, without it, by the oidctest_login cookie the test sets on
+// the provider's origin (so each browser context chooses its own user);
+// without either it is "alice". An account the provider does not know is
+// created on first use (subject sub-<login>, preferred_username <login>,
+// a verified email <login>@example.test).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
+)
+
+// loginCookie names the account to sign in when the query has no login.
+const loginCookie = "oidctest_login"
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
+	flag.Parse()
+	if err := run(*addr); err != nil {
+		fmt.Fprintln(os.Stderr, "testissuer:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr string) error {
+	// The wrapper runs once the server is up, possibly before Start
+	// returns: it reads the issuer through an atomic pointer.
+	var current atomic.Pointer[oidctest.Issuer]
+	wrap := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if is := current.Load(); is != nil && r.Method == http.MethodGet && r.URL.Path == "/authorize" {
+				selectUser(is, r)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	is, err := oidctest.Start(oidctest.Options{Addr: addr, Wrap: wrap})
+	if err != nil {
+		return err
+	}
+	defer is.Close()
+	current.Store(is)
+	line, err := json.Marshal(map[string]string{"url": is.URL, "clientId": is.ClientID, "clientSecret": is.ClientSecret})
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Println(string(line)); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	<-ctx.Done()
+	return nil
+}
+
+// selectUser puts the chosen account into the query as login=, creating it
+// when the provider does not know it yet.
+func selectUser(is *oidctest.Issuer, r *http.Request) {
+	q := r.URL.Query()
+	login := q.Get("login")
+	if login == "" {
+		if c, err := r.Cookie(loginCookie); err == nil {
+			login = c.Value
+		}
+	}
+	if login == "" {
+		return
+	}
+	if !is.HasUser(login) {
+		verified := true
+		is.AddUser(oidctest.User{
+			Subject: "sub-" + login, PreferredUsername: login, Name: login,
+			Email: login + "@example.test", EmailVerified: &verified,
+		})
+	}
+	q.Set("login", login)
+	r.URL.RawQuery = q.Encode()
+}
