@@ -11,6 +11,12 @@
 // without either it is "alice". An account the provider does not know is
 // created on first use (subject sub-<login>, preferred_username <login>,
 // a verified email <login>@example.test).
+//
+// With the oidctest_consent cookie set, the authorization endpoint first
+// answers a page (a form with a #continue button, like a real provider's
+// login page) and redirects back only when it is submitted: a test can then
+// act while the browser waits at the provider (start a second tab, lose a
+// cookie).
 package main
 
 import (
@@ -18,6 +24,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"html/template"
 	"io"
 	"net/http"
 	"os"
@@ -30,6 +37,19 @@ import (
 
 // loginCookie names the account to sign in when the query has no login.
 const loginCookie = "oidctest_login"
+
+// consentCookie makes authorize stop at a page until it is submitted.
+const consentCookie = "oidctest_consent"
+
+// consentPage resubmits the authorization request with consent=1.
+var consentPage = template.Must(template.New("consent").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>Test provider</title></head><body>
+<h1>Test provider: sign in as {{.Login}}</h1>
+<form method="get" action="/authorize">
+{{range $k, $v := .Query}}<input type="hidden" name="{{$k}}" value="{{index $v 0}}">
+{{end}}<input type="hidden" name="consent" value="1">
+<button id="continue" type="submit">Continue</button>
+</form></body></html>`))
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
@@ -48,6 +68,9 @@ func run(addr string) error {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if is := current.Load(); is != nil && r.Method == http.MethodGet && r.URL.Path == "/authorize" {
 				selectUser(is, r)
+				if consent(w, r) {
+					return
+				}
 			}
 			next.ServeHTTP(w, r)
 		})
@@ -97,4 +120,19 @@ func selectUser(is *oidctest.Issuer, r *http.Request) {
 	}
 	q.Set("login", login)
 	r.URL.RawQuery = q.Encode()
+}
+
+// consent answers the consent page when the browser asked for one and the
+// request is not its submission; it reports whether it did.
+func consent(w http.ResponseWriter, r *http.Request) bool {
+	if _, err := r.Cookie(consentCookie); err != nil || r.URL.Query().Get("consent") == "1" {
+		return false
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	q := r.URL.Query()
+	if err := consentPage.Execute(w, map[string]any{"Login": q.Get("login"), "Query": q}); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+	return true
 }
