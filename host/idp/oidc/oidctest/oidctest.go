@@ -10,6 +10,7 @@
 package oidctest
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -141,7 +142,8 @@ func Start(opts Options) (*Issuer, error) {
 	}
 	is.server = httptest.NewUnstartedServer(h)
 	if opts.Addr != "" {
-		l, err := net.Listen("tcp", opts.Addr)
+		var lc net.ListenConfig
+		l, err := lc.Listen(context.Background(), "tcp", opts.Addr)
 		if err != nil {
 			return nil, err
 		}
