@@ -86,7 +86,7 @@
   }
 
   async function refresh() {
-    const body = cookieSession() ? {} : { refreshToken: store.getItem('refreshToken') || '' };
+    const body = { refreshToken: cookieSession() ? '' : store.getItem('refreshToken') || '' };
     const r = await call('POST', '/api/v1/auth/refresh', body, true);
     if (r.code === 0 && r.data) setSession(r.data);
     return r;
