@@ -184,7 +184,11 @@ describe('browser login (issue 18)', { concurrency: 6 }, () => {
       await page.click('#bind-button');
       await waitStatus(page, 'bound:oidc');
       assertStripped(page, shape);
-      assert.ok(rec.hops.some((h) => h.includes('/bind/start?start=')), 'bind did not start with the one-time start URL');
+      const start = rec.hops.find((h) => h.includes('/bind/start?start='));
+      assert.ok(start, 'bind did not start with the one-time start URL');
+      // The start URL is one-time: opened again it ends in 40014.
+      await page.goto(start.split(' ')[3]);
+      await waitStatus(page, 'error:40014');
       await page.goto(shape.appOrigin + '/');
       await waitStatus(page, 'logged-in:' + user);
       assert.equal(await page.textContent('#bindings'), 'oidc');
@@ -194,6 +198,42 @@ describe('browser login (issue 18)', { concurrency: 6 }, () => {
       await waitStatus(page, 'logged-in:' + user);
     });
   }
+
+  for (const shapeName of ['same', 'cross']) {
+    scenario('a ticket URL opened in another browser is refused', shapeName, async ({ shape, ctx, page }) => {
+      const user = await shape.createUser('tk_jon');
+      await asIdpUser(ctx, user);
+      // This browser never exchanges its ticket: the call is dropped.
+      let ticketURL = '';
+      await ctx.route((u) => u.pathname.endsWith('/api/v1/auth/external/exchange'), (route) => route.abort());
+      page.on('request', (r) => {
+        if (r.isNavigationRequest() && r.url().includes('/oauth/callback?ticket=')) ticketURL = r.url();
+      });
+      await page.goto(shape.appOrigin + '/');
+      await waitStatus(page, 'anonymous');
+      await page.click('#sso-button');
+      await waitStatus(page, 'error:js TypeError: Failed to fetch');
+      assert.ok(ticketURL, 'no result page with a ticket');
+      // Another browser (no binding cookie, no verifier) opens the URL.
+      const other = await browser.newContext();
+      try {
+        const thief = await other.newPage();
+        await thief.goto(ticketURL);
+        await waitStatus(thief, 'error:40014');
+      } finally {
+        await other.close();
+      }
+    });
+  }
+
+  scenario('an origin not listed in Api:Cors:AllowedOrigins cannot call the API', 'site', async ({ shape, page }) => {
+    const user = await shape.createUser('uo_kim');
+    // The same app, served from an origin the kernel does not list.
+    await page.goto(shape.appOrigin.replace('app.example.test', 'rogue.other.test') + '/');
+    await waitStatus(page, 'anonymous');
+    await passwordLogin(page, user);
+    await waitStatus(page, 'error:js TypeError: Failed to fetch');
+  });
 
   scenario('two tabs start SSO in one browser, both complete', 'same', async ({ shape, ctx, page }) => {
     const user = await shape.createUser('tt_fay');
