@@ -298,6 +298,8 @@ describe('browser login (issue 18)', { concurrency: 6 }, () => {
     assert.equal(jar.smart_csrf.httpOnly, false, 'smart_csrf must be readable');
     assert.equal(jar.smart_rt.path, '/');
     assert.equal(jar.smart_rt.sameSite, 'Lax');
+    assert.equal(jar.smart_rt.secure, false, 'over plain http the Secure flag is dropped (documented)');
+    assert.ok(jar.smart_rt.expires * 1000 > Date.now() + 24 * 3600 * 1000, 'smart_rt must expire with the refresh token, not the browser session');
     assert.equal(await page.evaluate(() => sessionStorage.getItem('refreshToken')), null, 'a refresh token reached the page');
 
     // A reload keeps the session: the app refreshes from the cookie.
