@@ -61,6 +61,31 @@ func main() {
 }
 
 func run(addr string) error {
+	is, err := start(addr)
+	if err != nil {
+		return err
+	}
+	defer is.Close()
+	line, err := json.Marshal(map[string]string{"url": is.URL, "clientId": is.ClientID, "clientSecret": is.ClientSecret})
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Println(string(line)); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	<-ctx.Done()
+	return nil
+}
+
+// start starts the provider on addr with the login selection and the
+// consent page in front of its authorization endpoint.
+func start(addr string) (*oidctest.Issuer, error) {
 	// The wrapper runs once the server is up, possibly before Start
 	// returns: it reads the issuer through an atomic pointer.
 	var current atomic.Pointer[oidctest.Issuer]
@@ -77,25 +102,10 @@ func run(addr string) error {
 	}
 	is, err := oidctest.Start(oidctest.Options{Addr: addr, Wrap: wrap})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer is.Close()
 	current.Store(is)
-	line, err := json.Marshal(map[string]string{"url": is.URL, "clientId": is.ClientID, "clientSecret": is.ClientSecret})
-	if err != nil {
-		return err
-	}
-	if _, err := fmt.Println(string(line)); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		stop()
-	}()
-	<-ctx.Done()
-	return nil
+	return is, nil
 }
 
 // selectUser puts the chosen account into the query as login=, creating it
