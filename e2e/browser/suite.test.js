@@ -61,8 +61,9 @@ function scenario(name, shapeName, fn) {
   });
 }
 
-// waitStatus polls the app's #status until it reads want; an error status
-// (other than the one wanted) fails at once.
+// waitStatus polls the app's #status until it reads want (a string, or a
+// RegExp it matches) and returns it; an error status (other than the one
+// wanted) fails at once.
 async function waitStatus(page, want, timeout = 20000) {
   const deadline = Date.now() + timeout;
   let last = '';
@@ -72,7 +73,7 @@ async function waitStatus(page, want, timeout = 20000) {
     } catch (e) {
       last = `(no status: ${e.message.split('\n')[0]})`;
     }
-    if (last === want) return;
+    if (want instanceof RegExp ? want.test(last) : last === want) return last;
     if (last.startsWith('error:')) throw new Error(`status ${last}, want ${want} (at ${page.url()})`);
     if (Date.now() > deadline) throw new Error(`status still ${last} after ${timeout} ms, want ${want} (at ${page.url()})`);
     await page.waitForTimeout(100);
@@ -341,5 +342,29 @@ describe('browser login (issue 18)', { concurrency: 6 }, () => {
     await page.click('#sso-button');
     await waitStatus(page, 'logged-in:' + user);
     assert.ok((await cookieMap(ctx)).smart_rt, 'the exchange set no smart_rt cookie');
+  });
+
+  scenario('Single mode: a login elsewhere ends this session, no refresh revives it', 'cookie', async ({ shape, page }) => {
+    const user = await shape.createUser('sg_lee');
+    await page.goto(shape.appOrigin + '/');
+    await waitStatus(page, 'anonymous');
+    await passwordLogin(page, user);
+    await waitStatus(page, 'logged-in:' + user);
+    const other = await browser.newContext();
+    try {
+      const p2 = await other.newPage();
+      await p2.goto(shape.appOrigin + '/');
+      await waitStatus(p2, 'anonymous');
+      await passwordLogin(p2, user);
+      await waitStatus(p2, 'logged-in:' + user);
+    } finally {
+      await other.close();
+    }
+    // The next request of the first browser is refused (its refresh
+    // attempt from the smart_rt cookie fails too), and so is a reload.
+    const next = await page.evaluate(() => window.testApp.call('GET', '/api/v1/personal/profile'));
+    assert.deepEqual({ http: next.http, code: next.code }, { http: 401, code: 40006 });
+    await page.reload();
+    await waitStatus(page, /^error:400\d\d$/);
   });
 });

@@ -8,7 +8,8 @@
 //            (CORS; the SameSite=Lax binding cookies still flow).
 //   cross  — another site: the app at http://app.other.test:P, the API at
 //            http://api.example.test:Q; the app uses the binding challenge.
-//   cookie — like same, with Service:Security:Session:CookieMode on.
+//   cookie — like same, with Service:Security:Session:CookieMode on and
+//            Mode=Single.
 // Chromium maps *.example.test and *.other.test to 127.0.0.1
 // (--host-resolver-rules); every server listens on 127.0.0.1.
 const fs = require('node:fs');
@@ -28,7 +29,7 @@ const shapeNames = ['same', 'site', 'cross', 'cookie'];
 // kernelSettings is the appsettings.json of one shape.
 function kernelSettings({ port, issuer, callbackBase, resultPath, origins, cookieMode }) {
   const security = { Password: { Pbkdf2Iterations: 100000 } };
-  if (cookieMode) security.Session = { CookieMode: true };
+  if (cookieMode) security.Session = { CookieMode: true, Mode: 'Single' };
   const s = {
     Service: {
       Http: { ListenAddress: 'http://127.0.0.1:' + port },
