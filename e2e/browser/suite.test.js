@@ -136,6 +136,12 @@ describe('browser login (issue 18)', { concurrency: 6 }, () => {
     await waitStatus(page, 'logged-in:' + user);
     await page.click('#logout-button');
     await waitStatus(page, 'anonymous');
+    // An error answer carries the CORS headers too: the app reads its code.
+    const denied = await page.evaluate(async (api) => {
+      const r = await fetch(api + '/api/v1/personal/profile', { credentials: 'include', headers: { Authorization: 'Bearer not-a-token' } });
+      return { http: r.status, code: (await r.json()).code, requestId: r.headers.get('X-Request-ID') !== null };
+    }, shape.apiBase);
+    assert.deepEqual(denied, { http: 401, code: 40006, requestId: true });
     await asIdpUser(ctx, user);
     await page.click('#sso-button');
     await waitStatus(page, 'logged-in:' + user);
