@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"strings"
 )
 
 // Environment names recognised by the kernel. Anything else is accepted and
@@ -291,7 +292,37 @@ type Session struct {
 	// RefreshGraceSeconds: inside this window after a rotation the previous
 	// refresh token is honoured once more (0 = strict). Default 10.
 	RefreshGraceSeconds int `koanf:"RefreshGraceSeconds"`
+	// Mode is the login policy: Multi (default; Multiple is accepted and
+	// normalised to Multi) lets a user hold several sessions (up to
+	// MaxConcurrent); Single makes every login revoke the user's other
+	// sessions (revoke reason "single").
+	Mode string `koanf:"Mode"`
+	// IdleMinutesNormal ends a session unused for this long (0 = off): its
+	// next protected request is refused (401 / 40006) and it cannot be
+	// refreshed. Activity is recorded with a granularity of
+	// min(IdleMinutesNormal/4, 1 minute) (docs/security.md, Sessions).
+	IdleMinutesNormal int `koanf:"IdleMinutesNormal"`
+	// AbsoluteHours caps a session's lifetime (0 = off): it ends at login +
+	// min(sys.security.session.refreshMinutes, AbsoluteHours).
+	AbsoluteHours int `koanf:"AbsoluteHours"`
+	// CookieMode puts the refresh token in the HttpOnly cookie smart_rt
+	// with the double-submit CSRF cookie smart_csrf (wire contract §1.6)
+	// instead of the response body. Default false.
+	CookieMode bool `koanf:"CookieMode"`
+	// CookieDomain, when set, gives both cookies this Domain and
+	// SameSite=None (an app on a sibling host); it requires CookieMode and
+	// an https CallbackBaseUrl (the cookies are then always Secure).
+	CookieDomain string `koanf:"CookieDomain"`
 }
+
+// Session modes (Service:Security:Session:Mode).
+const (
+	SessionMulti  = "Multi"
+	SessionSingle = "Single"
+)
+
+// Single reports whether Mode is Single.
+func (s Session) Single() bool { return strings.EqualFold(strings.TrimSpace(s.Mode), SessionSingle) }
 
 // Sms is `Service:Security:Sms`.
 type Sms struct {
@@ -315,6 +346,8 @@ type ExternalAuth struct {
 	// <prefix>/api/v1/auth/external) and POST exchange requires it. Turn it
 	// off only when the frontend runs on another site than the backend:
 	// its XHR cannot carry a Lax cookie, so the ticket alone is accepted.
+	// Such a frontend should rather send a bindingChallenge: a challenged
+	// ticket needs its bindingVerifier whatever this switch says.
 	BindTicketToBrowser bool `koanf:"BindTicketToBrowser"`
 	// MaxPendingStates (default 100000, at least 1) caps the authorize
 	// states waiting for their callback: each anonymous GET
@@ -463,7 +496,7 @@ func Defaults() Config {
 				Captcha:  Captcha{MaxPending: 100000},
 				Password: Password{Pbkdf2Iterations: 600000, HashQueue: 64, HashMaxWaitMillis: 3000},
 				Jwt:      Jwt{Issuer: "AdminKernel", ClockSkewSeconds: 30},
-				Session:  Session{RefreshGraceSeconds: 10},
+				Session:  Session{RefreshGraceSeconds: 10, Mode: SessionMulti},
 				Sms:      Sms{Sender: "Log"},
 			},
 			ExternalAuth: ExternalAuth{FrontendResultPath: "/oauth/callback", BindTicketToBrowser: true, MaxPendingStates: 100000},

@@ -62,7 +62,8 @@ func (p problems) err() error {
 // Unknown keys (Load) are problems in Production; elsewhere Warnings lists
 // them. It also normalises what it accepts: canonical
 // spelling of DbType, Cache:Provider, Sms:Sender and log levels, no
-// trailing slash on CallbackBaseUrl, and the OIDC defaults (Code oidc,
+// trailing slash on CallbackBaseUrl, Api:Cors:AllowedOrigins as serialized
+// origins (NormalizeOrigin), and the OIDC defaults (Code oidc,
 // DisplayName SSO, Scopes "openid profile email", UsePkce true).
 func (c *Config) Validate() error {
 	var p problems
@@ -105,7 +106,10 @@ func (c *Config) Validate() error {
 		p.add("Service:Security:Sms:Sender %q is not supported; valid values: Log, Webhook", sms.Sender)
 	}
 	c.validateJwt(&p)
+	c.validateSession(&p)
 
+	c.validateCors(&p)
+	c.validateFrontendResult(&p)
 	c.validateCallback(&p)
 	c.validateOIDC(&p)
 	c.validatePlugins(&p)
@@ -185,8 +189,8 @@ func (c *Config) validateCallback(p *problems) {
 		return
 	}
 	shown := MaskConnectionString(raw)
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := absoluteHTTPURL(raw)
+	if !ok {
 		p.add("%s %q must be an absolute http or https URL", key, shown)
 		return
 	}
@@ -201,6 +205,43 @@ func (c *Config) validateCallback(p *problems) {
 		p.add("%s %q is a full callback URL; give the public root of the backend (for example https://host or https://host/prefix), the service appends %s/{provider}/callback", key, shown, externalAuthPath)
 	case strings.HasPrefix(frontend, "/") && strings.Contains(path, frontend):
 		p.add("%s %q contains the frontend result path %q; give the public root of the backend", key, shown, ea.FrontendResultPath)
+	}
+}
+
+// cookieDomain is the shape of Service:Security:Session:CookieDomain: a
+// host name (an optional leading dot, as browsers ignore it), no scheme,
+// port or path.
+var cookieDomain = regexp.MustCompile(`^\.?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+
+// validateSession checks Service:Security:Session and normalises Mode
+// (Multi when empty; Multiple is an alias of Multi).
+func (c *Config) validateSession(p *problems) {
+	const key = "Service:Security:Session"
+	ss := &c.Service.Security.Session
+	switch v, ok := canonical(ss.Mode, []string{SessionMulti, SessionSingle, "Multiple"}); {
+	case strings.TrimSpace(ss.Mode) == "" || v == "Multiple":
+		ss.Mode = SessionMulti
+	case ok:
+		ss.Mode = v
+	default:
+		p.add("%s:Mode %q is not supported; valid values: Multi (or Multiple), Single", key, ss.Mode)
+	}
+	atLeast(p, key+":MaxConcurrent", ss.MaxConcurrent, 0)
+	atLeast(p, key+":RefreshGraceSeconds", ss.RefreshGraceSeconds, 0)
+	atLeast(p, key+":IdleMinutesNormal", ss.IdleMinutesNormal, 0)
+	atLeast(p, key+":AbsoluteHours", ss.AbsoluteHours, 0)
+	ss.CookieDomain = strings.TrimSpace(ss.CookieDomain)
+	if ss.CookieDomain == "" {
+		return
+	}
+	if !cookieDomain.MatchString(ss.CookieDomain) || len(ss.CookieDomain) > 253 {
+		p.add("%s:CookieDomain %q must be a host name such as example.com (no scheme, port or path)", key, ss.CookieDomain)
+	}
+	if !ss.CookieMode {
+		p.add("%s:CookieDomain is set but %s:CookieMode is not true; the domain applies to the session cookies of cookie mode only", key, key)
+	}
+	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(c.Service.ExternalAuth.CallbackBaseURL)), "https://") {
+		p.add("%s:CookieDomain requires an https Service:ExternalAuth:CallbackBaseUrl: the cookies are then SameSite=None, which browsers accept only with Secure", key)
 	}
 }
 
@@ -420,8 +461,10 @@ func (c *Config) ValidateStores() error {
 
 // Warnings lists what is accepted but probably wrong, for `serve` to log
 // at WARN and `config` to print: the unknown keys outside Production (in
-// Production Validate refuses them), and an https ListenAddress (the
-// kernel serves plain HTTP; TLS ends in front of it).
+// Production Validate refuses them), an https ListenAddress (the
+// kernel serves plain HTTP; TLS ends in front of it), and an absolute
+// FrontendResultPath on an origin that cannot call the API
+// (frontendOriginWarning).
 func (c *Config) Warnings() []string {
 	var out []string
 	if !c.IsProduction() {
@@ -433,6 +476,9 @@ func (c *Config) Warnings() []string {
 		out = append(out, fmt.Sprintf("Service:Http:ListenAddress %q: the kernel serves plain HTTP on this port, not TLS; "+
 			"TLS must terminate in front of it (a reverse proxy or load balancer), and the address is better written http://",
 			c.Service.HTTP.ListenAddress))
+	}
+	if w := c.frontendOriginWarning(); w != "" {
+		out = append(out, w)
 	}
 	return out
 }

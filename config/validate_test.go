@@ -26,6 +26,68 @@ func TestValidate(t *testing.T) {
 	}{
 		{name: "defaults with a signing key are valid"},
 
+		// Service:Security:Session.
+		{
+			name:   "session: unknown mode",
+			mutate: func(c *Config) { c.Service.Security.Session.Mode = "Several" },
+			want:   []string{"Service:Security:Session:Mode", "Several", "Multi (or Multiple), Single"},
+		},
+		{
+			name:   "session: Single is valid",
+			mutate: func(c *Config) { c.Service.Security.Session.Mode = "single" },
+		},
+		{
+			name:   "session: Multiple is an alias",
+			mutate: func(c *Config) { c.Service.Security.Session.Mode = "Multiple" },
+		},
+		{
+			name: "session: negative numbers",
+			mutate: func(c *Config) {
+				c.Service.Security.Session.IdleMinutesNormal = -1
+				c.Service.Security.Session.AbsoluteHours = -2
+				c.Service.Security.Session.MaxConcurrent = -3
+			},
+			want: []string{"IdleMinutesNormal -1 must be at least 0", "AbsoluteHours -2 must be at least 0", "MaxConcurrent -3 must be at least 0"},
+		},
+		{
+			name: "session: cookie domain without cookie mode",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.CallbackBaseURL = "https://admin.example.com"
+				c.Service.Security.Session.CookieDomain = "example.com"
+			},
+			want: []string{"CookieDomain is set but Service:Security:Session:CookieMode is not true"},
+		},
+		{
+			name: "session: cookie domain needs an https callback base",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.CallbackBaseURL = "http://admin.example.com"
+				c.Service.Security.Session.CookieMode = true
+				c.Service.Security.Session.CookieDomain = "example.com"
+			},
+			want: []string{"CookieDomain requires an https Service:ExternalAuth:CallbackBaseUrl"},
+		},
+		{
+			name: "session: cookie domain that is a URL",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.CallbackBaseURL = "https://admin.example.com"
+				c.Service.Security.Session.CookieMode = true
+				c.Service.Security.Session.CookieDomain = "https://example.com:8443"
+			},
+			want: []string{"CookieDomain \"https://example.com:8443\" must be a host name"},
+		},
+		{
+			name: "session: cookie domain with https callback base is valid",
+			mutate: func(c *Config) {
+				c.Service.ExternalAuth.CallbackBaseURL = "https://admin.example.com"
+				c.Service.Security.Session.CookieMode = true
+				c.Service.Security.Session.CookieDomain = ".example.com"
+			},
+		},
+		{
+			name:   "session: cookie mode over http is valid",
+			mutate: func(c *Config) { c.Service.Security.Session.CookieMode = true },
+		},
+
 		// CallbackBaseUrl, one row per rule.
 		{
 			name: "callback: full callback URL",
@@ -368,6 +430,7 @@ func TestValidateNormalises(t *testing.T) {
 	c.Service.Cache.Provider = "REDIS"
 	c.Service.Security.Sms.Sender = "log"
 	c.Logging.LogLevel["Default"] = "warning"
+	c.Service.Security.Session.Mode = "multiple"
 	c.Service.ExternalAuth.CallbackBaseURL = "https://host/admin/"
 	c.Service.ExternalAuth.Oidc = []OIDCProvider{{Authority: "https://idp.example", ClientID: "kernel"}}
 	if err := c.Validate(); err != nil {
@@ -379,6 +442,7 @@ func TestValidateNormalises(t *testing.T) {
 		{"Provider", c.Service.Cache.Provider, CacheRedis},
 		{"Sender", c.Service.Security.Sms.Sender, "Log"},
 		{"LogLevel", c.Logging.LogLevel["Default"], "Warning"},
+		{"Session Mode", c.Service.Security.Session.Mode, SessionMulti},
 		{"CallbackBaseUrl", c.Service.ExternalAuth.CallbackBaseURL, "https://host/admin"},
 		{"CallbackPrefix", c.CallbackPrefix(), "/admin"},
 		{"Oidc Code", o.Code, "oidc"},

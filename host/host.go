@@ -27,6 +27,7 @@ import (
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/connlimit"
+	"github.com/adminkernel/kernel/host/cors"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/database/sqllog"
 	"github.com/adminkernel/kernel/host/envelope"
@@ -69,6 +70,9 @@ type Options struct {
 	LogOutput io.Writer
 	// Version is reported by the version command and the startup log.
 	Version string
+	// SessionClock is the clock of session lifetimes (idle and absolute
+	// ends, cached session marks); nil = time.Now. For tests.
+	SessionClock func() time.Time
 }
 
 // Kernel is a composed, running-ready kernel.
@@ -105,6 +109,8 @@ type Kernel struct {
 	// outages follow the availability of Redis and the database: one WARN
 	// per outage, one INFO when it is back (host/outage).
 	outages outages
+
+	sessionClock func() time.Time // Options.SessionClock
 }
 
 // Catalog builds the error catalog of the options without opening anything:
@@ -164,7 +170,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New(),
-		outages: newOutages(logs)}
+		outages: newOutages(logs), sessionClock: opts.SessionClock}
 	for _, w := range cfg.Warnings() { // the same list `adminkernel config` prints
 		logs.For("AdminKernel.Config").Warn(w)
 	}
@@ -263,8 +269,21 @@ func (k *Kernel) buildApp(modules []Module) error {
 		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),
 		AuthPrefix: APIPrefix + "/auth",
 	}), newRequestIDs().middleware(), envelope.Recover())
+	// CORS before the health probes, the rate limiter and the router: a
+	// preflight is answered here and never counted, and the headers are
+	// set before any error answer is written.
+	if origins := cfg.API.Cors.AllowedOrigins; len(origins) > 0 {
+		h, err := cors.New(origins)
+		if err != nil {
+			return fmt.Errorf("host: Api:Cors:AllowedOrigins: %w", err)
+		}
+		k.app.Use(h)
+	}
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
 	k.app.Use("/api", k.rateLimiter())
+	// Cookie session mode: token responses find the policy on the app, and
+	// the CSRF check runs in front of every /api route (refresh included).
+	k.auth.Cookies().Mount(k.app, "/api")
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))
 
 	deps := k.deps()

@@ -60,9 +60,11 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	}
 	k.sessions = session.New(client, store, session.Options{
 		RefreshGrace: time.Duration(cfg.Service.Security.Session.RefreshGraceSeconds) * time.Second,
+		Idle:         time.Duration(cfg.Service.Security.Session.IdleMinutesNormal) * time.Minute,
 		CacheTTL:     ttl,
 		Log:          k.logs.For("AdminKernel.Session"),
 		NextID:       k.ids.Next,
+		Now:          k.sessionClock,
 	})
 	k.authn = authn.New(k.tokens, k.sessions, k.perms, authn.Options{Log: k.logs.For("AdminKernel.Authn")})
 	if k.trusted, err = request.ParseTrusted(cfg.Service.HTTP.TrustedProxies); err != nil {

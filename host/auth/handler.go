@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"net"
 	"strings"
 	"time"
@@ -66,13 +67,6 @@ func (h *Handler) client(c fiber.Ctx) Client {
 	return Client{IP: request.ClientIP(c, h.trusted), UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent))}
 }
 
-// tokens writes a token response: never cached by browsers or proxies.
-func tokens(c fiber.Ctx, out *LoginOutput) error {
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set(fiber.HeaderPragma, "no-cache")
-	return envelope.OK(c, out)
-}
-
 func (h *Handler) captcha(c fiber.Ctx) error {
 	ch, err := h.svc.d.Captcha.Issue(c.Context())
 	if err != nil {
@@ -91,7 +85,7 @@ func (h *Handler) login(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return tokens(c, out)
+	return WriteTokens(c, out)
 }
 
 func (h *Handler) smsSend(c fiber.Ctx) error {
@@ -115,7 +109,7 @@ func (h *Handler) smsLogin(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return tokens(c, out)
+	return WriteTokens(c, out)
 }
 
 type refreshInput struct {
@@ -129,16 +123,24 @@ type Ping struct {
 	At      time.Time `json:"at"`
 }
 
+// refresh takes the refresh token from the body; in cookie mode a body
+// without one (empty, absent, or refreshToken "") falls back to the
+// smart_rt cookie.
 func (h *Handler) refresh(c fiber.Ctx) error {
 	var in refreshInput
-	if err := request.JSON(c, &in); err != nil {
-		return errcode.New(errcode.RefreshTokenInvalid)
+	if len(bytes.TrimSpace(c.Body())) > 0 {
+		if err := request.JSON(c, &in); err != nil {
+			return errcode.New(errcode.RefreshTokenInvalid)
+		}
+	}
+	if strings.TrimSpace(in.RefreshToken) == "" && h.svc.cookies.On() {
+		in.RefreshToken = strings.Clone(c.Cookies(RefreshCookie))
 	}
 	out, err := h.svc.Refresh(c.Context(), in.RefreshToken)
 	if err != nil {
 		return err
 	}
-	return tokens(c, out)
+	return WriteTokens(c, out)
 }
 
 func (h *Handler) logout(c fiber.Ctx) error {
@@ -149,6 +151,7 @@ func (h *Handler) logout(c fiber.Ctx) error {
 	if err := h.svc.d.Sessions.Revoke(c.Context(), p.SessionID, "logout"); err != nil {
 		return err
 	}
+	h.svc.cookies.Clear(c)
 	return envelope.OK(c, true)
 }
 

@@ -86,6 +86,7 @@ type Deps struct {
 type Service struct {
 	d         Deps
 	dummyHash string
+	cookies   *Cookies
 }
 
 // New builds the service. It prepares a dummy hash with the configured
@@ -102,8 +103,12 @@ func New(d Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{d: d, dummyHash: dummy}, nil
+	return &Service{d: d, dummyHash: dummy, cookies: NewCookies(d.Config)}, nil
 }
+
+// Cookies is the session-cookie policy (cookie session mode); the host
+// mounts it on the app (Cookies.Mount).
+func (s *Service) Cookies() *Cookies { return s.cookies }
 
 // Client describes the caller of a login request (copied values only).
 type Client struct {
@@ -127,9 +132,12 @@ type LoginOutput struct {
 	IsSuperAdmin       bool      `json:"isSuperAdmin"`
 }
 
-// IssueTokens is the one token-issuing step: it applies the session
-// concurrency policy, creates the session and signs the access token. Every
-// login method (password, SMS, external) ends here.
+// IssueTokens is the one token-issuing step: it creates the session under
+// the session policies of Service:Security:Session (Mode Single or
+// MaxConcurrent; AbsoluteHours caps the session's lifetime, which is
+// otherwise sys.security.session.refreshMinutes) and signs the access token
+// (never valid past the session's end). Every login method (password, SMS,
+// external) ends here.
 func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string, cl Client) (*LoginOutput, error) {
 	accessMin, err := s.d.Settings.Int(ctx, KeyAccessMinutes)
 	if err != nil {
@@ -141,6 +149,11 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 	}
 	accessMin = max(accessMin, 1)
 	refreshMin = max(refreshMin, accessMin)
+	policy := s.d.Config.Service.Security.Session
+	lifetime := time.Duration(refreshMin) * time.Minute
+	if policy.AbsoluteHours > 0 {
+		lifetime = min(lifetime, time.Duration(policy.AbsoluteHours)*time.Hour)
+	}
 	must, err := s.mustChangePassword(ctx, u)
 	if err != nil {
 		return nil, err
@@ -151,8 +164,9 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 		MustChangePassword: must,
 		IP:                 cl.IP,
 		UserAgent:          textclip.Runes(cl.UserAgent, userAgentColumnLen),
-		MaxConcurrent:      s.d.Config.Service.Security.Session.MaxConcurrent,
-		RefreshTTL:         time.Duration(refreshMin) * time.Minute,
+		MaxConcurrent:      policy.MaxConcurrent,
+		Single:             policy.Single(),
+		RefreshTTL:         lifetime,
 	})
 	if err != nil {
 		return nil, err
@@ -161,6 +175,8 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 }
 
 func (s *Service) output(ctx context.Context, u *ent.SysUser, sid, refresh string, refreshExp time.Time, accessTTL time.Duration) (*LoginOutput, error) {
+	// An access token never outlives its session.
+	accessTTL = max(min(accessTTL, time.Until(refreshExp)), time.Second)
 	access, exp, err := s.d.Tokens.Issue(token.Claims{
 		UserID:     u.ID,
 		Account:    u.Account,
@@ -183,7 +199,7 @@ func (s *Service) output(ctx context.Context, u *ent.SysUser, sid, refresh strin
 		Account:            u.Account,
 		Name:               u.Name,
 		MustChangePassword: must,
-		SessionMode:        "body",
+		SessionMode:        SessionModeBody,
 		CsrfRequired:       false,
 		IsSuperAdmin:       u.IsSuperAdmin,
 	}, nil

@@ -23,7 +23,9 @@ import (
 const (
 	// StateCookie ties a callback to the browser that started the
 	// authorization (its value is the binder whose SHA-256 is stored with
-	// the state).
+	// the state). One binder per browser: every authorize and bind reuses
+	// a well-formed one, so the states of several tabs share it, and a
+	// callback never clears a binder that matched.
 	StateCookie = "tn_oauth_state"
 	// PendingCookie ties a pending-link claim to the browser that was sent
 	// to the login page.
@@ -42,20 +44,48 @@ const (
 	maxQueryValueLen = 4096
 )
 
-// ExchangeInput is the body of POST exchange.
+// Query and body names of the binding challenge (issue 18).
+const (
+	// ChallengeParam is the query parameter of GET {provider}/authorize
+	// and the body field of POST {provider}/bind: base64url(SHA-256(verifier))
+	// without padding, 43 characters.
+	ChallengeParam = "bindingChallenge"
+	// StartParam is the query parameter of GET {provider}/bind/start.
+	StartParam = "start"
+)
+
+// ExchangeInput is the body of POST exchange. BindingVerifier is required
+// for a ticket of a challenged login and ignored otherwise.
 type ExchangeInput struct {
-	Ticket string `json:"ticket"`
+	Ticket          string `json:"ticket"`
+	BindingVerifier string `json:"bindingVerifier,omitempty"`
 }
 
-// ClaimInput is the body of POST pending-link/claim.
+// ClaimInput is the body of POST pending-link/claim. BindingVerifier is
+// required for a pending link of a challenged login and ignored otherwise.
 type ClaimInput struct {
-	PendingLink string `json:"pendingLink"`
+	PendingLink     string `json:"pendingLink"`
+	BindingVerifier string `json:"bindingVerifier,omitempty"`
 }
 
-// BindOutput is the answer of POST {provider}/bind: the provider URL the
-// personal center navigates to.
+// BindInput is the optional body of POST {provider}/bind. A challenge
+// that is present but malformed (empty included) is 40014, as at
+// authorize; absent or null binds the start URL to the browser.
+type BindInput struct {
+	BindingChallenge *string `json:"bindingChallenge,omitempty"`
+}
+
+// BindOutput is the answer of POST {provider}/bind: the one-time kernel
+// start URL ({provider}/bind/start?start=…) the personal center navigates
+// to (a top-level navigation).
 type BindOutput struct {
 	AuthorizeURL string `json:"authorizeUrl"`
+}
+
+// BindCompleteInput is the body of POST bind/complete.
+type BindCompleteInput struct {
+	BindTicket      string `json:"bindTicket"`
+	BindingVerifier string `json:"bindingVerifier"`
 }
 
 // Handler is the HTTP side of the flow.
@@ -93,7 +123,11 @@ func (h *Handler) Routes(api *route.Group) {
 	g.Post("/exchange", route.Anonymous, h.exchange).Doc("Exchange a login ticket", ExchangeInput{}, auth.LoginOutput{})
 	g.Post("/pending-link/claim", route.Session, h.claim).Doc("Claim a pending external identity", ClaimInput{}, true).OpLog = true
 	g.Get("/bindings", route.Session, h.bindings).Doc("My external bindings", nil, []Binding{})
-	g.Post("/{provider}/bind", route.Session, h.bind).Doc("Bind an external identity", nil, BindOutput{}).OpLog = true
+	// A fixed path: {provider}/bind never matches it (its second segment is
+	// "complete", not "bind"), whatever the registration order.
+	g.Post("/bind/complete", route.Session, h.completeBind).Doc("Complete a challenged bind", BindCompleteInput{}, true).OpLog = true
+	g.Post("/{provider}/bind", route.Session, h.bind).Doc("Bind an external identity", BindInput{}, BindOutput{}).OpLog = true
+	g.Get("/{provider}/bind/start", route.Anonymous, h.bindStart).Doc("Start a bind (302 to the provider)", nil, nil)
 	g.Delete("/{provider}/binding", route.Session, h.unbind).Doc("Unbind an external identity", nil, true).OpLog = true
 }
 
@@ -188,49 +222,95 @@ func (h *Handler) allProviders(c fiber.Ctx) error {
 // authorize redirects to the provider; an unknown or disabled provider is
 // a 40013 envelope (HTTP 200), not a redirect.
 func (h *Handler) authorize(c fiber.Ctx) error {
+	challenge, err := challengeQuery(c)
+	if err != nil {
+		return err
+	}
 	res, err := h.svc.Authorize(c.Context(), AuthorizeInput{
 		Provider:    strings.Clone(c.Params("provider")),
 		Mode:        ModeLogin,
 		RequestBase: h.requestBase(c),
 		UserAgent:   strings.Clone(c.Get(fiber.HeaderUserAgent)),
+		Challenge:   challenge,
+		Binder:      strings.Clone(c.Cookies(StateCookie)),
 	})
 	if err != nil {
 		return err
 	}
-	h.setCookie(c, StateCookie, res.Binder, StateTTL)
+	h.setBinder(c, res.Binder)
 	return redirect(c, res.URL)
+}
+
+// challengeQuery reads ?bindingChallenge; present but malformed (empty
+// included) is 40014, so an app that meant to send one never silently
+// falls back to the cookie binding.
+func challengeQuery(c fiber.Ctx) (string, error) {
+	var v string
+	found := false
+	for k, val := range c.Request().URI().QueryArgs().All() {
+		if !found && strings.EqualFold(string(k), ChallengeParam) {
+			v, found = string(val), true
+		}
+	}
+	if !found {
+		return "", nil
+	}
+	if !validChallenge(v) {
+		return "", errcode.New(errcode.OAuthStateInvalid)
+	}
+	return v, nil
+}
+
+// setBinder sets (or refreshes the Max-Age of) the browser's state cookie;
+// nothing for a challenged state.
+func (h *Handler) setBinder(c fiber.Ctx, binder string) {
+	if binder != "" {
+		h.setCookie(c, StateCookie, binder, StateTTL)
+	}
 }
 
 // callback always ends in a redirect to the frontend result page.
 func (h *Handler) callback(c fiber.Ctx) error {
 	provider := strings.Clone(c.Params("provider"))
 	binder := strings.Clone(c.Cookies(StateCookie))
-	if binder != "" {
-		h.clearCookie(c, StateCookie)
-	}
 	res, err := h.svc.Callback(c.Context(), CallbackInput{
 		Provider: provider, Query: queryMap(c), Binder: binder, Client: h.client(c),
 	})
+	// The binder is shared by the browser's tabs: it is cleared only when
+	// it is junk (malformed, or present and not matching its state), and
+	// otherwise left to expire.
+	if res.ClearBinder || (binder != "" && !validToken(binder)) {
+		h.clearCookie(c, StateCookie)
+	}
 	if err != nil {
-		return redirect(c, h.svc.resultURL([2]string{"error", strconv.Itoa(int(h.errorCode(c, provider, err)))}))
+		return h.failTo(c, provider, err)
 	}
 	switch {
 	case res.Ticket != "":
-		if !h.svc.o.AllowUnboundTickets {
+		if res.TicketBinder != "" && !h.svc.o.AllowUnboundTickets {
 			h.setCookie(c, TicketCookie, res.TicketBinder, TicketTTL)
 		}
 		return redirect(c, h.svc.resultURL([2]string{"ticket", res.Ticket}))
+	case res.BindTicket != "":
+		return redirect(c, h.svc.resultURL([2]string{"bindTicket", res.BindTicket}, [2]string{"provider", res.Bound}))
 	case res.Bound != "":
 		return redirect(c, h.svc.resultURL([2]string{"bind", res.Bound}))
 	default:
 		p := res.Pending
-		h.setCookie(c, PendingCookie, p.Binder, PendingTTL)
+		if p.Binder != "" {
+			h.setCookie(c, PendingCookie, p.Binder, PendingTTL)
+		}
 		params := [][2]string{{"pendingLink", p.Token}, {"provider", p.Provider}}
 		if p.DisplayName != "" {
 			params = append(params, [2]string{"displayName", p.DisplayName})
 		}
 		return redirect(c, h.svc.resultURL(params...))
 	}
+}
+
+// failTo redirects to the result page with ?error=<code>.
+func (h *Handler) failTo(c fiber.Ctx, provider string, err error) error {
+	return redirect(c, h.svc.resultURL([2]string{"error", strconv.Itoa(int(h.errorCode(c, provider, err)))}))
 }
 
 // errorCode is the code a failed callback reports; anything that is not a
@@ -260,26 +340,23 @@ func queryMap(c fiber.Ctx) map[string]string {
 	return m
 }
 
-// exchange redeems a ticket with the ticket cookie. A failure leaves the
-// cookie alone (a failed exchange of another ticket must not cost the
-// browser its real one; a spent ticket's binder matches nothing any more);
-// success clears it.
+// exchange redeems a ticket with the ticket cookie (or, for a challenged
+// ticket, the binding verifier). The cookie is never cleared here: it holds
+// the browser's one binder, which another tab's ticket may still need; it
+// expires with TicketTTL.
 func (h *Handler) exchange(c fiber.Ctx) error {
 	var in ExchangeInput
 	if err := request.JSON(c, &in); err != nil {
 		return errcode.New(errcode.OAuthStateInvalid)
 	}
 	binder := strings.Clone(c.Cookies(TicketCookie))
-	out, err := h.svc.Exchange(c.Context(), in.Ticket, binder)
+	out, err := h.svc.Exchange(c.Context(), in.Ticket, Proof{Binder: binder, Verifier: in.BindingVerifier})
 	if err != nil {
 		return err
 	}
-	if binder != "" {
-		h.clearCookie(c, TicketCookie)
-	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderPragma, "no-cache")
-	return envelope.OK(c, out)
+	return auth.WriteTokens(c, out)
 }
 
 func (h *Handler) claim(c fiber.Ctx) error {
@@ -297,13 +374,14 @@ func (h *Handler) claim(c fiber.Ctx) error {
 		in.PendingLink = request.Query(c, "pendingLink")
 	}
 	binder := strings.Clone(c.Cookies(PendingCookie))
-	if err := h.svc.Claim(c.Context(), p.UserID, in.PendingLink, binder); err != nil {
+	if err := h.svc.Claim(c.Context(), p.UserID, in.PendingLink, Proof{Binder: binder, Verifier: in.BindingVerifier}); err != nil {
 		// The cookie stays: a failed claim of another (or no) link must not
 		// cost the browser its real one, and a consumed link's binder
 		// matches nothing any more.
 		return err
 	}
-	h.clearCookie(c, PendingCookie)
+	// The cookie stays on success too: it holds the browser's one binder,
+	// which another tab's pending link may still need (PendingTTL ends it).
 	return envelope.OK(c, true)
 }
 
@@ -319,22 +397,77 @@ func (h *Handler) bindings(c fiber.Ctx) error {
 	return envelope.OK(c, list)
 }
 
-// bind returns the provider URL for the personal center to navigate to.
-// The state is bound to this browser with the state cookie, like a login:
-// otherwise a bind URL handed to someone else would bind their identity to
-// the requester's account.
+// bind returns the one-time kernel start URL for the personal center to
+// navigate to. Without a binding challenge the start token is bound to
+// this browser with the state cookie, like a login: otherwise a bind URL
+// handed to someone else would bind their identity to the requester's
+// account. With a challenge no cookie is set; the bind then completes only
+// through bind/complete by the same user with the verifier.
 func (h *Handler) bind(c fiber.Ctx) error {
 	p, err := authn.Require(c)
 	if err != nil {
 		return err
 	}
-	res, err := h.svc.StartBind(c.Context(), p.UserID, strings.Clone(c.Params("provider")), h.requestBase(c), strings.Clone(c.Get(fiber.HeaderUserAgent)))
+	var in BindInput
+	if len(strings.TrimSpace(string(c.Body()))) > 0 {
+		if err := request.JSON(c, &in); err != nil {
+			return err
+		}
+	}
+	challenge := ""
+	if in.BindingChallenge != nil {
+		if !validChallenge(*in.BindingChallenge) {
+			return errcode.New(errcode.OAuthStateInvalid)
+		}
+		challenge = *in.BindingChallenge
+	}
+	res, err := h.svc.StartBind(c.Context(), BindStartInput{
+		UserID: p.UserID, Provider: strings.Clone(c.Params("provider")), RequestBase: h.requestBase(c),
+		Challenge: challenge, Binder: strings.Clone(c.Cookies(StateCookie)),
+	})
 	if err != nil {
 		return err
 	}
-	h.setCookie(c, StateCookie, res.Binder, StateTTL)
+	h.setBinder(c, res.Binder)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return envelope.OK(c, BindOutput{AuthorizeURL: res.URL})
+}
+
+// bindStart is the top-level navigation to a bind start URL: it consumes
+// the start token and 302s to the provider, re-setting the state cookie on
+// this top-level response (unchallenged). Any refusal ends on the result
+// page with ?error=<code>, like a callback.
+func (h *Handler) bindStart(c fiber.Ctx) error {
+	provider := strings.Clone(c.Params("provider"))
+	res, err := h.svc.BeginBind(c.Context(), BeginBindInput{
+		Provider:    provider,
+		Start:       request.Query(c, StartParam),
+		Binder:      strings.Clone(c.Cookies(StateCookie)),
+		RequestBase: h.requestBase(c),
+		UserAgent:   strings.Clone(c.Get(fiber.HeaderUserAgent)),
+	})
+	if err != nil {
+		return h.failTo(c, provider, err)
+	}
+	h.setBinder(c, res.Binder)
+	return redirect(c, res.URL)
+}
+
+// completeBind redeems a bind ticket of a challenged bind for the signed-in
+// user.
+func (h *Handler) completeBind(c fiber.Ctx) error {
+	p, err := authn.Require(c)
+	if err != nil {
+		return err
+	}
+	var in BindCompleteInput
+	if err := request.JSON(c, &in); err != nil {
+		return errcode.New(errcode.OAuthStateInvalid)
+	}
+	if err := h.svc.CompleteBind(c.Context(), p.UserID, in.BindTicket, in.BindingVerifier); err != nil {
+		return err
+	}
+	return envelope.OK(c, true)
 }
 
 func (h *Handler) unbind(c fiber.Ctx) error {

@@ -2,6 +2,9 @@ package externalauth_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -228,3 +231,54 @@ func (b *browser) claim(token, pending string) kerneltest.Reply {
 }
 
 func errorOf(u *url.URL) string { return u.Query().Get("error") }
+
+// pkce returns a fresh binding verifier and its S256 challenge, as an app
+// keeps them (the verifier in sessionStorage).
+func pkce(t *testing.T) (verifier, challenge string) {
+	t.Helper()
+	b := make([]byte, 48)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	verifier = base64.RawURLEncoding.EncodeToString(b)
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// bindStartURL posts {code}/bind (body "" for none) and returns the
+// one-time kernel start URL it answers.
+func (b *browser) bindStartURL(code, token, body string) string {
+	b.e.t.Helper()
+	r := b.send("POST", base+"/"+code+"/bind", token, body).Expect(b.e.t, "bind", 200, 0)
+	var out struct {
+		AuthorizeURL string `json:"authorizeUrl"`
+	}
+	r.Decode(b.e.t, &out)
+	u, err := url.Parse(out.AuthorizeURL)
+	if err != nil || !strings.HasSuffix(u.Path, base+"/"+code+"/bind/start") || len(u.Query().Get("start")) != 43 {
+		b.e.t.Fatalf("authorizeUrl = %q, want the kernel's one-time start URL", out.AuthorizeURL)
+	}
+	return out.AuthorizeURL
+}
+
+// open navigates the browser to a kernel URL (top level) and returns the
+// reply.
+func (b *browser) open(kernelURL string) kerneltest.Reply {
+	b.e.t.Helper()
+	u, err := url.Parse(kernelURL)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	return b.send("GET", u.RequestURI(), "", "")
+}
+
+// bindAuthorize starts a bind (POST bind, then the start URL) and returns
+// the provider URL the start URL redirects to.
+func (b *browser) bindAuthorize(code, token, body string) string {
+	b.e.t.Helper()
+	loc := location(b.e.t, b.open(b.bindStartURL(code, token, body)))
+	if !strings.HasPrefix(loc.String(), b.e.is.URL+"/authorize") {
+		b.e.t.Fatalf("bind start redirected to %s, want the provider", loc)
+	}
+	return loc.String()
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/adminkernel/kernel/ent/sysoplog"
+	"github.com/adminkernel/kernel/host/kerneltest/poll"
 )
 
 // TestPendingLinkNotInOperationLog: POST pending-link/claim is op-logged;
@@ -67,6 +68,56 @@ func TestPendingLinkNotInOperationLog(t *testing.T) {
 	for _, row := range rows {
 		if row != `{"pendingLink":"***"}` {
 			t.Errorf("stored claim input = %s, want {\"pendingLink\":\"***\"}", row)
+		}
+	}
+}
+
+// TestBindingVerifierNotInOperationLog: the challenged claim and
+// bind/complete are op-logged; the bind ticket, the pending link and the
+// binding verifier are masked in the stored input and absent from the
+// kernel log.
+func TestBindingVerifierNotInOperationLog(t *testing.T) {
+	e := start(t)
+	k := e.k
+	k.User("dave", "Dave#Pass1234")
+	dave := k.Login("dave", "Dave#Pass1234").AccessToken
+	verifier, challenge := pkce(t)
+	pending := e.challengedSSO("dave", challenge).Query().Get("pendingLink")
+	k.Do("POST", base+"/pending-link/claim", dave, map[string]string{"pendingLink": pending, "bindingVerifier": verifier}).Expect(t, "claim", 200, 0)
+
+	k.User("erin", "Erin#Pass1234")
+	erin := k.Login("erin", "Erin#Pass1234").AccessToken
+	verifier2, challenge2 := pkce(t)
+	b := e.browser()
+	startURL := b.bindStartURL("corp", erin, `{"bindingChallenge":"`+challenge2+`"}`)
+	res := b.callback(e.is.Login(t, location(t, b.open(startURL)).String(), "bob"))
+	ticket := res.Query().Get("bindTicket")
+	k.Do("POST", base+"/bind/complete", erin, map[string]string{"bindTicket": ticket, "bindingVerifier": verifier2}).Expect(t, "bind/complete", 200, 0)
+
+	ctx := context.Background()
+	inputs := func(path string) []string {
+		var out []string
+		for _, r := range k.Ent().SysOpLog.Query().Where(sysoplog.PathContains(path)).AllX(ctx) {
+			if r.ParamJSON != nil {
+				out = append(out, *r.ParamJSON)
+			}
+		}
+		return out
+	}
+	poll.Until(t, 10*time.Second, "operation-log rows of the claim and bind/complete", func() bool {
+		return len(inputs("pending-link/claim")) == 1 && len(inputs("bind/complete")) == 1
+	})
+	for path, want := range map[string]string{
+		"pending-link/claim": `{"bindingVerifier":"***","pendingLink":"***"}`,
+		"bind/complete":      `{"bindTicket":"***","bindingVerifier":"***"}`,
+	} {
+		if got := inputs(path)[0]; got != want {
+			t.Errorf("stored input of %s = %s, want %s", path, got, want)
+		}
+	}
+	for what, v := range map[string]string{"pending link": pending, "bind ticket": ticket, "verifier": verifier, "second verifier": verifier2} {
+		if strings.Contains(k.Log(), v) {
+			t.Errorf("the kernel log contains the %s", what)
 		}
 	}
 }

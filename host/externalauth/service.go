@@ -48,9 +48,11 @@ const (
 
 // Cache keys of the one-time values (distinct prefixes, see cache.Store).
 const (
-	stateKeyPrefix   = "extauth:state:"
-	ticketKeyPrefix  = "extauth:ticket:"
-	pendingKeyPrefix = "extauth:pending:"
+	stateKeyPrefix      = "extauth:state:"
+	ticketKeyPrefix     = "extauth:ticket:"
+	pendingKeyPrefix    = "extauth:pending:"
+	bindStartKeyPrefix  = "extauth:bindstart:"
+	bindTicketKeyPrefix = "extauth:bindticket:"
 )
 
 // Column bounds of sys_user and sys_user_external.
@@ -138,13 +140,17 @@ func NewService(o Options) *Service {
 
 // stateRecord is stored under the authorize state.
 type stateRecord struct {
-	Provider     string `json:"p"`
-	Mode         string `json:"m"`
-	UserID       int64  `json:"u,omitempty"`
-	Nonce        string `json:"n"`
-	Verifier     string `json:"v"`
-	RedirectURI  string `json:"r"`
-	BinderHash   string `json:"b"`
+	Provider    string `json:"p"`
+	Mode        string `json:"m"`
+	UserID      int64  `json:"u,omitempty"`
+	Nonce       string `json:"n"`
+	Verifier    string `json:"v"`
+	RedirectURI string `json:"r"`
+	// BinderHash is the SHA-256 of the browser binder (unchallenged
+	// states); Challenge the app's binding challenge (challenged states,
+	// which have no binder).
+	BinderHash   string `json:"b,omitempty"`
+	Challenge    string `json:"c,omitempty"`
 	ProviderData []byte `json:"d,omitempty"`
 	// Slot is the counting bucket of the state (see stateSlots), freed
 	// when the state is taken.
@@ -159,7 +165,8 @@ type pendingRecord struct {
 	DisplayName string `json:"dn,omitempty"`
 	Email       string `json:"e,omitempty"`
 	Phone       string `json:"ph,omitempty"`
-	BinderHash  string `json:"b"`
+	BinderHash  string `json:"b,omitempty"`
+	Challenge   string `json:"c,omitempty"`
 }
 
 // provider returns a registered provider that is switched on; unknown and
@@ -285,10 +292,18 @@ type AuthorizeInput struct {
 	// CallbackBaseURL is unset outside Production ("" when unusable).
 	RequestBase string
 	UserAgent   string
+	// Challenge is the app's binding challenge (see validChallenge): the
+	// state is then bound to it instead of a browser binder. "" binds the
+	// state to the browser.
+	Challenge string
+	// Binder is the browser's current binder (the state cookie), reused
+	// when well-formed so that several tabs share one binder.
+	Binder string
 }
 
 // AuthorizeResult is where to send the browser, and the binder the
-// browser must carry back in the state cookie.
+// browser must carry back in the state cookie ("" for a challenged state:
+// no cookie).
 type AuthorizeResult struct {
 	URL    string
 	Binder string
@@ -296,24 +311,40 @@ type AuthorizeResult struct {
 
 // RedirectURI returns the callback URL of a provider.
 func (s *Service) RedirectURI(code, requestBase string) (string, error) {
-	base := s.o.CallbackBaseURL
-	if base == "" {
-		if !s.o.AllowRequestBase {
-			return "", errors.New("externalauth: Service:ExternalAuth:CallbackBaseUrl is not configured")
-		}
-		if requestBase == "" {
-			return "", errcode.New(errcode.RequestInvalid).With("field", "host")
-		}
-		base = requestBase
+	base, err := s.publicBase(requestBase)
+	if err != nil {
+		return "", err
 	}
 	return base + CallbackPath + "/" + code + "/callback", nil
 }
 
+// publicBase is CallbackBaseURL, or the request's scheme://host when that
+// may be used (AllowRequestBase); a request base that cannot be used is
+// 48002 naming host.
+func (s *Service) publicBase(requestBase string) (string, error) {
+	if s.o.CallbackBaseURL != "" {
+		return s.o.CallbackBaseURL, nil
+	}
+	if !s.o.AllowRequestBase {
+		return "", errors.New("externalauth: Service:ExternalAuth:CallbackBaseUrl is not configured")
+	}
+	if requestBase == "" {
+		return "", errcode.New(errcode.RequestInvalid).With("field", "host")
+	}
+	return requestBase, nil
+}
+
 // Authorize issues a one-time state for a switched-on provider and returns
 // the provider's authorization URL. The state, nonce, PKCE verifier,
-// redirect URI and the SHA-256 of a fresh browser binder are stored for
-// StateTTL; the binder itself goes to the browser only.
+// redirect URI and either the app's binding challenge or the SHA-256 of the
+// browser binder are stored for StateTTL; the binder itself goes to the
+// browser only. The browser's binder (in.Binder) is reused when it is
+// well-formed, so that every tab of a browser shares it; otherwise a fresh
+// one is minted. A malformed challenge is 40014.
 func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeResult, error) {
+	if in.Challenge != "" && !validChallenge(in.Challenge) {
+		return AuthorizeResult{}, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("malformed binding challenge"))
+	}
 	e, err := s.offered(ctx, in.Provider)
 	if err != nil {
 		return AuthorizeResult{}, err
@@ -328,7 +359,7 @@ func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeRe
 	}
 	nonce, err1 := newToken()
 	verifier, err2 := newToken()
-	binder, err3 := newToken()
+	binder, err3 := s.binderFor(in.Challenge, in.Binder)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return AuthorizeResult{}, err
 	}
@@ -366,7 +397,7 @@ func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeRe
 	}
 	rec, err := json.Marshal(stateRecord{
 		Provider: e.Code, Mode: in.Mode, UserID: in.UserID, Nonce: nonce, Verifier: verifier,
-		RedirectURI: redirect, BinderHash: hashBinder(binder), ProviderData: resp.ProviderData, Slot: slot,
+		RedirectURI: redirect, BinderHash: hashOf(binder), Challenge: in.Challenge, ProviderData: resp.ProviderData, Slot: slot,
 	})
 	if err != nil {
 		return AuthorizeResult{}, err
@@ -398,20 +429,28 @@ type PendingLink struct {
 }
 
 // ticketRecord is stored under a login ticket: the token response and the
-// SHA-256 of the browser binder the callback handed out with it.
+// SHA-256 of the browser binder the callback handed out with it, or the
+// binding challenge of a challenged login (no binder).
 type ticketRecord struct {
 	Output     json.RawMessage `json:"o"`
-	BinderHash string          `json:"b"`
+	BinderHash string          `json:"b,omitempty"`
+	Challenge  string          `json:"c,omitempty"`
 }
 
 // CallbackResult is exactly one of: a login ticket (with the binder the
-// browser must present at the exchange), a completed binding (the provider
-// code), or a pending link.
+// browser must present at the exchange, "" for a challenged ticket), a
+// completed binding (the provider code), a bind ticket (challenged bind
+// mode: BindTicket and the provider code in Bound), or a pending link.
+// ClearBinder (also with an error) says the state cookie did not match its
+// state and is junk to be cleared; a matching binder is left in place for
+// the browser's other tabs.
 type CallbackResult struct {
 	Ticket       string
 	TicketBinder string
 	Bound        string
+	BindTicket   string
 	Pending      *PendingLink
+	ClearBinder  bool
 }
 
 // Callback completes an authorization: it consumes the state atomically,
@@ -439,8 +478,10 @@ func (s *Service) Callback(ctx context.Context, in CallbackInput) (CallbackResul
 	if st.Provider != e.Code {
 		return CallbackResult{}, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("state issued for another provider"))
 	}
-	if !binderMatches(in.Binder, st.BinderHash) {
-		return CallbackResult{}, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("browser binder missing or wrong"))
+	// A challenged state is bound to the app's verifier, checked where the
+	// result is redeemed; an unchallenged one to the browser binder.
+	if st.Challenge == "" && !binderMatches(in.Binder, st.BinderHash) {
+		return CallbackResult{ClearBinder: in.Binder != ""}, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("browser binder missing or wrong"))
 	}
 	id, err := s.exchange(ctx, e, st, q)
 	if err != nil {
@@ -448,12 +489,15 @@ func (s *Service) Callback(ctx context.Context, in CallbackInput) (CallbackResul
 	}
 	switch st.Mode {
 	case ModeBind:
+		if st.Challenge != "" {
+			return s.bindTicket(ctx, st, e.Code, id)
+		}
 		if err := s.bind(ctx, st.UserID, e.Code, id); err != nil {
 			return CallbackResult{}, err
 		}
 		return CallbackResult{Bound: e.Code}, nil
 	case ModeLogin:
-		return s.login(ctx, e.Code, id, in.Client)
+		return s.login(ctx, e.Code, id, in.Client, st.Challenge, in.Binder)
 	default:
 		return CallbackResult{}, errcode.New(errcode.OAuthStateInvalid)
 	}
@@ -524,13 +568,16 @@ func (s *Service) exchange(ctx context.Context, e idp.Entry, st stateRecord, q m
 	return id, nil
 }
 
-// login resolves the identity and issues a ticket bound to a fresh browser
-// binder, or a pending link when provisioning is denied. Each resolution is
-// logged with the rule that fired.
-func (s *Service) login(ctx context.Context, code string, id identity, cl auth.Client) (CallbackResult, error) {
+// login resolves the identity and issues a ticket bound to the browser
+// binder the state was bound to (or to the state's binding challenge), or
+// a pending link when provisioning is denied. Reusing the browser's one
+// binder (not a fresh one per ticket) keeps the ticket and pending cookies
+// of several tabs from overwriting each other. Each resolution is logged
+// with the rule that fired.
+func (s *Service) login(ctx context.Context, code string, id identity, cl auth.Client, challenge, browser string) (CallbackResult, error) {
 	u, rule, err := s.resolve(ctx, code, id)
 	if be, ok := errcode.As(err); ok && be.Code == errcode.OAuthAccountNotBound {
-		p, err := s.pending(ctx, code, id)
+		p, err := s.pending(ctx, code, id, challenge, browser)
 		if err != nil {
 			return CallbackResult{}, err
 		}
@@ -558,11 +605,11 @@ func (s *Service) login(ctx context.Context, code string, id identity, cl auth.C
 		return CallbackResult{}, err
 	}
 	ticket, err1 := newToken()
-	binder, err2 := newToken()
+	binder, err2 := s.binderFor(challenge, browser)
 	if err := errors.Join(err1, err2); err != nil {
 		return CallbackResult{}, err
 	}
-	raw, err := json.Marshal(ticketRecord{Output: outRaw, BinderHash: hashBinder(binder)})
+	raw, err := json.Marshal(ticketRecord{Output: outRaw, BinderHash: hashOf(binder), Challenge: challenge})
 	if err != nil {
 		return CallbackResult{}, err
 	}
@@ -572,16 +619,17 @@ func (s *Service) login(ctx context.Context, code string, id identity, cl auth.C
 	return CallbackResult{Ticket: ticket, TicketBinder: binder}, nil
 }
 
-// pending stores a pending link with a fresh binder.
-func (s *Service) pending(ctx context.Context, code string, id identity) (*PendingLink, error) {
+// pending stores a pending link bound to the browser binder, or to the
+// state's binding challenge (no binder).
+func (s *Service) pending(ctx context.Context, code string, id identity, challenge, browser string) (*PendingLink, error) {
 	token, err1 := newToken()
-	binder, err2 := newToken()
+	binder, err2 := s.binderFor(challenge, browser)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
 	rec, err := json.Marshal(pendingRecord{
 		Provider: code, Subject: id.Subject, Issuer: id.Issuer, DisplayName: id.DisplayName, Email: id.Email, Phone: id.Phone,
-		BinderHash: hashBinder(binder),
+		BinderHash: hashOf(binder), Challenge: challenge,
 	})
 	if err != nil {
 		return nil, err
@@ -593,12 +641,13 @@ func (s *Service) pending(ctx context.Context, code string, id identity) (*Pendi
 }
 
 // Exchange consumes a login ticket and returns the stored token response
-// (JSON). The ticket is consumed first (exactly once), then the browser
-// binder (the ticket cookie) is checked in constant time unless
-// AllowUnboundTickets: an unknown, expired or used ticket, or a missing or
-// wrong binder, is 40014, and the ticket is spent either way. A cache error
-// is a system error (never a valid ticket).
-func (s *Service) Exchange(ctx context.Context, ticket, binder string) (json.RawMessage, error) {
+// (JSON). The ticket is consumed first (exactly once), then its proof is
+// checked in constant time: a challenged ticket needs the verifier of its
+// challenge (always), any other the browser binder (the ticket cookie)
+// unless AllowUnboundTickets. An unknown, expired or used ticket, or a
+// missing or wrong proof, is 40014, and the ticket is spent either way. A
+// cache error is a system error (never a valid ticket).
+func (s *Service) Exchange(ctx context.Context, ticket string, proof Proof) (json.RawMessage, error) {
 	if !validToken(ticket) {
 		return nil, errcode.New(errcode.OAuthStateInvalid)
 	}
@@ -610,10 +659,17 @@ func (s *Service) Exchange(ctx context.Context, ticket, binder string) (json.Raw
 		return nil, errcode.New(errcode.OAuthStateInvalid)
 	}
 	var rec ticketRecord
-	if err := json.Unmarshal(raw, &rec); err != nil || len(rec.Output) == 0 || rec.BinderHash == "" {
+	if err := json.Unmarshal(raw, &rec); err != nil || len(rec.Output) == 0 || (rec.BinderHash == "") == (rec.Challenge == "") {
 		return nil, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("unreadable login ticket"))
 	}
-	if !s.o.AllowUnboundTickets && !binderMatches(binder, rec.BinderHash) {
+	if rec.Challenge != "" {
+		if !verifierMatches(proof.Verifier, rec.Challenge) {
+			s.o.Log.Info("login ticket refused: the binding verifier is missing or wrong; the ticket is spent")
+			return nil, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("binding verifier missing or wrong"))
+		}
+		return rec.Output, nil
+	}
+	if !s.o.AllowUnboundTickets && !binderMatches(proof.Binder, rec.BinderHash) {
 		s.o.Log.Info("login ticket refused: the ticket cookie is missing or belongs to another ticket; the ticket is spent")
 		return nil, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("ticket binder missing or wrong"))
 	}
@@ -621,15 +677,16 @@ func (s *Service) Exchange(ctx context.Context, ticket, binder string) (json.Raw
 }
 
 // Claim binds a pending identity to the signed-in user. The pending-link
-// ticket is consumed first (exactly once), then the browser binder is
-// checked in constant time: 40014 for a blank, unknown, used ticket or a
-// missing or wrong binder; 40013 when the provider was switched off
+// ticket is consumed first (exactly once), then its proof is checked in
+// constant time (the verifier of a challenged link, else the browser
+// binder): 40014 for a blank, unknown, used ticket or a missing or wrong
+// proof; 40013 when the provider was switched off
 // meanwhile; 40017 when the identity belongs to another user or the user
 // already has another identity of that provider; 40015 when the
 // provider's issuer changed since the link was made, or the identity is
 // bound to the user under another issuer. Claiming an identity already
 // bound to the same user succeeds.
-func (s *Service) Claim(ctx context.Context, userID int64, token, binder string) error {
+func (s *Service) Claim(ctx context.Context, userID int64, token string, proof Proof) error {
 	if !validToken(token) {
 		return errcode.New(errcode.OAuthStateInvalid)
 	}
@@ -644,8 +701,8 @@ func (s *Service) Claim(ctx context.Context, userID int64, token, binder string)
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return errcode.New(errcode.OAuthStateInvalid).Wrap(err)
 	}
-	if !binderMatches(binder, p.BinderHash) {
-		return errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("pending binder missing or wrong"))
+	if !proof.matches(p.BinderHash, p.Challenge) {
+		return errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("pending-link binder or binding verifier missing or wrong"))
 	}
 	e, err := s.provider(ctx, p.Provider)
 	if err != nil {
@@ -660,22 +717,6 @@ func (s *Service) Claim(ctx context.Context, userID int64, token, binder string)
 	return s.bind(ctx, userID, p.Provider, identity{
 		Identity: pluginsdk.Identity{Subject: p.Subject, DisplayName: p.DisplayName}, Issuer: p.Issuer,
 	})
-}
-
-// StartBind starts binding an identity of a switched-on provider to the
-// signed-in user: 40017 when the user already has one for it.
-func (s *Service) StartBind(ctx context.Context, userID int64, code, requestBase, userAgent string) (AuthorizeResult, error) {
-	if _, err := s.offered(ctx, code); err != nil {
-		return AuthorizeResult{}, err
-	}
-	n, err := s.liveBindings(code).Where(bindingUser(userID)).Count(ctx)
-	if err != nil {
-		return AuthorizeResult{}, err
-	}
-	if n > 0 {
-		return AuthorizeResult{}, errcode.New(errcode.OAuthAlreadyBound)
-	}
-	return s.Authorize(ctx, AuthorizeInput{Provider: code, Mode: ModeBind, UserID: userID, RequestBase: requestBase, UserAgent: userAgent})
 }
 
 // Binding is one entry of GET bindings (never the subject).
@@ -782,6 +823,14 @@ func validToken(s string) bool {
 func hashBinder(binder string) string {
 	sum := sha256.Sum256([]byte(binder))
 	return hex.EncodeToString(sum[:])
+}
+
+// hashOf is hashBinder, "" for no binder (a challenged value).
+func hashOf(binder string) string {
+	if binder == "" {
+		return ""
+	}
+	return hashBinder(binder)
 }
 
 // binderMatches compares the hash of a cookie value with the stored hash

@@ -214,10 +214,10 @@ func TestCacheErrorsFailClosed(t *testing.T) {
 	if err == nil || code(err) != -1 {
 		t.Errorf("Callback with the cache down = %v, want a system error", err)
 	}
-	if _, err := svc.Exchange(ctx, strings.Repeat("A", 43), "b"); err == nil || code(err) != -1 {
+	if _, err := svc.Exchange(ctx, strings.Repeat("A", 43), externalauth.Proof{Binder: "b"}); err == nil || code(err) != -1 {
 		t.Errorf("Exchange with the cache down = %v, want a system error", err)
 	}
-	if err := svc.Claim(ctx, 1, strings.Repeat("A", 43), "b"); err == nil || code(err) != -1 {
+	if err := svc.Claim(ctx, 1, strings.Repeat("A", 43), externalauth.Proof{Binder: "b"}); err == nil || code(err) != -1 {
 		t.Errorf("Claim with the cache down = %v, want a system error", err)
 	}
 	// The state survived the outage (Take failed before removing it).

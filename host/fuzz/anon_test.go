@@ -165,7 +165,7 @@ func (h *harness) anon(t *testing.T, method, path, query string, body []byte, co
 // the redirect allowance of check).
 func templateOf(path string) string {
 	if rest, ok := strings.CutPrefix(path, externalBase+"/"); ok {
-		if _, action, ok := strings.Cut(rest, "/"); ok && (action == "authorize" || action == "callback") {
+		if _, action, ok := strings.Cut(rest, "/"); ok && (action == "authorize" || action == "callback" || action == "bind/start") {
 			return "GET " + externalBase + "/{provider}/" + action
 		}
 	}

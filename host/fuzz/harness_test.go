@@ -64,8 +64,9 @@ const (
 
 // redirectRoutes may answer 302 (the documented external-login redirects).
 var redirectRoutes = map[string]bool{
-	"GET /api/v1/auth/external/{provider}/authorize": true,
-	"GET /api/v1/auth/external/{provider}/callback":  true,
+	"GET /api/v1/auth/external/{provider}/authorize":  true,
+	"GET /api/v1/auth/external/{provider}/callback":   true,
+	"GET /api/v1/auth/external/{provider}/bind/start": true,
 }
 
 // harness is one kernel shared by every input of a fuzz target.

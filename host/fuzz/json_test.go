@@ -49,6 +49,7 @@ var validBodies = map[string]string{
 	"PUT /api/v1/sys/user/{id}/enabled":               `{"enabled":true}`,
 	"PUT /api/v1/sys/user/{id}/password":              `{"newPassword":"Fuzz#Passw0rd9"}`,
 	"POST /api/v1/auth/external/{provider}/bind":      ``,
+	"POST /api/v1/auth/external/bind/complete":        `{"bindTicket":"not-a-ticket","bindingVerifier":"not-a-verifier"}`,
 	"DELETE /api/v1/auth/external/{provider}/binding": ``,
 }
 

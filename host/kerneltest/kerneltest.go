@@ -83,6 +83,24 @@ func (k *Kernel) Log() string {
 // added after the kernel's own.
 func Start(t testing.TB, environ []string, modules ...host.Module) *Kernel {
 	t.Helper()
+	return StartWith(t, Options{Environ: environ, Modules: modules})
+}
+
+// Options are the arguments of StartWith.
+type Options struct {
+	// Environ and Modules are Start's arguments.
+	Environ []string
+	Modules []host.Module
+	// SessionClock is the clock of the kernel's sessions (nil = time.Now;
+	// see host.Options.SessionClock): idle and absolute lifetimes tested
+	// without waiting.
+	SessionClock func() time.Time
+}
+
+// StartWith is Start with Options.
+func StartWith(t testing.TB, o Options) *Kernel {
+	t.Helper()
+	environ, modules := o.Environ, o.Modules
 	env := append([]string{
 		"Service__Seed__AdminPassword=" + AdminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
@@ -98,7 +116,7 @@ func Start(t testing.TB, environ []string, modules ...host.Module) *Kernel {
 		t.Fatalf("config.Load: %v", err)
 	}
 	logs := &syncbuf.Buffer{}
-	k, err := host.New(context.Background(), host.Options{Config: cfg, LogOutput: logs, Modules: modules})
+	k, err := host.New(context.Background(), host.Options{Config: cfg, LogOutput: logs, Modules: modules, SessionClock: o.SessionClock})
 	if err != nil {
 		t.Fatalf("host.New: %v\n%s", err, logs.String())
 	}

@@ -18,16 +18,18 @@ import (
 // (Sensitive: config.SensitiveName — case-insensitive substring of
 // password, pwd, secret, token, credential, header, authorization, apikey,
 // api_key, cookie — plus the one-time values of the external login that
-// only the operation log sees: pendinglink, ticket). Only names are tested,
-// never values.
+// only the operation log sees: pendinglink, ticket, verifier). Only names
+// are tested, never values.
 const Masked = "***"
 
 // opLogOnlySensitive are name parts masked in the operation log on top of
 // config.SensitiveName: the pending-link token (POST
 // auth/external/pending-link/claim is op-logged, its body and query carry
-// pendingLink) and login tickets. Both are bearer values: whoever reads
-// one within its lifetime can redeem it.
-var opLogOnlySensitive = []string{"pendinglink", "ticket"}
+// pendingLink) and login and bind tickets (bindTicket). Both are bearer
+// values: whoever reads one within its lifetime can redeem it. The binding
+// verifier (bindingVerifier, sent with a ticket, pending link or bind
+// ticket) is the secret half of the browser binding.
+var opLogOnlySensitive = []string{"pendinglink", "ticket", "verifier"}
 
 // Sensitive reports whether the value of a parameter or JSON key called
 // name is masked in the operation log.

@@ -137,6 +137,7 @@ func TestSensitiveNames(t *testing.T) {
 	}{
 		{"password", true}, {"refreshToken", true}, {"clientSecret", true},
 		{"pendingLink", true}, {"PendingLink", true}, {"ticket", true}, {"loginTicket", true},
+		{"bindTicket", true}, {"bindingVerifier", true}, {"bindingChallenge", false},
 		{"account", false}, {"name", false}, {"provider", false}, {"pending", false},
 	}
 	for _, tt := range tests {

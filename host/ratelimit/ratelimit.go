@@ -45,7 +45,7 @@ import (
 // Defaults (runtime config sys.security.rateLimit.*).
 const (
 	DefaultWindow     = 60 * time.Second
-	DefaultAuthLimit  = 20
+	DefaultAuthLimit  = 1200
 	DefaultLimit      = 300
 	DefaultAuthPrefix = "/api/v1/auth"
 )
@@ -66,7 +66,7 @@ type Options struct {
 	// least 1 s).
 	Window func(ctx context.Context) time.Duration
 	// AuthLimit is the allowance per window for paths under AuthPrefix
-	// (default 20).
+	// (default 1200).
 	AuthLimit func(ctx context.Context) int
 	// Limit is the allowance per window for every other path (default 300).
 	Limit func(ctx context.Context) int

@@ -116,7 +116,7 @@ func expectLimited(t *testing.T, r result, window int) int {
 
 func TestAuthBucket(t *testing.T) {
 	app, _, clk := newApp(t, Options{})
-	for i := range 20 {
+	for i := range DefaultAuthLimit { // the default allowance, then one more
 		path := "/api/v1/auth/login"
 		if i%2 == 0 {
 			path = "/api/v1/auth/captcha"

@@ -6,6 +6,9 @@
 //     requests: sessions, logout, force-logout, SSO legs on different
 //     replicas, config and permission changes, the one-time ticket under 50
 //     parallel exchanges, the change-event relay and the worker-id leases.
+//   - sessionmode_test.go: two replicas with Session:Mode=Single; a login
+//     on A ends the session B serves from its near cache on B's next
+//     request.
 //   - outage_test.go: one kernel whose Redis (a private redis-server the
 //     test kills and restarts) or PostgreSQL database (connections refused,
 //     then allowed again) goes away: readiness, fail-closed SSO and login,

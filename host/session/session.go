@@ -20,15 +20,41 @@
 // the window, is reuse. With RefreshGrace 0 the rule is strict.
 //
 // Lifetimes. A session ends at login + NewSession.RefreshTTL
-// (sys.security.session.refreshMinutes): refreshing never extends it
+// (sys.security.session.refreshMinutes, capped by the caller at
+// Service:Security:Session:AbsoluteHours): refreshing never extends it
 // (ASVS 5 10.4.8, an absolute refresh-token lifetime).
+//
+// Policies at login (Create): NewSession.Single revokes the user's other
+// sessions (reason "single"), NewSession.MaxConcurrent the oldest beyond
+// the limit (reason "concurrency"); both run after the new session is
+// committed and revoke through the same path as a logout, so the next
+// request of a revoked session on any replica sharing the cache is refused.
+//
+// Idle timeout (Options.Idle, Service:Security:Session:IdleMinutesNormal).
+// Activity is last_seen_time, written by the miss path of State at most
+// once per touch interval T = min(Idle/4, 1 minute) per session (a
+// conditional UPDATE, so replicas missing together write once). With Idle
+// on, every active mark is trusted for at most T and never past
+// last_seen_time + Idle, so each active session misses (one read, at most
+// one write) about once per T per replica and a cache hit still touches no
+// database. Requests served by hits between two writes are not recorded:
+// last_seen_time lags the real last request by less than T, so a session is
+// refused after between Idle - T and Idle without a request. The miss path
+// and Refresh refuse a session whose last_seen_time is more than Idle ago
+// and revoke it (reason "idle", a conditional UPDATE that re-checks
+// last_seen_time in the database, the authoritative value, so a touch by
+// another replica meanwhile wins). A refresh is not activity: it neither
+// revives an idle session nor extends one.
 //
 // Active check. Active answers from the cache (key KeyPrefix+sid; both
 // "active" and "revoked" answers are cached) without touching the database;
 // a miss reads the row. Revocation writes the database first and then
 // replaces the cache entry, so the very next request on any replica sharing
 // the cache is refused. last_seen_time is written on the miss path only,
-// at most once per minute per session.
+// at most once per minute per session (once per touch interval with an idle
+// timeout). An active mark carries its own deadline, never past the
+// session's absolute end or idle end, so no copy of it (a replica's near
+// cache included) keeps a session usable after either.
 package session
 
 import (
@@ -67,6 +93,8 @@ const (
 const (
 	ReasonReuse       = "reuse"
 	ReasonConcurrency = "concurrency"
+	ReasonSingle      = "single"
+	ReasonIdle        = "idle"
 	ReasonSelf        = "revoked by the user"
 )
 
@@ -77,7 +105,8 @@ const (
 	// Options.CacheTTL is 0. A replica with its own in-process cache sees a
 	// revocation made on another replica after at most this long.
 	DefaultCacheTTL = time.Minute
-	// LastSeenEvery is the granularity of last_seen_time.
+	// LastSeenEvery is the granularity of last_seen_time (without an idle
+	// timeout; with one, TouchEvery).
 	LastSeenEvery = time.Minute
 	// ListLimit caps ListUser.
 	ListLimit = 100
@@ -147,6 +176,9 @@ type Options struct {
 	// RefreshGrace is the window after a rotation in which the previous
 	// refresh token is honoured once more (0 = strict).
 	RefreshGrace time.Duration
+	// Idle ends a session without a request for this long (0 = off; see the
+	// package comment for the granularity).
+	Idle time.Duration
 	// CacheTTL bounds how long an active mark is cached (0 =
 	// DefaultCacheTTL). Revoked marks are cached as long.
 	CacheTTL time.Duration
@@ -164,6 +196,8 @@ type Service struct {
 	client   *ent.Client
 	store    cache.Store
 	grace    time.Duration
+	idle     time.Duration
+	touch    time.Duration // how often last_seen_time is written
 	cacheTTL time.Duration
 	now      func() time.Time
 	log      hclog.Logger
@@ -172,7 +206,9 @@ type Service struct {
 
 // New returns a Service over the kernel's tables and cache.
 func New(client *ent.Client, store cache.Store, opts Options) *Service {
-	s := &Service{client: client, store: store, grace: max(opts.RefreshGrace, 0), cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log, nextID: opts.NextID}
+	s := &Service{client: client, store: store, grace: max(opts.RefreshGrace, 0), idle: max(opts.Idle, 0),
+		cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log, nextID: opts.NextID}
+	s.touch = TouchEvery(s.idle)
 	if s.nextID == nil {
 		panic("session: Options.NextID is required")
 	}
@@ -189,6 +225,62 @@ func New(client *ent.Client, store cache.Store, opts Options) *Service {
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC() }
+
+// TouchEvery is how often a session's last_seen_time is written: with an
+// idle timeout min(idle/4, LastSeenEvery) (at least a second), else
+// LastSeenEvery. It is the granularity of the idle timeout.
+func TouchEvery(idle time.Duration) time.Duration {
+	if idle <= 0 {
+		return LastSeenEvery
+	}
+	return max(min(idle/4, LastSeenEvery), time.Second)
+}
+
+// markTTL is how long an active answer may be trusted: CacheTTL, but never
+// past the session's absolute end (exp) and, with an idle timeout, never
+// longer than the touch interval nor past lastSeen + Idle.
+func (s *Service) markTTL(now, exp, lastSeen time.Time) time.Duration {
+	ttl := min(s.cacheTTL, exp.Sub(now))
+	if s.idle > 0 {
+		ttl = min(ttl, s.touch, lastSeen.Add(s.idle).Sub(now))
+	}
+	return ttl
+}
+
+// idleOut reports whether a session last seen at lastSeen is past its idle
+// timeout at now.
+func (s *Service) idleOut(lastSeen, now time.Time) bool {
+	return s.idle > 0 && now.Sub(lastSeen) > s.idle
+}
+
+// expireIdle revokes an idle session (reason "idle") unless the database
+// says otherwise: the UPDATE re-checks last_seen_time, so a request that
+// another replica recorded meanwhile keeps the session. It reports whether
+// the session is over (revoked now or before).
+func (s *Service) expireIdle(ctx context.Context, sid string, now time.Time) (bool, error) {
+	n, err := s.client.SysSession.Update().
+		Where(syssession.SessionID(sid), syssession.RevokedAtIsNil(), syssession.LastSeenTimeLT(now.Add(-s.idle))).
+		SetRevokedAt(now).
+		SetRevokeReason(ReasonIdle).
+		Save(ctx)
+	if err != nil {
+		return false, fmt.Errorf("session: end an idle session: %w", err)
+	}
+	if n == 1 {
+		return true, s.forget(ctx, []string{sid})
+	}
+	row, err := s.client.SysSession.Query().
+		Where(syssession.SessionID(sid)).
+		Select(syssession.FieldRevokedAt).
+		Only(ctx)
+	if ent.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("session: read: %w", err)
+	}
+	return row.RevokedAt != nil, nil
+}
 
 // NewSession describes a login.
 type NewSession struct {
@@ -207,6 +299,10 @@ type NewSession struct {
 	// MaxConcurrent is the concurrency policy: at most this many active
 	// sessions per user, the oldest are revoked (0 = unlimited).
 	MaxConcurrent int
+	// Single is the single-session policy (Service:Security:Session:Mode
+	// Single): the user's other sessions are revoked (reason "single"). It
+	// overrides MaxConcurrent.
+	Single bool
 	// RefreshTTL is the session's absolute lifetime, and so the lifetime
 	// of its refresh tokens (sys.security.session.refreshMinutes).
 	RefreshTTL time.Duration
@@ -300,9 +396,13 @@ func (s *Service) Create(ctx context.Context, in NewSession) (Issued, error) {
 	if err != nil {
 		return Issued{}, fmt.Errorf("session: create: %w", err)
 	}
-	s.mark(ctx, sid, stateOf(true, in.MustChangePassword), min(s.cacheTTL, exp.Sub(now)))
-	if in.MaxConcurrent > 0 {
-		if err := s.enforceLimit(ctx, in.UserID, in.MaxConcurrent, now); err != nil {
+	s.mark(ctx, sid, stateOf(true, in.MustChangePassword), s.markTTL(now, exp, now))
+	limit, reason := in.MaxConcurrent, ReasonConcurrency
+	if in.Single {
+		limit, reason = 1, ReasonSingle
+	}
+	if limit > 0 {
+		if err := s.enforceLimit(ctx, in.UserID, limit, reason, now); err != nil {
 			return Issued{}, err
 		}
 	}
@@ -311,8 +411,9 @@ func (s *Service) Create(ctx context.Context, in NewSession) (Issued, error) {
 
 // enforceLimit revokes the user's oldest active sessions beyond limit. It
 // runs after the new session is committed, so of two concurrent logins the
-// later one always sees both and the policy converges.
-func (s *Service) enforceLimit(ctx context.Context, userID int64, limit int, now time.Time) error {
+// later one always sees both and the policy converges (on the newest
+// logins).
+func (s *Service) enforceLimit(ctx context.Context, userID int64, limit int, reason string, now time.Time) error {
 	sids, err := s.client.SysSession.Query().
 		Where(syssession.UserID(userID), syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(now)).
 		Order(ent.Desc(syssession.FieldCreateTime), ent.Desc(syssession.FieldID)).
@@ -324,7 +425,7 @@ func (s *Service) enforceLimit(ctx context.Context, userID int64, limit int, now
 	if len(sids) <= limit {
 		return nil
 	}
-	if _, err := s.revoke(ctx, sids[limit:], ReasonConcurrency); err != nil {
+	if _, err := s.revoke(ctx, sids[limit:], reason); err != nil {
 		return fmt.Errorf("session: apply the concurrency policy: %w", err)
 	}
 	return nil
@@ -357,6 +458,15 @@ func (s *Service) Refresh(ctx context.Context, plain string) (Refreshed, error) 
 	}
 	if sess.RevokedAt != nil || !sess.ExpiresAt.After(now) || !tok.ExpiresAt.After(now) {
 		return Refreshed{}, invalid
+	}
+	if s.idleOut(sess.LastSeenTime, now) {
+		over, err := s.expireIdle(ctx, sess.SessionID, now)
+		if err != nil {
+			return Refreshed{}, fmt.Errorf("session: refresh: %w", err)
+		}
+		if over {
+			return Refreshed{}, invalid
+		}
 	}
 
 	if tok.RotatedAt == nil {
@@ -536,17 +646,32 @@ func (s *Service) load(ctx context.Context, sid string) (State, error) {
 		s.mark(ctx, sid, Inactive, s.cacheTTL)
 		return Inactive, nil
 	}
-	if now.Sub(row.LastSeenTime) >= LastSeenEvery {
+	if s.idleOut(row.LastSeenTime, now) {
+		over, err := s.expireIdle(ctx, sid, now)
+		if err != nil {
+			return Inactive, err
+		}
+		if over {
+			return Inactive, nil
+		}
+		// Another replica recorded a request meanwhile: the session lives,
+		// and its touch is at most a moment old.
+		row.LastSeenTime = now
+	}
+	lastSeen := row.LastSeenTime
+	if now.Sub(row.LastSeenTime) >= s.touch {
 		// Conditional, so replicas missing together write once.
 		if err := s.client.SysSession.Update().
-			Where(syssession.SessionID(sid), syssession.LastSeenTimeLT(now.Add(-LastSeenEvery))).
+			Where(syssession.SessionID(sid), syssession.LastSeenTimeLT(now.Add(-s.touch))).
 			SetLastSeenTime(now).
 			Exec(ctx); err != nil {
 			s.log.Warn("updating a session's last-seen time failed", "error", err)
+		} else {
+			lastSeen = now
 		}
 	}
 	st := stateOf(true, row.MustChangePassword)
-	s.mark(ctx, sid, st, min(s.cacheTTL, row.ExpiresAt.Sub(now)))
+	s.mark(ctx, sid, st, s.markTTL(now, row.ExpiresAt, lastSeen))
 	// A revocation (or a password change) committed between the read above
 	// and the mark would be hidden by the mark: look again, now that the
 	// mark is written.
@@ -761,7 +886,7 @@ func (s *Service) UserOf(ctx context.Context, sid string) (userID int64, ok bool
 // with the users' accounts, and the total count.
 func (s *Service) Online(ctx context.Context, f OnlineFilter) ([]Info, int, error) {
 	now := s.clock()
-	q := s.client.SysSession.Query().Where(syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(now))
+	q := s.client.SysSession.Query().Where(s.live(now)...)
 	if f.UserID != nil {
 		q.Where(syssession.UserID(*f.UserID))
 	}
@@ -792,7 +917,7 @@ func (s *Service) Online(ctx context.Context, f OnlineFilter) ([]Info, int, erro
 // most ListLimit. The caller marks the current one (its token's sid).
 func (s *Service) ListUser(ctx context.Context, userID int64) ([]Info, error) {
 	rows, err := s.client.SysSession.Query().
-		Where(syssession.UserID(userID), syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(s.clock())).
+		Where(append(s.live(s.clock()), syssession.UserID(userID))...).
 		Order(ent.Desc(syssession.FieldCreateTime), ent.Desc(syssession.FieldID)).
 		Limit(ListLimit).
 		All(ctx)
@@ -804,6 +929,17 @@ func (s *Service) ListUser(ctx context.Context, userID int64) ([]Info, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+// live selects the sessions that are usable at now: not revoked, not
+// expired and, with an idle timeout, not idle (an idle session is revoked
+// by its next request; until then the lists leave it out).
+func (s *Service) live(now time.Time) []predicate.SysSession {
+	ps := []predicate.SysSession{syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(now)}
+	if s.idle > 0 {
+		ps = append(ps, syssession.LastSeenTimeGTE(now.Add(-s.idle)))
+	}
+	return ps
 }
 
 // userIn selects the sessions whose user the predicates select, as

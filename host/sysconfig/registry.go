@@ -205,7 +205,7 @@ func kernelEntries() []Entry {
 		{Key: "sys.security.rateLimit.enabled", Kind: KindBool, Default: "true", Area: AreaSecurity, Description: "per-client rate limiting of /api"},
 		{Key: "sys.security.rateLimit.windowSeconds", Kind: KindInt, Min: 1, Max: 3600, Default: "60", Area: AreaSecurity, Description: "rate-limit window in seconds"},
 		{Key: "sys.security.rateLimit.permitPerWindow", Kind: KindInt, Min: 1, Max: 1000000, Default: "300", Area: AreaSecurity, Description: "requests per client and window"},
-		{Key: "sys.security.rateLimit.authPermitPerWindow", Kind: KindInt, Min: 1, Max: 100000, Default: "20", Area: AreaSecurity, Description: "login-endpoint requests per client and window"},
+		{Key: "sys.security.rateLimit.authPermitPerWindow", Kind: KindInt, Min: 1, Max: 100000, Default: "1200", Area: AreaSecurity, Description: "login-endpoint requests per client and window"},
 
 		{Key: "sys.externalauth.*.enabled", Kind: KindBool, Default: "true", OnInvalid: "false", Area: AreaExternalAuth, Description: "the provider's login is offered"},
 		{Key: "sys.externalauth.*.linkByAccount", Kind: KindBool, Default: "false", Area: AreaExternalAuth, Description: "an identity whose account name matches a user is linked to it"},
