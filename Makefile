@@ -10,7 +10,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
 TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 
-.PHONY: help build run test test-unit test-matrix fuzz lint generate verify fmt vet clean
+.PHONY: help build run test test-unit test-matrix test-browser fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -53,6 +53,24 @@ test-matrix: ## API+SSO suites on SQLite/PostgreSQL/MariaDB x in-process/Redis c
 	@set -e; for combo in Sqlite:redis PostgreSQL:memory PostgreSQL:redis MySql:memory MySql:redis; do \
 	  db=$${combo%%:*}; cache=$${combo##*:}; echo "== $$db / $$cache"; \
 	  ADMINKERNEL_TEST_DB=$$db ADMINKERNEL_TEST_CACHE=$$cache $(GO) test -count=1 -timeout 20m $(API_PKGS); done
+
+# The real-browser suite (e2e/browser, issue 18): Debian's chromium driven
+# by playwright-core (pinned in e2e/browser/package-lock.json, installed
+# with npm ci when node_modules is missing or older than the lock file)
+# against the kernel binary and the test OpenID provider process.
+BROWSER_DIR := e2e/browser
+CHROMIUM    ?= /usr/bin/chromium
+
+test-browser: ## real-browser SSO and session suite: chromium + playwright-core against bin/adminkernel and bin/testissuer (needs chromium, node, npm)
+	@test -x $(CHROMIUM) || { echo "test-browser: $(CHROMIUM) is missing: apt-get install chromium (.ci/run does)"; exit 1; }
+	@command -v npm >/dev/null || { echo "test-browser: node and npm are missing: apt-get install nodejs npm (.ci/run does)"; exit 1; }
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/testissuer ./e2e/browser/testissuer
+	@cd $(BROWSER_DIR) && lock=$$(sha256sum package-lock.json | cut -d' ' -f1); \
+	  if [ "$$(cat node_modules/.lock-sha256 2>/dev/null)" != "$$lock" ]; then \
+	    echo "npm ci ($(BROWSER_DIR))"; npm ci --no-audit --no-fund && echo "$$lock" > node_modules/.lock-sha256; fi
+	cd $(BROWSER_DIR) && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
+	  node --test --test-reporter=spec suite.test.js
 
 fuzz: ## run every fuzz target briefly (FUZZTIME, default 5s each); seeds also run in make test
 	bash scripts/fuzz.sh

@@ -10,12 +10,14 @@
 package oidctest
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -85,14 +87,35 @@ type grant struct {
 	challengeMeth string
 }
 
+// Options configure Start.
+type Options struct {
+	// Addr is the TCP address to listen on ("" = a free port on
+	// 127.0.0.1).
+	Addr string
+	// Wrap, when set, wraps the provider's handler (for example to pick
+	// the signed-in user from a cookie in a browser test).
+	Wrap func(http.Handler) http.Handler
+}
+
 // New starts a provider for client id "kernel-client" with a generated
 // secret and a default user "alice" (subject "sub-alice"). It stops when
 // the test ends.
 func New(t testing.TB) *Issuer {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	is, err := Start(Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(is.Close)
+	return is
+}
+
+// Start is New for a program that is not a test: it listens on opts.Addr
+// and runs until Close.
+func Start(opts Options) (*Issuer, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
 	}
 	is := &Issuer{
 		ClientID:     "kernel-client",
@@ -113,10 +136,35 @@ func New(t testing.TB) *Issuer {
 	mux.HandleFunc("GET /authorize", is.authorize)
 	mux.HandleFunc("POST /token", is.token)
 	mux.HandleFunc("GET /userinfo", is.userinfo)
-	is.server = httptest.NewServer(mux)
+	var h http.Handler = mux
+	if opts.Wrap != nil {
+		h = opts.Wrap(mux)
+	}
+	is.server = httptest.NewUnstartedServer(h)
+	if opts.Addr != "" {
+		var lc net.ListenConfig
+		l, err := lc.Listen(context.Background(), "tcp", opts.Addr)
+		if err != nil {
+			return nil, err
+		}
+		_ = is.server.Listener.Close()
+		is.server.Listener = l
+	}
+	is.server.Start()
 	is.URL = is.server.URL
-	t.Cleanup(is.server.Close)
-	return is
+	return is, nil
+}
+
+// Close stops the provider.
+func (is *Issuer) Close() { is.server.Close() }
+
+// HasUser reports whether an account named login (PreferredUsername) is
+// registered.
+func (is *Issuer) HasUser(login string) bool {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	_, ok := is.users[login]
+	return ok
 }
 
 // AddUser registers (or replaces) an account, selected at authorization by
