@@ -19,15 +19,14 @@ import (
 // sends the jar with every request and keeps the Set-Cookie lines of the
 // answers (the last one of each name, with its attributes).
 type cookieClient struct {
-	k   *kerneltest.Kernel
-	jar map[string]string
-	set map[string]*http.Cookie
+	*kerneltest.Jar
+	k *kerneltest.Kernel
 	// csrf, when true, echoes smart_csrf in X-Smart-CSRF (as the UI does).
 	csrf bool
 }
 
 func newCookieClient(k *kerneltest.Kernel) *cookieClient {
-	return &cookieClient{k: k, jar: map[string]string{}, set: map[string]*http.Cookie{}, csrf: true}
+	return &cookieClient{Jar: k.NewJar(), k: k, csrf: true}
 }
 
 func (c *cookieClient) send(method, target, token, body string, header ...string) kerneltest.Reply {
@@ -42,28 +41,13 @@ func (c *cookieClient) send(method, target, token, body string, header ...string
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	if v := c.jar["smart_csrf"]; c.csrf && v != "" {
+	if v := c.Cookie("smart_csrf"); c.csrf && v != "" {
 		req.Header.Set("X-Smart-CSRF", v)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	for name, v := range c.jar {
-		req.AddCookie(&http.Cookie{Name: name, Value: v})
-	}
-	r := c.k.Send(req)
-	for _, line := range r.Header.Values("Set-Cookie") {
-		ck, err := http.ParseSetCookie(line)
-		if err != nil {
-			c.k.T.Fatalf("Set-Cookie %q: %v", line, err)
-		}
-		c.set[ck.Name] = ck
-		if ck.MaxAge < 0 || ck.Value == "" {
-			delete(c.jar, ck.Name)
-		} else {
-			c.jar[ck.Name] = ck.Value
-		}
-	}
+	r := c.Send(req)
 	return r
 }
 
@@ -94,7 +78,7 @@ func checkCookieMode(t *testing.T, c *cookieClient, what string, out loginOutput
 		t.Errorf("%s: body refreshToken %q sessionMode %q csrfRequired %v, want \"\", cookie, true", what, out.RefreshToken, out.SessionMode, out.CsrfRequired)
 	}
 	for _, name := range []string{"smart_rt", "smart_csrf"} {
-		ck := c.set[name]
+		ck := c.LastSet(name)
 		if ck == nil {
 			t.Fatalf("%s: no %s cookie set", what, name)
 		}
@@ -107,8 +91,8 @@ func checkCookieMode(t *testing.T, c *cookieClient, what string, out loginOutput
 			t.Errorf("%s: %s Max-Age %d s, refresh token expires in %v", what, name, ck.MaxAge, time.Until(out.RefreshExpiresAt))
 		}
 	}
-	if raw, err := base64.RawURLEncoding.DecodeString(c.jar["smart_csrf"]); err != nil || len(raw) != 32 {
-		t.Errorf("%s: smart_csrf %q is not 32 random bytes in base64url", what, c.jar["smart_csrf"])
+	if raw, err := base64.RawURLEncoding.DecodeString(c.Cookie("smart_csrf")); err != nil || len(raw) != 32 {
+		t.Errorf("%s: smart_csrf %q is not 32 random bytes in base64url", what, c.Cookie("smart_csrf"))
 	}
 }
 
@@ -133,7 +117,7 @@ func TestCookieSessionMode(t *testing.T) {
 	k.Do("GET", "/api/v1/ping", out.AccessToken, nil).Expect(t, "ping", 200, 0)
 
 	t.Run("refresh from the cookie needs the CSRF header", func(t *testing.T) {
-		rt, csrf := c.jar["smart_rt"], c.jar["smart_csrf"]
+		rt, csrf := c.Cookie("smart_rt"), c.Cookie("smart_csrf")
 		c.csrf = false
 		for _, tc := range []struct {
 			name   string
@@ -151,22 +135,22 @@ func TestCookieSessionMode(t *testing.T) {
 		c.send("PUT", "/api/v1/personal/profile", out.AccessToken, `{"name":"Admin"}`).Expect(t, "PUT without CSRF", 403, 40023)
 		c.send("GET", "/api/v1/personal/profile", out.AccessToken, "").Expect(t, "GET without CSRF", 200, 0)
 		// Without the csrf cookie the header matches nothing.
-		delete(c.jar, "smart_csrf")
+		c.SetCookie("smart_csrf", "")
 		c.send("POST", refreshPath, "", "", "X-Smart-CSRF", "").Expect(t, "no csrf cookie", 403, 40023)
-		c.jar["smart_csrf"] = csrf
+		c.SetCookie("smart_csrf", csrf)
 		c.csrf = true
-		if c.jar["smart_rt"] != rt {
+		if c.Cookie("smart_rt") != rt {
 			t.Fatal("a refused refresh changed the refresh cookie")
 		}
 	})
 
 	t.Run("refresh from the cookie rotates both cookies", func(t *testing.T) {
 		for _, body := range []string{"", "{}", `{"refreshToken":""}`} {
-			rt, csrf := c.jar["smart_rt"], c.jar["smart_csrf"]
+			rt, csrf := c.Cookie("smart_rt"), c.Cookie("smart_csrf")
 			var next loginOutput
 			c.send("POST", refreshPath, "", body).Expect(t, "refresh with body "+body, 200, 0).Decode(t, &next)
 			checkCookieMode(t, c, "refresh", next, false, http.SameSiteLaxMode, "")
-			if c.jar["smart_rt"] == rt || c.jar["smart_csrf"] == csrf {
+			if c.Cookie("smart_rt") == rt || c.Cookie("smart_csrf") == csrf {
 				t.Errorf("refresh with body %q did not rotate the cookies", body)
 			}
 			k.Do("GET", "/api/v1/ping", next.AccessToken, nil).Expect(t, "ping with the refreshed token", 200, 0)
@@ -218,10 +202,10 @@ func TestCookieSessionMode(t *testing.T) {
 	t.Run("logout clears both cookies", func(t *testing.T) {
 		c.send("POST", "/api/v1/auth/logout", out.AccessToken, "").Expect(t, "logout", 200, 0)
 		for _, name := range []string{"smart_rt", "smart_csrf"} {
-			if ck := c.set[name]; ck == nil || ck.MaxAge >= 0 || ck.Path != "/" {
+			if ck := c.LastSet(name); ck == nil || ck.MaxAge >= 0 || ck.Path != "/" {
 				t.Errorf("logout: %s cookie %+v, want cleared on Path=/", name, ck)
 			}
-			if _, ok := c.jar[name]; ok {
+			if c.Cookie(name) != "" {
 				t.Errorf("logout: %s still in the jar", name)
 			}
 		}
@@ -278,13 +262,13 @@ func TestBodySessionMode(t *testing.T) {
 	if out.RefreshToken == "" || out.SessionMode != "body" || out.CsrfRequired {
 		t.Errorf("body mode: refreshToken %q sessionMode %q csrfRequired %v", out.RefreshToken, out.SessionMode, out.CsrfRequired)
 	}
-	if len(c.set) != 0 {
-		t.Errorf("body mode set cookies: %v", c.set)
+	if n := c.SetCount(); n != 0 {
+		t.Errorf("body mode set %d cookies", n)
 	}
 	// A stray smart_rt cookie means nothing in body mode: no CSRF check,
 	// and refresh does not read it.
 	c.csrf = false
-	c.jar["smart_rt"] = out.RefreshToken
+	c.SetCookie("smart_rt", out.RefreshToken)
 	c.send("PUT", "/api/v1/personal/profile", out.AccessToken, `{"name":"Admin"}`).Expect(t, "PUT with a stray cookie", 200, 0)
 	c.send("POST", "/api/v1/auth/refresh", "", "").Expect(t, "refresh from a cookie in body mode", 200, 40007)
 	var next loginOutput

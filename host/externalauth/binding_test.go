@@ -42,7 +42,7 @@ func TestTicketBoundToBrowser(t *testing.T) {
 	t.Run("without the cookie", func(t *testing.T) {
 		b := e.browser()
 		tk := b.ticket("bob")
-		if b.cookie("tn_oauth_ticket") == "" {
+		if b.Cookie("tn_oauth_ticket") == "" {
 			t.Fatal("no ticket cookie")
 		}
 		e.exchange(tk).Expect(t, "exchange from a cookieless client", 200, 40014)
@@ -61,7 +61,7 @@ func TestTicketBoundToBrowser(t *testing.T) {
 	t.Run("forged cookie", func(t *testing.T) {
 		b := e.browser()
 		tk := b.ticket("bob")
-		b.setCookie("tn_oauth_ticket", strings.Repeat("A", 43))
+		b.SetCookie("tn_oauth_ticket", strings.Repeat("A", 43))
 		b.exchange(tk).Expect(t, "exchange with a forged cookie", 200, 40014)
 	})
 	t.Run("two tickets of one browser, exchanged in reverse order", func(t *testing.T) {
@@ -82,7 +82,7 @@ func TestTicketBoundToBrowser(t *testing.T) {
 		if res := b.sso("dave"); res.Query().Get("pendingLink") == "" {
 			t.Fatalf("ended in %s", res)
 		}
-		if _, ok := b.set["tn_oauth_ticket"]; ok {
+		if b.LastSet("tn_oauth_ticket") != nil {
 			t.Error("a pending link set the ticket cookie")
 		}
 	})
@@ -98,7 +98,7 @@ func TestTicketCookieBehindGateway(t *testing.T) {
 	cb.Path = strings.TrimPrefix(cb.Path, "/admin")
 	res := b.callback(cb)
 	tk := res.Query().Get("ticket")
-	c := b.set["tn_oauth_ticket"]
+	c := b.LastSet("tn_oauth_ticket")
 	if tk == "" || c == nil {
 		t.Fatalf("ended in %s with cookie %+v", res, c)
 	}
@@ -115,7 +115,7 @@ func TestTicketBindingSwitchedOff(t *testing.T) {
 	e.set("sys.externalauth.corp.provisioning", "provision")
 	b := e.browser()
 	tk := b.ticket("bob")
-	if _, ok := b.set["tn_oauth_ticket"]; ok {
+	if b.LastSet("tn_oauth_ticket") != nil {
 		t.Error("the ticket cookie is set with BindTicketToBrowser off")
 	}
 	e.exchange(tk).Expect(t, "exchange without a cookie", 200, 0)

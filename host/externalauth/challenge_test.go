@@ -160,7 +160,7 @@ func TestMalformedChallenge(t *testing.T) {
 	for _, body := range []string{"", "{}", `{"bindingChallenge":null}`} {
 		b := e.browser()
 		b.bindStartURL("corp", erin, body)
-		if b.cookie("tn_oauth_state") == "" {
+		if b.Cookie("tn_oauth_state") == "" {
 			t.Errorf("bind with body %q set no state cookie", body)
 		}
 	}
@@ -227,10 +227,10 @@ func TestChallengedBind(t *testing.T) {
 		t.Helper()
 		b := e.browser()
 		start := b.bindStartURL("corp", erin, `{"bindingChallenge":"`+challenge+`"}`)
-		if _, ok := b.set["tn_oauth_state"]; ok {
+		if b.LastSet("tn_oauth_state") != nil {
 			t.Error("a challenged bind set the state cookie")
 		}
-		b.setCookie("tn_oauth_state", "") // another site: no cookie reaches the kernel
+		b.SetCookie("tn_oauth_state", "") // another site: no cookie reaches the kernel
 		r := b.open(start)
 		if sc := r.Header.Values("Set-Cookie"); len(sc) != 0 {
 			t.Errorf("a challenged bind start set cookies: %q", sc)
@@ -304,13 +304,13 @@ func TestBindStartURL(t *testing.T) {
 	t.Run("with the cookie", func(t *testing.T) {
 		b := e.browser()
 		start := b.bindStartURL("corp", erin, "")
-		binder := b.cookie("tn_oauth_state")
+		binder := b.Cookie("tn_oauth_state")
 		if binder == "" {
 			t.Fatal("POST bind set no state cookie")
 		}
 		r := b.open(start)
 		loc := location(t, r)
-		if c := b.set["tn_oauth_state"]; c == nil || c.Value != binder || c.MaxAge != 300 || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {
+		if c := b.LastSet("tn_oauth_state"); c == nil || c.Value != binder || c.MaxAge != 300 || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {
 			t.Errorf("the start response's state cookie = %+v, want the same binder re-set (HttpOnly, Lax, Max-Age=300)", c)
 		}
 		// Replaying the start URL in the same browser: spent.
@@ -326,7 +326,7 @@ func TestBindStartURL(t *testing.T) {
 	t.Run("without the cookie", func(t *testing.T) {
 		b := e.browser()
 		start := b.bindStartURL("corp", erin, "")
-		b.setCookie("tn_oauth_state", "")
+		b.SetCookie("tn_oauth_state", "")
 		calls := e.is.TokenCalls()
 		if res := location(t, b.open(start)); errorOf(res) != "40014" {
 			t.Errorf("start URL without the cookie ended in %s, want ?error=40014", res)

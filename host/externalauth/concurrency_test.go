@@ -106,7 +106,7 @@ func TestParallelExchangeOfOneTicket(t *testing.T) {
 	if ticket == "" {
 		t.Fatalf("ended in %s, want a ticket", res)
 	}
-	cookies := map[string]string{"tn_oauth_ticket": b.cookie("tn_oauth_ticket")}
+	cookies := map[string]string{"tn_oauth_ticket": b.Cookie("tn_oauth_ticket")}
 	replies := race(t, func(int) (rawReply, error) {
 		return e.rawSend("POST", base+"/exchange", "", `{"ticket":"`+ticket+`"}`, cookies)
 	})
@@ -133,7 +133,7 @@ func TestParallelCallbacksOfOneState(t *testing.T) {
 	e.is.SetTokenDelay(50 * time.Millisecond)
 	b := e.browser()
 	cb := e.is.Login(t, b.authorize("corp"), "bob")
-	cookies := map[string]string{"tn_oauth_state": b.cookie("tn_oauth_state")}
+	cookies := map[string]string{"tn_oauth_state": b.Cookie("tn_oauth_state")}
 	before := e.is.TokenCalls()
 	replies := race(t, func(int) (rawReply, error) {
 		return e.rawSend("GET", oidctest.Callback(cb), "", "", cookies)
@@ -167,7 +167,7 @@ func TestParallelClaimsOfOnePendingLink(t *testing.T) {
 	erin := e.k.Login("erin", "Erin#Pass1234").AccessToken
 	b := e.browser()
 	pending := b.sso("bob").Query().Get("pendingLink")
-	cookies := map[string]string{"tn_oauth_pending": b.cookie("tn_oauth_pending")}
+	cookies := map[string]string{"tn_oauth_pending": b.Cookie("tn_oauth_pending")}
 	replies := race(t, func(int) (rawReply, error) {
 		return e.rawSend("POST", base+"/pending-link/claim", erin, `{"pendingLink":"`+pending+`"}`, cookies)
 	})
@@ -203,7 +203,7 @@ func TestParallelFirstLoginsProvisionOnce(t *testing.T) {
 	for i := range logins {
 		b := e.browser()
 		cb := e.is.Login(t, b.authorize("corp"), "bob")
-		logins[i] = login{cb, map[string]string{"tn_oauth_state": b.cookie("tn_oauth_state")}}
+		logins[i] = login{cb, map[string]string{"tn_oauth_state": b.Cookie("tn_oauth_state")}}
 	}
 	var wg sync.WaitGroup
 	replies := make([]rawReply, n)
@@ -231,7 +231,7 @@ func TestParallelFirstLoginsProvisionOnce(t *testing.T) {
 			UserID int64 `json:"userId"`
 		}
 		b := e.browser()
-		b.setCookie("tn_oauth_ticket", r.cookies["tn_oauth_ticket"])
+		b.SetCookie("tn_oauth_ticket", r.cookies["tn_oauth_ticket"])
 		b.exchange(ticket).Expect(t, "exchange", 200, 0).Decode(t, &out)
 		users[out.UserID] = true
 	}

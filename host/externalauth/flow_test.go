@@ -112,7 +112,7 @@ func TestAuthorize(t *testing.T) {
 	if q.Get("client_id") != e.is.ClientID || q.Get("response_type") != "code" {
 		t.Errorf("authorize query = %v", q)
 	}
-	c := b.set["tn_oauth_state"]
+	c := b.LastSet("tn_oauth_state")
 	if c == nil || c.Value == "" {
 		t.Fatalf("no tn_oauth_state cookie")
 	}
@@ -157,7 +157,7 @@ func TestAuthorizeForwardedHeaders(t *testing.T) {
 			if got := loc.Query().Get("redirect_uri"); got != tc.wantURI {
 				t.Errorf("redirect_uri = %q, want %q", got, tc.wantURI)
 			}
-			if got := b.set["tn_oauth_state"].Secure; got != tc.wantSecu {
+			if got := b.LastSet("tn_oauth_state").Secure; got != tc.wantSecu {
 				t.Errorf("cookie Secure = %v, want %v", got, tc.wantSecu)
 			}
 		})
@@ -192,11 +192,11 @@ func TestPendingLinkThenDirectLogin(t *testing.T) {
 			if q.Get("displayName") != wantName {
 				t.Errorf("displayName = %q, want %q", q.Get("displayName"), wantName)
 			}
-			pc := b.set["tn_oauth_pending"]
+			pc := b.LastSet("tn_oauth_pending")
 			if pc == nil || pc.MaxAge != 900 || !pc.HttpOnly || pc.SameSite != http.SameSiteLaxMode || pc.Path != "/api/v1/auth/external" {
 				t.Fatalf("tn_oauth_pending = %+v", pc)
 			}
-			if b.cookie("tn_oauth_state") == "" {
+			if b.Cookie("tn_oauth_state") == "" {
 				t.Error("the callback cleared the browser's binder, which its other tabs may still need")
 			}
 			token := k.Login(tc.account, tc.password).AccessToken
@@ -242,7 +242,7 @@ func TestExchange(t *testing.T) {
 	if len(ticket) != 43 {
 		t.Fatalf("ticket %q: want 43 characters", ticket)
 	}
-	c := b.set["tn_oauth_ticket"]
+	c := b.LastSet("tn_oauth_ticket")
 	if c == nil || c.Value == "" {
 		t.Fatal("the callback set no tn_oauth_ticket cookie")
 	}
@@ -259,7 +259,7 @@ func TestExchange(t *testing.T) {
 	// The cookie (the browser's one binder, which another tab's ticket may
 	// still need) outlives the exchange; the spent ticket is what cannot be
 	// used again.
-	if b.cookie("tn_oauth_ticket") == "" {
+	if b.Cookie("tn_oauth_ticket") == "" {
 		t.Error("a successful exchange cleared the ticket cookie another tab may still need")
 	}
 	var out map[string]any
@@ -278,7 +278,7 @@ func TestExchange(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b.setCookie("tn_oauth_ticket", c.Value)
+			b.SetCookie("tn_oauth_ticket", c.Value)
 			b.send("POST", base+"/exchange", "", tc.body).Expect(t, "exchange", 200, 40014)
 		})
 	}
@@ -310,15 +310,15 @@ func TestClaimRules(t *testing.T) {
 	b6, p6 := pend("carol")
 
 	t.Run("without the cookie", func(t *testing.T) {
-		saved := b5.cookie("tn_oauth_pending")
-		b5.setCookie("tn_oauth_pending", "")
+		saved := b5.Cookie("tn_oauth_pending")
+		b5.SetCookie("tn_oauth_pending", "")
 		b5.claim(erin, p5).Expect(t, "claim without cookie", 200, 40014)
-		b5.setCookie("tn_oauth_pending", saved)
+		b5.SetCookie("tn_oauth_pending", saved)
 		// The attempt consumed the link.
 		b5.claim(erin, p5).Expect(t, "claim after a failed attempt", 200, 40014)
 	})
 	t.Run("with another browser's cookie", func(t *testing.T) {
-		b6.setCookie("tn_oauth_pending", b4.cookie("tn_oauth_pending"))
+		b6.SetCookie("tn_oauth_pending", b4.Cookie("tn_oauth_pending"))
 		b6.claim(erin, p6).Expect(t, "claim with a foreign cookie", 200, 40014)
 	})
 	t.Run("blank or unknown", func(t *testing.T) {
@@ -503,22 +503,22 @@ func TestCallbackRefusals(t *testing.T) {
 		{"no cookie", func(t *testing.T) *url.URL {
 			b := e.browser()
 			cb := e.is.Login(t, b.authorize("corp"), "bob")
-			b.setCookie("tn_oauth_state", "")
+			b.SetCookie("tn_oauth_state", "")
 			return b.callback(cb)
 		}, "40014"},
 		{"another browser's cookie", func(t *testing.T) *url.URL {
 			b, other := e.browser(), e.browser()
 			cb := e.is.Login(t, b.authorize("corp"), "bob")
 			other.authorize("corp")
-			b.setCookie("tn_oauth_state", other.cookie("tn_oauth_state"))
+			b.SetCookie("tn_oauth_state", other.Cookie("tn_oauth_state"))
 			return b.callback(cb)
 		}, "40014"},
 		{"reused state", func(t *testing.T) *url.URL {
 			b := e.browser()
 			cb := e.is.Login(t, b.authorize("corp"), "bob")
-			binder := b.cookie("tn_oauth_state")
+			binder := b.Cookie("tn_oauth_state")
 			b.callback(cb)
-			b.setCookie("tn_oauth_state", binder)
+			b.SetCookie("tn_oauth_state", binder)
 			return b.callback(cb)
 		}, "40014"},
 		{"unknown state", func(t *testing.T) *url.URL {
@@ -570,7 +570,7 @@ func TestStateBoundToProvider(t *testing.T) {
 	e2 := &env{t: t, k: k, is: is}
 	b := e2.browser()
 	cb := is.Login(t, b.authorize("corp"), "bob")
-	binder := b.cookie("tn_oauth_state")
+	binder := b.Cookie("tn_oauth_state")
 	cb.Path = strings.Replace(cb.Path, "/corp/", "/corp2/", 1)
 	calls := is.TokenCalls()
 	res := b.callback(cb)
@@ -582,7 +582,7 @@ func TestStateBoundToProvider(t *testing.T) {
 	}
 	// The state is spent: the right callback fails too.
 	cb.Path = strings.Replace(cb.Path, "/corp2/", "/corp/", 1)
-	b.setCookie("tn_oauth_state", binder)
+	b.SetCookie("tn_oauth_state", binder)
 	if got := errorOf(b.callback(cb)); got != "40014" {
 		t.Errorf("the state survived a refused callback at another provider: error = %q", got)
 	}
@@ -806,7 +806,7 @@ func TestGatewayPrefix(t *testing.T) {
 	if got := loc.Query().Get("redirect_uri"); got != "https://gw.example/admin/api/v1/auth/external/corp/callback" {
 		t.Errorf("redirect_uri = %q", got)
 	}
-	c := b.set["tn_oauth_state"]
+	c := b.LastSet("tn_oauth_state")
 	if c.Path != "/admin/api/v1/auth/external" || !c.Secure || !c.HttpOnly {
 		t.Errorf("tn_oauth_state = %+v, want Path=/admin/api/v1/auth/external, Secure", c)
 	}
@@ -818,7 +818,7 @@ func TestGatewayPrefix(t *testing.T) {
 	if !strings.HasPrefix(got, "https://app.example/#/oauth/callback?from=sso&pendingLink=") || !strings.Contains(got, "&provider=corp") {
 		t.Errorf("Location = %q", got)
 	}
-	if p := b.set["tn_oauth_pending"]; p == nil || p.Path != "/admin/api/v1/auth/external" || !p.Secure {
+	if p := b.LastSet("tn_oauth_pending"); p == nil || p.Path != "/admin/api/v1/auth/external" || !p.Secure {
 		t.Errorf("tn_oauth_pending = %+v", p)
 	}
 }

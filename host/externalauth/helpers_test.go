@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
@@ -87,16 +86,14 @@ func (e *env) set(key, value string) {
 // enforced: every request here is under the cookies' path) and records the
 // attributes of the last Set-Cookie of each name.
 type browser struct {
+	*kerneltest.Jar
 	e       *env
-	mu      sync.Mutex
-	jar     map[string]string
-	set     map[string]*http.Cookie
 	ua      string
 	headers map[string]string
 }
 
 func (e *env) browser() *browser {
-	return &browser{e: e, jar: map[string]string{}, set: map[string]*http.Cookie{}, ua: providerUA, headers: map[string]string{}}
+	return &browser{Jar: e.k.NewJar(), e: e, ua: providerUA, headers: map[string]string{}}
 }
 
 // send issues a request carrying the jar; token is a Bearer token or "".
@@ -116,43 +113,8 @@ func (b *browser) send(method, target, token, body string) kerneltest.Reply {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	b.mu.Lock()
-	for name, v := range b.jar {
-		req.AddCookie(&http.Cookie{Name: name, Value: v})
-	}
-	b.mu.Unlock()
-	r := b.e.k.Send(req)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, line := range r.Header.Values("Set-Cookie") {
-		c, err := http.ParseSetCookie(line)
-		if err != nil {
-			b.e.t.Fatalf("Set-Cookie %q: %v", line, err)
-		}
-		b.set[c.Name] = c
-		if c.MaxAge < 0 || c.Value == "" {
-			delete(b.jar, c.Name)
-		} else {
-			b.jar[c.Name] = c.Value
-		}
-	}
+	r := b.Send(req)
 	return r
-}
-
-func (b *browser) cookie(name string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.jar[name]
-}
-
-func (b *browser) setCookie(name, value string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if value == "" {
-		delete(b.jar, name)
-		return
-	}
-	b.jar[name] = value
 }
 
 // authorize starts a login and returns the provider URL.

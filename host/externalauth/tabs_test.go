@@ -16,15 +16,15 @@ func TestOneBinderPerBrowser(t *testing.T) {
 	e := start(t)
 	b := e.browser()
 	b.authorize("corp")
-	first := b.cookie("tn_oauth_state")
+	first := b.Cookie("tn_oauth_state")
 	b.authorize("corp")
-	if c := b.set["tn_oauth_state"]; c == nil || c.Value != first || c.MaxAge != 300 {
+	if c := b.LastSet("tn_oauth_state"); c == nil || c.Value != first || c.MaxAge != 300 {
 		t.Errorf("second authorize set %+v, want the same binder with Max-Age=300", c)
 	}
 	for _, junk := range []string{"short", strings.Repeat("A", 42) + "!", strings.Repeat("A", 44)} {
-		b.setCookie("tn_oauth_state", junk)
+		b.SetCookie("tn_oauth_state", junk)
 		b.authorize("corp")
-		if got := b.cookie("tn_oauth_state"); got == junk || len(got) != 43 {
+		if got := b.Cookie("tn_oauth_state"); got == junk || len(got) != 43 {
 			t.Errorf("authorize with the state cookie %q set %q, want a fresh binder", junk, got)
 		}
 	}
@@ -74,7 +74,7 @@ func TestLostStateCookie(t *testing.T) {
 	e.set("sys.externalauth.corp.provisioning", "provision")
 	b := e.browser()
 	cb := e.is.Login(t, b.authorize("corp"), "bob")
-	b.setCookie("tn_oauth_state", "")
+	b.SetCookie("tn_oauth_state", "")
 	if res := b.callback(cb); errorOf(res) != "40014" {
 		t.Fatalf("callback without the cookie ended in %s, want ?error=40014", res)
 	}
@@ -83,34 +83,34 @@ func TestLostStateCookie(t *testing.T) {
 	t.Run("a mismatched cookie is cleared", func(t *testing.T) {
 		b := e.browser()
 		cb := e.is.Login(t, b.authorize("corp"), "bob")
-		b.setCookie("tn_oauth_state", strings.Repeat("A", 43))
+		b.SetCookie("tn_oauth_state", strings.Repeat("A", 43))
 		if res := b.callback(cb); errorOf(res) != "40014" {
 			t.Fatalf("ended in %s, want ?error=40014", res)
 		}
-		if c := b.set["tn_oauth_state"]; c == nil || c.MaxAge >= 0 {
+		if c := b.LastSet("tn_oauth_state"); c == nil || c.MaxAge >= 0 {
 			t.Errorf("state cookie after a mismatch = %+v, want cleared", c)
 		}
 	})
 	t.Run("a malformed cookie is cleared", func(t *testing.T) {
 		b := e.browser()
-		b.setCookie("tn_oauth_state", "junk")
+		b.SetCookie("tn_oauth_state", "junk")
 		r := b.send("GET", base+"/corp/callback?code=x&state="+strings.Repeat("A", 64), "", "")
 		if res := location(t, r); errorOf(res) != "40014" {
 			t.Fatalf("ended in %s, want ?error=40014", res)
 		}
-		if c := b.set["tn_oauth_state"]; c == nil || c.MaxAge >= 0 {
+		if c := b.LastSet("tn_oauth_state"); c == nil || c.MaxAge >= 0 {
 			t.Errorf("state cookie after a malformed value = %+v, want cleared", c)
 		}
 	})
 	t.Run("an unknown state leaves a well-formed cookie", func(t *testing.T) {
 		b := e.browser()
 		b.authorize("corp")
-		binder := b.cookie("tn_oauth_state")
+		binder := b.Cookie("tn_oauth_state")
 		r := b.send("GET", base+"/corp/callback?code=x&state="+strings.Repeat("A", 64), "", "")
 		if res := location(t, r); errorOf(res) != "40014" {
 			t.Fatalf("ended in %s, want ?error=40014", res)
 		}
-		if got := b.cookie("tn_oauth_state"); got != binder {
+		if got := b.Cookie("tn_oauth_state"); got != binder {
 			t.Errorf("state cookie after an unknown state = %q, want %q kept for the browser's other tabs", got, binder)
 		}
 	})
