@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -61,17 +60,16 @@ func buildPlugins(t *testing.T) string {
 
 // browser keeps cookies like a browser and talks to the kernel in process.
 type browser struct {
-	t   *testing.T
-	k   *kerneltest.Kernel
-	mu  sync.Mutex
-	jar map[string]string
+	*kerneltest.Jar
+	t *testing.T
+	k *kerneltest.Kernel
 }
 
 // newBrowser returns a browser whose failures are reported on t.
 func newBrowser(t *testing.T, k *kerneltest.Kernel) *browser {
 	kk := *k
 	kk.T = t
-	return &browser{t: t, k: &kk, jar: map[string]string{}}
+	return &browser{Jar: kk.NewJar(), t: t, k: &kk}
 }
 
 func (b *browser) send(method, target, token, body string) kerneltest.Reply {
@@ -87,27 +85,9 @@ func (b *browser) send(method, target, token, body string) kerneltest.Reply {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	b.mu.Lock()
-	for name, v := range b.jar {
-		req.AddCookie(&http.Cookie{Name: name, Value: v})
-	}
-	b.mu.Unlock()
-	r := b.k.Send(req)
+	r := b.Send(req)
 	if r.Status >= 500 {
 		b.t.Errorf("%s %s answered HTTP %d: %s", method, target, r.Status, r.Raw)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, line := range r.Header.Values("Set-Cookie") {
-		c, err := http.ParseSetCookie(line)
-		if err != nil {
-			b.t.Fatalf("Set-Cookie %q: %v", line, err)
-		}
-		if c.MaxAge < 0 || c.Value == "" {
-			delete(b.jar, c.Name)
-		} else {
-			b.jar[c.Name] = c.Value
-		}
 	}
 	return r
 }
