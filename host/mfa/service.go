@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
@@ -25,46 +27,60 @@ const usedTTL = (2*Skew + 2) * Period * time.Second
 // Service holds the TOTP state of users: the encrypted seed on sys_user,
 // the recovery codes, and the used-step markers in the one-time store.
 type Service struct {
-	client  *ent.Client
-	store   cache.Store
+	client *ent.Client
+	store  cache.Store
+	keys   func() ([]Key, error)
+	now    func() time.Time
+
+	once    sync.Once
 	ring    *KeyRing
 	ringErr error
-	now     func() time.Time
 }
 
-// New builds the service. A ring that cannot be built (ErrNoKey in
-// Production) is not fatal: every operation that needs a seed answers
-// the error instead.
-func New(client *ent.Client, store cache.Store, keys []Key, keysErr error) *Service {
-	s := &Service{client: client, store: store, now: time.Now, ringErr: keysErr}
-	if keysErr == nil {
-		s.ring, s.ringErr = NewKeyRing(keys)
-	}
-	return s
+// New builds the service. The key ring (KeysFromConfig) is built at the
+// first use, so a kernel that never meets TOTP never creates a
+// development key; a ring that cannot be built (ErrNoKey in Production)
+// is not fatal: every operation that needs a seed answers the error.
+func New(client *ent.Client, store cache.Store, cfg *config.Config) *Service {
+	return NewWithKeys(client, store, func() ([]Key, error) { return KeysFromConfig(cfg) })
 }
 
-// SetClock replaces the clock (tests).
-func (s *Service) SetClock(now func() time.Time) { s.now = now }
+// NewWithKeys builds the service over the keys keys returns.
+func NewWithKeys(client *ent.Client, store cache.Store, keys func() ([]Key, error)) *Service {
+	return &Service{client: client, store: store, keys: keys, now: time.Now}
+}
 
-// Ready reports whether seeds can be sealed and opened (nil), or why not.
-func (s *Service) Ready() error { return s.ringErr }
+func (s *Service) keyRing() (*KeyRing, error) {
+	s.once.Do(func() {
+		keys, err := s.keys()
+		if err == nil {
+			s.ring, err = NewKeyRing(keys)
+		}
+		s.ringErr = err
+	})
+	return s.ring, s.ringErr
+}
 
-func aadOf(userID int64) []byte { return []byte("sys_user.totp_secret:" + strconv.FormatInt(userID, 10)) }
+func aadOf(userID int64) []byte {
+	return []byte("sys_user.totp_secret:" + strconv.FormatInt(userID, 10))
+}
 
 // Seal encrypts a user's seed.
 func (s *Service) Seal(userID int64, seed string) (string, error) {
-	if s.ringErr != nil {
-		return "", s.ringErr
+	ring, err := s.keyRing()
+	if err != nil {
+		return "", err
 	}
-	return s.ring.Seal([]byte(seed), aadOf(userID))
+	return ring.Seal([]byte(seed), aadOf(userID))
 }
 
 // Open decrypts a sealed seed of a user.
 func (s *Service) Open(userID int64, sealed string) (string, error) {
-	if s.ringErr != nil {
-		return "", s.ringErr
+	ring, err := s.keyRing()
+	if err != nil {
+		return "", err
 	}
-	b, err := s.ring.Open(sealed, aadOf(userID))
+	b, err := ring.Open(sealed, aadOf(userID))
 	if err != nil {
 		return "", err
 	}
