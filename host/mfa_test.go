@@ -33,6 +33,26 @@ func totpCode(t *testing.T, seed string, at time.Time) string {
 	return c
 }
 
+// steps records the time steps a test has used a code of, so that each
+// code it sends is of a step not used yet (a code is accepted once per
+// step), whatever the time the test takes.
+type steps map[int64]bool
+
+// fresh returns the code of an unused step within ±1 of now, preferring
+// now and the next step (valid longest), and marks the step used.
+func (u steps) fresh(t *testing.T, seed string) string {
+	t.Helper()
+	now := time.Now().Unix() / 30
+	for _, d := range []int64{0, 1, -1} {
+		if !u[now+d] {
+			u[now+d] = true
+			return totpCode(t, seed, time.Unix((now+d)*30, 0))
+		}
+	}
+	t.Fatal("no unused step")
+	return ""
+}
+
 // wrongCode is a well-formed code no step within ±2 of now accepts.
 func wrongCode(t *testing.T, seed string) string {
 	t.Helper()
@@ -57,7 +77,7 @@ func setting(t *testing.T, k *kerneltest.Kernel, key, value string) {
 }
 
 // bindTotp binds TOTP for account and returns the seed and recovery codes.
-func bindTotp(t *testing.T, k *kerneltest.Kernel, account string) (string, []string) {
+func bindTotp(t *testing.T, k *kerneltest.Kernel, account string, used steps) (string, []string) {
 	t.Helper()
 	var start struct {
 		BindChallengeID string `json:"bindChallengeId"`
@@ -79,7 +99,7 @@ func bindTotp(t *testing.T, k *kerneltest.Kernel, account string) (string, []str
 	var done struct {
 		RecoveryCodes []string `json:"recoveryCodes"`
 	}
-	k.Do("POST", "/api/v1/auth/mfa/bind/complete", "", map[string]string{"bindChallengeId": start.BindChallengeID, "totpCode": totpCode(t, start.Seed, time.Now())}).
+	k.Do("POST", "/api/v1/auth/mfa/bind/complete", "", map[string]string{"bindChallengeId": start.BindChallengeID, "totpCode": used.fresh(t, start.Seed)}).
 		Expect(t, "bind complete", 200, 0).Decode(t, &done)
 	if len(done.RecoveryCodes) != 10 {
 		t.Fatalf("recovery codes %v", done.RecoveryCodes)
@@ -136,7 +156,8 @@ func TestTotpBindLoginReplayRecovery(t *testing.T) {
 	k.Do("POST", "/api/v1/auth/mfa/bind/start", "", map[string]string{"account": "tina", "currentPassword": "nope"}).
 		ExpectCode(t, "bind start with a wrong password", errcode.PasswordWrong)
 
-	seed, codes := bindTotp(t, k, "tina")
+	used := steps{}
+	seed, codes := bindTotp(t, k, "tina", used)
 	k.Do("GET", "/api/v1/personal/profile", before.AccessToken, nil).Expect(t, "a session from before the bind", 401, 40006)
 	k.Do("POST", "/api/v1/auth/mfa/bind/start", "", map[string]string{"account": "tina", "currentPassword": totpUserPassword}).
 		ExpectCode(t, "bind start when bound", errcode.MfaBindInvalid)
@@ -145,9 +166,8 @@ func TestTotpBindLoginReplayRecovery(t *testing.T) {
 		t.Fatalf("stored seed: enabled %v, %v", u.TotpEnabled, u.TotpSecret)
 	}
 
-	// The bind used the code of this step: the next step's code logs in
-	// (±1 step), once.
-	next := totpCode(t, seed, time.Now().Add(30*time.Second))
+	// A code logs in once (±1 step); its step is spent.
+	next := used.fresh(t, seed)
 	id := totpChallenge(t, k, "tina")
 	totpLogin(k, id, next).Expect(t, "TOTP login", 200, 0)
 	totpLogin(k, id, next).ExpectCode(t, "the challenge again", errcode.MfaBindInvalid)
@@ -156,7 +176,7 @@ func TestTotpBindLoginReplayRecovery(t *testing.T) {
 	}
 	id = totpChallenge(t, k, "tina")
 	totpLogin(k, id, next).ExpectCode(t, "a replayed code", errcode.TotpWrong)
-	totpLogin(k, id, totpCode(t, seed, time.Now().Add(-30*time.Second))).Expect(t, "TOTP login with the previous step's code", 200, 0)
+	totpLogin(k, id, used.fresh(t, seed)).Expect(t, "TOTP login with another step's code", 200, 0)
 
 	// Recovery: a wrong code, then a right one (empty 200), which unbinds.
 	st, body := emptyPost(t, k, "/api/v1/auth/mfa/recovery", `{"account":"tina","currentPassword":"`+totpUserPassword+`","recoveryCode":"AAAA-BBBB-CCCC-DDDD"}`)
@@ -196,7 +216,8 @@ func TestTotpChallengeBruteForceAndLockout(t *testing.T) {
 	setting(t, k, "sys.security.totp.enabled", "true")
 	setting(t, k, "sys.security.loginLock.maxFailCount", "50")
 	k.User("tina", totpUserPassword)
-	seed, _ := bindTotp(t, k, "tina")
+	used := steps{}
+	seed, _ := bindTotp(t, k, "tina", used)
 	bad := wrongCode(t, seed)
 
 	// Attempts end the challenge: the right code after five wrong ones is
@@ -208,7 +229,7 @@ func TestTotpChallengeBruteForceAndLockout(t *testing.T) {
 			t.Fatalf("attemptsLeft = %v, want %d", r.Args["attemptsLeft"], want)
 		}
 	}
-	totpLogin(k, id, totpCode(t, seed, time.Now().Add(30*time.Second))).ExpectCode(t, "the right code on a dead challenge", errcode.MfaBindInvalid)
+	totpLogin(k, id, used.fresh(t, seed)).ExpectCode(t, "the right code on a dead challenge", errcode.MfaBindInvalid)
 	totpLogin(k, "not-a-challenge", "123456").ExpectCode(t, "a malformed challenge", errcode.MfaBindInvalid)
 
 	// Wrong codes count toward the lockout of the account and client.
@@ -228,9 +249,10 @@ func TestTotpChallengeParallelUse(t *testing.T) {
 	setting(t, k, "sys.security.totp.enabled", "true")
 	setting(t, k, "sys.security.loginLock.maxFailCount", "50")
 	k.User("tina", totpUserPassword)
-	seed, _ := bindTotp(t, k, "tina")
+	used := steps{}
+	seed, _ := bindTotp(t, k, "tina", used)
 	id := totpChallenge(t, k, "tina")
-	code := totpCode(t, seed, time.Now().Add(30*time.Second))
+	code := used.fresh(t, seed)
 	const n = 8
 	var wg sync.WaitGroup
 	ok := make(chan int, n)
