@@ -2,6 +2,7 @@ package mfa
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,7 +113,7 @@ func TestKeysFromConfig(t *testing.T) {
 		t.Fatalf("data path %s", dev.DataPath())
 	}
 	prod := &config.Config{Environment: "Production", ContentRoot: dir}
-	if _, err := KeysFromConfig(prod); err != ErrNoKey {
+	if _, err := KeysFromConfig(prod); !errors.Is(err, ErrNoKey) {
 		t.Fatalf("Production without keys: %v", err)
 	}
 	prod.Service.Security.Totp.EncryptionKeys = []config.TotpKey{{ID: "2026", Key: config.Secret("AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=")}}
