@@ -15,10 +15,12 @@ import (
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
+	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/kerneltest/poll"
 )
 
 const totpUserPassword = "Tina#Passw0rd1"
@@ -195,6 +197,18 @@ func TestTotpBindLoginReplayRecovery(t *testing.T) {
 		t.Fatalf("a second recovery = %d %s", st, body)
 	}
 	k.Login("tina", totpUserPassword) // unbound again: the password alone
+
+	// The factor changes are in the operation log, their codes masked.
+	for _, path := range []string{"/api/v1/auth/mfa/bind/complete", "/api/v1/auth/mfa/recovery"} {
+		poll.Until(t, 10*time.Second, "operation-log rows of "+path, func() bool {
+			return k.Ent().SysOpLog.Query().Where(sysoplog.Path(path), sysoplog.ResultCode(0)).CountX(ctx) == 1
+		})
+	}
+	for _, r := range k.Ent().SysOpLog.Query().Where(sysoplog.PathHasPrefix("/api/v1/auth/mfa/")).AllX(ctx) {
+		if r.ParamJSON != nil && (strings.Contains(*r.ParamJSON, codes[3]) || strings.Contains(*r.ParamJSON, totpUserPassword)) {
+			t.Fatalf("operation log shows a secret: %s", *r.ParamJSON)
+		}
+	}
 
 	// forceTotp without a binding: 40020.
 	k.Ent().SysUser.UpdateOneID(uid).SetForceTotp(true).ExecX(ctx)
