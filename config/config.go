@@ -193,6 +193,28 @@ type Security struct {
 	Jwt      Jwt      `koanf:"Jwt"`
 	Session  Session  `koanf:"Session"`
 	Sms      Sms      `koanf:"Sms"`
+	Totp     Totp     `koanf:"Totp"`
+}
+
+// Totp is `Service:Security:Totp`.
+type Totp struct {
+	// EncryptionKeys is the key ring that encrypts TOTP seeds at rest
+	// (AES-256-GCM): the first key encrypts, every key decrypts (each
+	// stored seed names its key). Rotation: docs/security.md, "TOTP seeds".
+	// Without keys, Development and Test generate one under DataDir;
+	// Production refuses to bind TOTP (and to check a bound one) until a
+	// key is set.
+	EncryptionKeys []TotpKey `koanf:"EncryptionKeys"`
+}
+
+// TotpKey is one entry of `Service:Security:Totp:EncryptionKeys`.
+type TotpKey struct {
+	// ID names the key in stored seeds: 1 to 32 characters among letters,
+	// digits, '_' and '-'.
+	ID string `koanf:"Id"`
+	// Key is 32 bytes, base64-encoded (standard or URL alphabet, padding
+	// optional).
+	Key Secret `koanf:"Key"`
 }
 
 // Captcha is `Service:Security:Captcha`.

@@ -31,6 +31,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
+	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 
 	stdsql "database/sql"
@@ -75,6 +76,8 @@ type Client struct {
 	SysUser *SysUserClient
 	// SysUserExternal is the client for interacting with the SysUserExternal builders.
 	SysUserExternal *SysUserExternalClient
+	// SysUserRecoveryCode is the client for interacting with the SysUserRecoveryCode builders.
+	SysUserRecoveryCode *SysUserRecoveryCodeClient
 	// SysUserRole is the client for interacting with the SysUserRole builders.
 	SysUserRole *SysUserRoleClient
 }
@@ -105,6 +108,7 @@ func (c *Client) init() {
 	c.SysSessionToken = NewSysSessionTokenClient(c.config)
 	c.SysUser = NewSysUserClient(c.config)
 	c.SysUserExternal = NewSysUserExternalClient(c.config)
+	c.SysUserRecoveryCode = NewSysUserRecoveryCodeClient(c.config)
 	c.SysUserRole = NewSysUserRoleClient(c.config)
 }
 
@@ -196,26 +200,27 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:              ctx,
-		config:           cfg,
-		SysConfig:        NewSysConfigClient(cfg),
-		SysDictItem:      NewSysDictItemClient(cfg),
-		SysDictType:      NewSysDictTypeClient(cfg),
-		SysExceptionLog:  NewSysExceptionLogClient(cfg),
-		SysLoginLog:      NewSysLoginLogClient(cfg),
-		SysMenu:          NewSysMenuClient(cfg),
-		SysModule:        NewSysModuleClient(cfg),
-		SysOpLog:         NewSysOpLogClient(cfg),
-		SysOrg:           NewSysOrgClient(cfg),
-		SysPosition:      NewSysPositionClient(cfg),
-		SysRole:          NewSysRoleClient(cfg),
-		SysRoleDataScope: NewSysRoleDataScopeClient(cfg),
-		SysRoleMenu:      NewSysRoleMenuClient(cfg),
-		SysSession:       NewSysSessionClient(cfg),
-		SysSessionToken:  NewSysSessionTokenClient(cfg),
-		SysUser:          NewSysUserClient(cfg),
-		SysUserExternal:  NewSysUserExternalClient(cfg),
-		SysUserRole:      NewSysUserRoleClient(cfg),
+		ctx:                 ctx,
+		config:              cfg,
+		SysConfig:           NewSysConfigClient(cfg),
+		SysDictItem:         NewSysDictItemClient(cfg),
+		SysDictType:         NewSysDictTypeClient(cfg),
+		SysExceptionLog:     NewSysExceptionLogClient(cfg),
+		SysLoginLog:         NewSysLoginLogClient(cfg),
+		SysMenu:             NewSysMenuClient(cfg),
+		SysModule:           NewSysModuleClient(cfg),
+		SysOpLog:            NewSysOpLogClient(cfg),
+		SysOrg:              NewSysOrgClient(cfg),
+		SysPosition:         NewSysPositionClient(cfg),
+		SysRole:             NewSysRoleClient(cfg),
+		SysRoleDataScope:    NewSysRoleDataScopeClient(cfg),
+		SysRoleMenu:         NewSysRoleMenuClient(cfg),
+		SysSession:          NewSysSessionClient(cfg),
+		SysSessionToken:     NewSysSessionTokenClient(cfg),
+		SysUser:             NewSysUserClient(cfg),
+		SysUserExternal:     NewSysUserExternalClient(cfg),
+		SysUserRecoveryCode: NewSysUserRecoveryCodeClient(cfg),
+		SysUserRole:         NewSysUserRoleClient(cfg),
 	}, nil
 }
 
@@ -233,26 +238,27 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:              ctx,
-		config:           cfg,
-		SysConfig:        NewSysConfigClient(cfg),
-		SysDictItem:      NewSysDictItemClient(cfg),
-		SysDictType:      NewSysDictTypeClient(cfg),
-		SysExceptionLog:  NewSysExceptionLogClient(cfg),
-		SysLoginLog:      NewSysLoginLogClient(cfg),
-		SysMenu:          NewSysMenuClient(cfg),
-		SysModule:        NewSysModuleClient(cfg),
-		SysOpLog:         NewSysOpLogClient(cfg),
-		SysOrg:           NewSysOrgClient(cfg),
-		SysPosition:      NewSysPositionClient(cfg),
-		SysRole:          NewSysRoleClient(cfg),
-		SysRoleDataScope: NewSysRoleDataScopeClient(cfg),
-		SysRoleMenu:      NewSysRoleMenuClient(cfg),
-		SysSession:       NewSysSessionClient(cfg),
-		SysSessionToken:  NewSysSessionTokenClient(cfg),
-		SysUser:          NewSysUserClient(cfg),
-		SysUserExternal:  NewSysUserExternalClient(cfg),
-		SysUserRole:      NewSysUserRoleClient(cfg),
+		ctx:                 ctx,
+		config:              cfg,
+		SysConfig:           NewSysConfigClient(cfg),
+		SysDictItem:         NewSysDictItemClient(cfg),
+		SysDictType:         NewSysDictTypeClient(cfg),
+		SysExceptionLog:     NewSysExceptionLogClient(cfg),
+		SysLoginLog:         NewSysLoginLogClient(cfg),
+		SysMenu:             NewSysMenuClient(cfg),
+		SysModule:           NewSysModuleClient(cfg),
+		SysOpLog:            NewSysOpLogClient(cfg),
+		SysOrg:              NewSysOrgClient(cfg),
+		SysPosition:         NewSysPositionClient(cfg),
+		SysRole:             NewSysRoleClient(cfg),
+		SysRoleDataScope:    NewSysRoleDataScopeClient(cfg),
+		SysRoleMenu:         NewSysRoleMenuClient(cfg),
+		SysSession:          NewSysSessionClient(cfg),
+		SysSessionToken:     NewSysSessionTokenClient(cfg),
+		SysUser:             NewSysUserClient(cfg),
+		SysUserExternal:     NewSysUserExternalClient(cfg),
+		SysUserRecoveryCode: NewSysUserRecoveryCodeClient(cfg),
+		SysUserRole:         NewSysUserRoleClient(cfg),
 	}, nil
 }
 
@@ -285,7 +291,7 @@ func (c *Client) Use(hooks ...Hook) {
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
 		c.SysMenu, c.SysModule, c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole,
 		c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser,
-		c.SysUserExternal, c.SysUserRole,
+		c.SysUserExternal, c.SysUserRecoveryCode, c.SysUserRole,
 	} {
 		n.Use(hooks...)
 	}
@@ -298,7 +304,7 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
 		c.SysMenu, c.SysModule, c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole,
 		c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser,
-		c.SysUserExternal, c.SysUserRole,
+		c.SysUserExternal, c.SysUserRecoveryCode, c.SysUserRole,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -341,6 +347,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SysUser.mutate(ctx, m)
 	case *SysUserExternalMutation:
 		return c.SysUserExternal.mutate(ctx, m)
+	case *SysUserRecoveryCodeMutation:
+		return c.SysUserRecoveryCode.mutate(ctx, m)
 	case *SysUserRoleMutation:
 		return c.SysUserRole.mutate(ctx, m)
 	default:
@@ -2609,6 +2617,139 @@ func (c *SysUserExternalClient) mutate(ctx context.Context, m *SysUserExternalMu
 	}
 }
 
+// SysUserRecoveryCodeClient is a client for the SysUserRecoveryCode schema.
+type SysUserRecoveryCodeClient struct {
+	config
+}
+
+// NewSysUserRecoveryCodeClient returns a client for the SysUserRecoveryCode from the given config.
+func NewSysUserRecoveryCodeClient(c config) *SysUserRecoveryCodeClient {
+	return &SysUserRecoveryCodeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysuserrecoverycode.Hooks(f(g(h())))`.
+func (c *SysUserRecoveryCodeClient) Use(hooks ...Hook) {
+	c.hooks.SysUserRecoveryCode = append(c.hooks.SysUserRecoveryCode, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysuserrecoverycode.Intercept(f(g(h())))`.
+func (c *SysUserRecoveryCodeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysUserRecoveryCode = append(c.inters.SysUserRecoveryCode, interceptors...)
+}
+
+// Create returns a builder for creating a SysUserRecoveryCode entity.
+func (c *SysUserRecoveryCodeClient) Create() *SysUserRecoveryCodeCreate {
+	mutation := newSysUserRecoveryCodeMutation(c.config, OpCreate)
+	return &SysUserRecoveryCodeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysUserRecoveryCode entities.
+func (c *SysUserRecoveryCodeClient) CreateBulk(builders ...*SysUserRecoveryCodeCreate) *SysUserRecoveryCodeCreateBulk {
+	return &SysUserRecoveryCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysUserRecoveryCodeClient) MapCreateBulk(slice any, setFunc func(*SysUserRecoveryCodeCreate, int)) *SysUserRecoveryCodeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysUserRecoveryCodeCreateBulk{err: fmt.Errorf("calling to SysUserRecoveryCodeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysUserRecoveryCodeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysUserRecoveryCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysUserRecoveryCode.
+func (c *SysUserRecoveryCodeClient) Update() *SysUserRecoveryCodeUpdate {
+	mutation := newSysUserRecoveryCodeMutation(c.config, OpUpdate)
+	return &SysUserRecoveryCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysUserRecoveryCodeClient) UpdateOne(_m *SysUserRecoveryCode) *SysUserRecoveryCodeUpdateOne {
+	mutation := newSysUserRecoveryCodeMutation(c.config, OpUpdateOne, withSysUserRecoveryCode(_m))
+	return &SysUserRecoveryCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysUserRecoveryCodeClient) UpdateOneID(id int64) *SysUserRecoveryCodeUpdateOne {
+	mutation := newSysUserRecoveryCodeMutation(c.config, OpUpdateOne, withSysUserRecoveryCodeID(id))
+	return &SysUserRecoveryCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysUserRecoveryCode.
+func (c *SysUserRecoveryCodeClient) Delete() *SysUserRecoveryCodeDelete {
+	mutation := newSysUserRecoveryCodeMutation(c.config, OpDelete)
+	return &SysUserRecoveryCodeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysUserRecoveryCodeClient) DeleteOne(_m *SysUserRecoveryCode) *SysUserRecoveryCodeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysUserRecoveryCodeClient) DeleteOneID(id int64) *SysUserRecoveryCodeDeleteOne {
+	builder := c.Delete().Where(sysuserrecoverycode.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysUserRecoveryCodeDeleteOne{builder}
+}
+
+// Query returns a query builder for SysUserRecoveryCode.
+func (c *SysUserRecoveryCodeClient) Query() *SysUserRecoveryCodeQuery {
+	return &SysUserRecoveryCodeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysUserRecoveryCode},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysUserRecoveryCode entity by its id.
+func (c *SysUserRecoveryCodeClient) Get(ctx context.Context, id int64) (*SysUserRecoveryCode, error) {
+	return c.Query().Where(sysuserrecoverycode.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysUserRecoveryCodeClient) GetX(ctx context.Context, id int64) *SysUserRecoveryCode {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysUserRecoveryCodeClient) Hooks() []Hook {
+	return c.hooks.SysUserRecoveryCode
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysUserRecoveryCodeClient) Interceptors() []Interceptor {
+	return c.inters.SysUserRecoveryCode
+}
+
+func (c *SysUserRecoveryCodeClient) mutate(ctx context.Context, m *SysUserRecoveryCodeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysUserRecoveryCodeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysUserRecoveryCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysUserRecoveryCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysUserRecoveryCodeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysUserRecoveryCode mutation op: %q", m.Op())
+	}
+}
+
 // SysUserRoleClient is a client for the SysUserRole schema.
 type SysUserRoleClient struct {
 	config
@@ -2748,13 +2889,13 @@ type (
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
 		SysModule, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
 		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
-		SysUserRole []ent.Hook
+		SysUserRecoveryCode, SysUserRole []ent.Hook
 	}
 	inters struct {
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
 		SysModule, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
 		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
-		SysUserRole []ent.Interceptor
+		SysUserRecoveryCode, SysUserRole []ent.Interceptor
 	}
 )
 

@@ -29,6 +29,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
+	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 )
 
@@ -90,24 +91,25 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			sysconfig.Table:        sysconfig.ValidColumn,
-			sysdictitem.Table:      sysdictitem.ValidColumn,
-			sysdicttype.Table:      sysdicttype.ValidColumn,
-			sysexceptionlog.Table:  sysexceptionlog.ValidColumn,
-			sysloginlog.Table:      sysloginlog.ValidColumn,
-			sysmenu.Table:          sysmenu.ValidColumn,
-			sysmodule.Table:        sysmodule.ValidColumn,
-			sysoplog.Table:         sysoplog.ValidColumn,
-			sysorg.Table:           sysorg.ValidColumn,
-			sysposition.Table:      sysposition.ValidColumn,
-			sysrole.Table:          sysrole.ValidColumn,
-			sysroledatascope.Table: sysroledatascope.ValidColumn,
-			sysrolemenu.Table:      sysrolemenu.ValidColumn,
-			syssession.Table:       syssession.ValidColumn,
-			syssessiontoken.Table:  syssessiontoken.ValidColumn,
-			sysuser.Table:          sysuser.ValidColumn,
-			sysuserexternal.Table:  sysuserexternal.ValidColumn,
-			sysuserrole.Table:      sysuserrole.ValidColumn,
+			sysconfig.Table:           sysconfig.ValidColumn,
+			sysdictitem.Table:         sysdictitem.ValidColumn,
+			sysdicttype.Table:         sysdicttype.ValidColumn,
+			sysexceptionlog.Table:     sysexceptionlog.ValidColumn,
+			sysloginlog.Table:         sysloginlog.ValidColumn,
+			sysmenu.Table:             sysmenu.ValidColumn,
+			sysmodule.Table:           sysmodule.ValidColumn,
+			sysoplog.Table:            sysoplog.ValidColumn,
+			sysorg.Table:              sysorg.ValidColumn,
+			sysposition.Table:         sysposition.ValidColumn,
+			sysrole.Table:             sysrole.ValidColumn,
+			sysroledatascope.Table:    sysroledatascope.ValidColumn,
+			sysrolemenu.Table:         sysrolemenu.ValidColumn,
+			syssession.Table:          syssession.ValidColumn,
+			syssessiontoken.Table:     syssessiontoken.ValidColumn,
+			sysuser.Table:             sysuser.ValidColumn,
+			sysuserexternal.Table:     sysuserexternal.ValidColumn,
+			sysuserrecoverycode.Table: sysuserrecoverycode.ValidColumn,
+			sysuserrole.Table:         sysuserrole.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -29,6 +29,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
+	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 )
 
@@ -41,24 +42,25 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeSysConfig        = "SysConfig"
-	TypeSysDictItem      = "SysDictItem"
-	TypeSysDictType      = "SysDictType"
-	TypeSysExceptionLog  = "SysExceptionLog"
-	TypeSysLoginLog      = "SysLoginLog"
-	TypeSysMenu          = "SysMenu"
-	TypeSysModule        = "SysModule"
-	TypeSysOpLog         = "SysOpLog"
-	TypeSysOrg           = "SysOrg"
-	TypeSysPosition      = "SysPosition"
-	TypeSysRole          = "SysRole"
-	TypeSysRoleDataScope = "SysRoleDataScope"
-	TypeSysRoleMenu      = "SysRoleMenu"
-	TypeSysSession       = "SysSession"
-	TypeSysSessionToken  = "SysSessionToken"
-	TypeSysUser          = "SysUser"
-	TypeSysUserExternal  = "SysUserExternal"
-	TypeSysUserRole      = "SysUserRole"
+	TypeSysConfig           = "SysConfig"
+	TypeSysDictItem         = "SysDictItem"
+	TypeSysDictType         = "SysDictType"
+	TypeSysExceptionLog     = "SysExceptionLog"
+	TypeSysLoginLog         = "SysLoginLog"
+	TypeSysMenu             = "SysMenu"
+	TypeSysModule           = "SysModule"
+	TypeSysOpLog            = "SysOpLog"
+	TypeSysOrg              = "SysOrg"
+	TypeSysPosition         = "SysPosition"
+	TypeSysRole             = "SysRole"
+	TypeSysRoleDataScope    = "SysRoleDataScope"
+	TypeSysRoleMenu         = "SysRoleMenu"
+	TypeSysSession          = "SysSession"
+	TypeSysSessionToken     = "SysSessionToken"
+	TypeSysUser             = "SysUser"
+	TypeSysUserExternal     = "SysUserExternal"
+	TypeSysUserRecoveryCode = "SysUserRecoveryCode"
+	TypeSysUserRole         = "SysUserRole"
 )
 
 // SysConfigMutation represents an operation that mutates the SysConfig nodes in the graph.
@@ -20473,6 +20475,558 @@ func (m *SysUserExternalMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SysUserExternalMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SysUserExternal edge %s", name)
+}
+
+// SysUserRecoveryCodeMutation represents an operation that mutates the SysUserRecoveryCode nodes in the graph.
+type SysUserRecoveryCodeMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	user_id       *int64
+	adduser_id    *int64
+	code_hash     *string
+	create_time   *time.Time
+	used_at       *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SysUserRecoveryCode, error)
+	predicates    []predicate.SysUserRecoveryCode
+}
+
+var _ ent.Mutation = (*SysUserRecoveryCodeMutation)(nil)
+
+// sysuserrecoverycodeOption allows management of the mutation configuration using functional options.
+type sysuserrecoverycodeOption func(*SysUserRecoveryCodeMutation)
+
+// newSysUserRecoveryCodeMutation creates new mutation for the SysUserRecoveryCode entity.
+func newSysUserRecoveryCodeMutation(c config, op Op, opts ...sysuserrecoverycodeOption) *SysUserRecoveryCodeMutation {
+	m := &SysUserRecoveryCodeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysUserRecoveryCode,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysUserRecoveryCodeID sets the ID field of the mutation.
+func withSysUserRecoveryCodeID(id int64) sysuserrecoverycodeOption {
+	return func(m *SysUserRecoveryCodeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysUserRecoveryCode
+		)
+		m.oldValue = func(ctx context.Context) (*SysUserRecoveryCode, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysUserRecoveryCode.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysUserRecoveryCode sets the old SysUserRecoveryCode of the mutation.
+func withSysUserRecoveryCode(node *SysUserRecoveryCode) sysuserrecoverycodeOption {
+	return func(m *SysUserRecoveryCodeMutation) {
+		m.oldValue = func(context.Context) (*SysUserRecoveryCode, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysUserRecoveryCodeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysUserRecoveryCodeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysUserRecoveryCode entities.
+func (m *SysUserRecoveryCodeMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysUserRecoveryCodeMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysUserRecoveryCodeMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysUserRecoveryCode.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetUserID sets the "user_id" field.
+func (m *SysUserRecoveryCodeMutation) SetUserID(i int64) {
+	m.user_id = &i
+	m.adduser_id = nil
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *SysUserRecoveryCodeMutation) UserID() (r int64, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the SysUserRecoveryCode entity.
+// If the SysUserRecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserRecoveryCodeMutation) OldUserID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// AddUserID adds i to the "user_id" field.
+func (m *SysUserRecoveryCodeMutation) AddUserID(i int64) {
+	if m.adduser_id != nil {
+		*m.adduser_id += i
+	} else {
+		m.adduser_id = &i
+	}
+}
+
+// AddedUserID returns the value that was added to the "user_id" field in this mutation.
+func (m *SysUserRecoveryCodeMutation) AddedUserID() (r int64, exists bool) {
+	v := m.adduser_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *SysUserRecoveryCodeMutation) ResetUserID() {
+	m.user_id = nil
+	m.adduser_id = nil
+}
+
+// SetCodeHash sets the "code_hash" field.
+func (m *SysUserRecoveryCodeMutation) SetCodeHash(s string) {
+	m.code_hash = &s
+}
+
+// CodeHash returns the value of the "code_hash" field in the mutation.
+func (m *SysUserRecoveryCodeMutation) CodeHash() (r string, exists bool) {
+	v := m.code_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCodeHash returns the old "code_hash" field's value of the SysUserRecoveryCode entity.
+// If the SysUserRecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserRecoveryCodeMutation) OldCodeHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCodeHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCodeHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCodeHash: %w", err)
+	}
+	return oldValue.CodeHash, nil
+}
+
+// ResetCodeHash resets all changes to the "code_hash" field.
+func (m *SysUserRecoveryCodeMutation) ResetCodeHash() {
+	m.code_hash = nil
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysUserRecoveryCodeMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysUserRecoveryCodeMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysUserRecoveryCode entity.
+// If the SysUserRecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserRecoveryCodeMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysUserRecoveryCodeMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetUsedAt sets the "used_at" field.
+func (m *SysUserRecoveryCodeMutation) SetUsedAt(t time.Time) {
+	m.used_at = &t
+}
+
+// UsedAt returns the value of the "used_at" field in the mutation.
+func (m *SysUserRecoveryCodeMutation) UsedAt() (r time.Time, exists bool) {
+	v := m.used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedAt returns the old "used_at" field's value of the SysUserRecoveryCode entity.
+// If the SysUserRecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserRecoveryCodeMutation) OldUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedAt: %w", err)
+	}
+	return oldValue.UsedAt, nil
+}
+
+// ClearUsedAt clears the value of the "used_at" field.
+func (m *SysUserRecoveryCodeMutation) ClearUsedAt() {
+	m.used_at = nil
+	m.clearedFields[sysuserrecoverycode.FieldUsedAt] = struct{}{}
+}
+
+// UsedAtCleared returns if the "used_at" field was cleared in this mutation.
+func (m *SysUserRecoveryCodeMutation) UsedAtCleared() bool {
+	_, ok := m.clearedFields[sysuserrecoverycode.FieldUsedAt]
+	return ok
+}
+
+// ResetUsedAt resets all changes to the "used_at" field.
+func (m *SysUserRecoveryCodeMutation) ResetUsedAt() {
+	m.used_at = nil
+	delete(m.clearedFields, sysuserrecoverycode.FieldUsedAt)
+}
+
+// Where appends a list predicates to the SysUserRecoveryCodeMutation builder.
+func (m *SysUserRecoveryCodeMutation) Where(ps ...predicate.SysUserRecoveryCode) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysUserRecoveryCodeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysUserRecoveryCodeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysUserRecoveryCode, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysUserRecoveryCodeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysUserRecoveryCodeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysUserRecoveryCode).
+func (m *SysUserRecoveryCodeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysUserRecoveryCodeMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.user_id != nil {
+		fields = append(fields, sysuserrecoverycode.FieldUserID)
+	}
+	if m.code_hash != nil {
+		fields = append(fields, sysuserrecoverycode.FieldCodeHash)
+	}
+	if m.create_time != nil {
+		fields = append(fields, sysuserrecoverycode.FieldCreateTime)
+	}
+	if m.used_at != nil {
+		fields = append(fields, sysuserrecoverycode.FieldUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysUserRecoveryCodeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysuserrecoverycode.FieldUserID:
+		return m.UserID()
+	case sysuserrecoverycode.FieldCodeHash:
+		return m.CodeHash()
+	case sysuserrecoverycode.FieldCreateTime:
+		return m.CreateTime()
+	case sysuserrecoverycode.FieldUsedAt:
+		return m.UsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysUserRecoveryCodeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysuserrecoverycode.FieldUserID:
+		return m.OldUserID(ctx)
+	case sysuserrecoverycode.FieldCodeHash:
+		return m.OldCodeHash(ctx)
+	case sysuserrecoverycode.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysuserrecoverycode.FieldUsedAt:
+		return m.OldUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysUserRecoveryCode field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysUserRecoveryCodeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysuserrecoverycode.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case sysuserrecoverycode.FieldCodeHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCodeHash(v)
+		return nil
+	case sysuserrecoverycode.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysuserrecoverycode.FieldUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysUserRecoveryCode field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysUserRecoveryCodeMutation) AddedFields() []string {
+	var fields []string
+	if m.adduser_id != nil {
+		fields = append(fields, sysuserrecoverycode.FieldUserID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysUserRecoveryCodeMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysuserrecoverycode.FieldUserID:
+		return m.AddedUserID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysUserRecoveryCodeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysuserrecoverycode.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUserID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysUserRecoveryCode numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysUserRecoveryCodeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysuserrecoverycode.FieldUsedAt) {
+		fields = append(fields, sysuserrecoverycode.FieldUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysUserRecoveryCodeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysUserRecoveryCodeMutation) ClearField(name string) error {
+	switch name {
+	case sysuserrecoverycode.FieldUsedAt:
+		m.ClearUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SysUserRecoveryCode nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysUserRecoveryCodeMutation) ResetField(name string) error {
+	switch name {
+	case sysuserrecoverycode.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case sysuserrecoverycode.FieldCodeHash:
+		m.ResetCodeHash()
+		return nil
+	case sysuserrecoverycode.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysuserrecoverycode.FieldUsedAt:
+		m.ResetUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SysUserRecoveryCode field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysUserRecoveryCodeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysUserRecoveryCodeMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysUserRecoveryCodeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysUserRecoveryCodeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysUserRecoveryCodeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysUserRecoveryCodeMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysUserRecoveryCodeMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysUserRecoveryCode unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysUserRecoveryCodeMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysUserRecoveryCode edge %s", name)
 }
 
 // SysUserRoleMutation represents an operation that mutates the SysUserRole nodes in the graph.

@@ -23,6 +23,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
+	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 )
 
@@ -1023,6 +1024,33 @@ func init() {
 	sysuserexternalDescID := sysuserexternalMixinFields0[0].Descriptor()
 	// sysuserexternal.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysuserexternal.IDValidator = sysuserexternalDescID.Validators[0].(func(int64) error)
+	sysuserrecoverycodeMixin := schema.SysUserRecoveryCode{}.Mixin()
+	sysuserrecoverycodeMixinFields0 := sysuserrecoverycodeMixin[0].Fields()
+	_ = sysuserrecoverycodeMixinFields0
+	sysuserrecoverycodeFields := schema.SysUserRecoveryCode{}.Fields()
+	_ = sysuserrecoverycodeFields
+	// sysuserrecoverycodeDescCodeHash is the schema descriptor for code_hash field.
+	sysuserrecoverycodeDescCodeHash := sysuserrecoverycodeFields[1].Descriptor()
+	// sysuserrecoverycode.CodeHashValidator is a validator for the "code_hash" field. It is called by the builders before save.
+	sysuserrecoverycode.CodeHashValidator = func() func(string) error {
+		validators := sysuserrecoverycodeDescCodeHash.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(code_hash string) error {
+			for _, fn := range fns {
+				if err := fn(code_hash); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysuserrecoverycodeDescID is the schema descriptor for id field.
+	sysuserrecoverycodeDescID := sysuserrecoverycodeMixinFields0[0].Descriptor()
+	// sysuserrecoverycode.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysuserrecoverycode.IDValidator = sysuserrecoverycodeDescID.Validators[0].(func(int64) error)
 	sysuserroleMixin := schema.SysUserRole{}.Mixin()
 	sysuserroleMixinFields0 := sysuserroleMixin[0].Fields()
 	_ = sysuserroleMixinFields0

@@ -48,6 +48,8 @@ type Tx struct {
 	SysUser *SysUserClient
 	// SysUserExternal is the client for interacting with the SysUserExternal builders.
 	SysUserExternal *SysUserExternalClient
+	// SysUserRecoveryCode is the client for interacting with the SysUserRecoveryCode builders.
+	SysUserRecoveryCode *SysUserRecoveryCodeClient
 	// SysUserRole is the client for interacting with the SysUserRole builders.
 	SysUserRole *SysUserRoleClient
 
@@ -198,6 +200,7 @@ func (tx *Tx) init() {
 	tx.SysSessionToken = NewSysSessionTokenClient(tx.config)
 	tx.SysUser = NewSysUserClient(tx.config)
 	tx.SysUserExternal = NewSysUserExternalClient(tx.config)
+	tx.SysUserRecoveryCode = NewSysUserRecoveryCodeClient(tx.config)
 	tx.SysUserRole = NewSysUserRoleClient(tx.config)
 }
 

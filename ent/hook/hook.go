@@ -213,6 +213,18 @@ func (f SysUserExternalFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Va
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysUserExternalMutation", m)
 }
 
+// The SysUserRecoveryCodeFunc type is an adapter to allow the use of ordinary
+// function as SysUserRecoveryCode mutator.
+type SysUserRecoveryCodeFunc func(context.Context, *ent.SysUserRecoveryCodeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysUserRecoveryCodeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysUserRecoveryCodeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysUserRecoveryCodeMutation", m)
+}
+
 // The SysUserRoleFunc type is an adapter to allow the use of ordinary
 // function as SysUserRole mutator.
 type SysUserRoleFunc func(context.Context, *ent.SysUserRoleMutation) (ent.Value, error)

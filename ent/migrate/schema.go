@@ -583,6 +583,27 @@ var (
 			},
 		},
 	}
+	// SysUserRecoveryCodeColumns holds the columns for the "sys_user_recovery_code" table.
+	SysUserRecoveryCodeColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "user_id", Type: field.TypeInt64},
+		{Name: "code_hash", Type: field.TypeString, Size: 128},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// SysUserRecoveryCodeTable holds the schema information for the "sys_user_recovery_code" table.
+	SysUserRecoveryCodeTable = &schema.Table{
+		Name:       "sys_user_recovery_code",
+		Columns:    SysUserRecoveryCodeColumns,
+		PrimaryKey: []*schema.Column{SysUserRecoveryCodeColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysuserrecoverycode_user_id_code_hash",
+				Unique:  true,
+				Columns: []*schema.Column{SysUserRecoveryCodeColumns[1], SysUserRecoveryCodeColumns[2]},
+			},
+		},
+	}
 	// SysUserRoleColumns holds the columns for the "sys_user_role" table.
 	SysUserRoleColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64},
@@ -630,6 +651,7 @@ var (
 		SysSessionTokenTable,
 		SysUserTable,
 		SysUserExternalTable,
+		SysUserRecoveryCodeTable,
 		SysUserRoleTable,
 	}
 )
@@ -685,6 +707,9 @@ func init() {
 	}
 	SysUserExternalTable.Annotation = &entsql.Annotation{
 		Table: "sys_user_external",
+	}
+	SysUserRecoveryCodeTable.Annotation = &entsql.Annotation{
+		Table: "sys_user_recovery_code",
 	}
 	SysUserRoleTable.Annotation = &entsql.Annotation{
 		Table: "sys_user_role",

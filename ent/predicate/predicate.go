@@ -57,5 +57,8 @@ type SysUser func(*sql.Selector)
 // SysUserExternal is the predicate function for sysuserexternal builders.
 type SysUserExternal func(*sql.Selector)
 
+// SysUserRecoveryCode is the predicate function for sysuserrecoverycode builders.
+type SysUserRecoveryCode func(*sql.Selector)
+
 // SysUserRole is the predicate function for sysuserrole builders.
 type SysUserRole func(*sql.Selector)

@@ -41,6 +41,10 @@ func (h *Handler) Routes(api *route.Group) {
 	a.Post("/login", route.Anonymous, h.login).Doc("Password login", PasswordInput{}, LoginOutput{})
 	a.Post("/sms/send", route.Anonymous, h.smsSend).Doc("Send SMS login code", SmsSendInput{}, SmsSendOutput{})
 	a.Post("/sms/login", route.Anonymous, h.smsLogin).Doc("SMS login", SmsLoginInput{}, LoginOutput{})
+	a.Post("/login/totp", route.Anonymous, h.totpLogin).Doc("Complete a login with a TOTP code", TotpLoginInput{}, LoginOutput{})
+	a.Post("/mfa/bind/start", route.Anonymous, h.bindStart).Doc("Start binding TOTP", BindStartInput{}, BindStartOutput{})
+	a.Post("/mfa/bind/complete", route.Anonymous, h.bindComplete).Doc("Complete binding TOTP", BindCompleteInput{}, BindCompleteOutput{}).OpLog = true
+	a.Post("/mfa/recovery", route.Anonymous, h.recovery).Doc("Unbind TOTP with a recovery code", RecoveryInput{}, nil).OpLog = true
 	a.Post("/refresh", route.Anonymous, h.refresh).Doc("Refresh tokens", refreshInput{}, LoginOutput{})
 	a.Post("/logout", route.Token, h.logout).Doc("Logout", nil, true)
 
@@ -110,6 +114,57 @@ func (h *Handler) smsLogin(c fiber.Ctx) error {
 		return err
 	}
 	return WriteTokens(c, out)
+}
+
+func (h *Handler) totpLogin(c fiber.Ctx) error {
+	var in TotpLoginInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	out, err := h.svc.TotpLogin(c.Context(), in, h.client(c))
+	if err != nil {
+		return err
+	}
+	return WriteTokens(c, out)
+}
+
+func (h *Handler) bindStart(c fiber.Ctx) error {
+	var in BindStartInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	out, err := h.svc.BindStart(c.Context(), in, h.client(c))
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return envelope.OK(c, out)
+}
+
+func (h *Handler) bindComplete(c fiber.Ctx) error {
+	var in BindCompleteInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	out, err := h.svc.BindComplete(c.Context(), in)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return envelope.OK(c, out)
+}
+
+// recovery answers HTTP 200 with an empty body (wire contract §1.3).
+func (h *Handler) recovery(c fiber.Ctx) error {
+	var in RecoveryInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	if err := h.svc.Recovery(c.Context(), in, h.client(c)); err != nil {
+		return err
+	}
+	c.Status(fiber.StatusOK)
+	return nil
 }
 
 type refreshInput struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/mfa"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sms"
@@ -79,7 +80,10 @@ type Deps struct {
 	Captcha   *captcha.Service
 	SmsCodes  *sms.Codes
 	SmsSender sms.Sender
-	Log       hclog.Logger
+	// Mfa is the TOTP state; nil builds one over Client, Store and the
+	// key ring of Config (host/mfa).
+	Mfa *mfa.Service
+	Log hclog.Logger
 }
 
 // Service implements the login flows.
@@ -87,6 +91,7 @@ type Service struct {
 	d         Deps
 	dummyHash string
 	cookies   *Cookies
+	mfa       *mfa.Service
 }
 
 // New builds the service. It prepares a dummy hash with the configured
@@ -103,7 +108,11 @@ func New(d Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{d: d, dummyHash: dummy, cookies: NewCookies(d.Config)}, nil
+	m := d.Mfa
+	if m == nil {
+		m = mfa.New(d.Client, d.Store, d.Config)
+	}
+	return &Service{d: d, dummyHash: dummy, cookies: NewCookies(d.Config), mfa: m}, nil
 }
 
 // Cookies is the session-cookie policy (cookie session mode); the host
@@ -139,6 +148,12 @@ type LoginOutput struct {
 // (never valid past the session's end). Every login method (password, SMS,
 // external) ends here.
 func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string, cl Client) (*LoginOutput, error) {
+	return s.issueTokens(ctx, u, method, cl, false)
+}
+
+// issueTokens is IssueTokens; mfa marks a session whose login verified a
+// second factor (sys_session.mfa).
+func (s *Service) issueTokens(ctx context.Context, u *ent.SysUser, method string, cl Client, mfa bool) (*LoginOutput, error) {
 	accessMin, err := s.d.Settings.Int(ctx, KeyAccessMinutes)
 	if err != nil {
 		return nil, err
@@ -167,6 +182,7 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 		MaxConcurrent:      policy.MaxConcurrent,
 		Single:             policy.Single(),
 		RefreshTTL:         lifetime,
+		MFA:                mfa,
 	})
 	if err != nil {
 		return nil, err
@@ -268,13 +284,40 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 	if in.Password == "" || len(in.Password) > maxPasswordLen {
 		return nil, errcode.New(errcode.RequestInvalid).With("field", "password")
 	}
+	pc, err := s.checkPassword(ctx, in, true, cl, userID)
+	if err != nil {
+		return nil, err
+	}
+	s.TouchLogin(ctx, pc.user, cl)
+	return s.secondFactor(ctx, pc.user, MethodPassword, cl)
+}
+
+// passwordCheck is a passed password check: the user and the lockout
+// counters of the (user, client) pair, which later steps of the same
+// request (a wrong recovery code) count on.
+type passwordCheck struct {
+	user   *ent.SysUser
+	lock   *lockout
+	policy lockPolicy
+}
+
+// checkPassword is the password step of a login, a TOTP bind start and a
+// recovery: lockout, captcha, the password, the account enabled. Failures
+// count toward the lockout; a success clears the pair's failures. The
+// captcha switch (loginCaptcha) applies to the login only: the TOTP
+// self-service bodies have no captcha fields (wire contract §2.3), but an
+// account whose failures passed accountCaptchaThreshold needs one there
+// too (40029 without it).
+func (s *Service) checkPassword(ctx context.Context, in PasswordInput, loginCaptcha bool, cl Client, userID **int64) (*passwordCheck, error) {
 	policy, err := s.lockPolicy(ctx)
 	if err != nil {
 		return nil, err
 	}
-	globalCaptcha, err := s.captchaRequired(ctx)
-	if err != nil {
-		return nil, err
+	globalCaptcha := false
+	if loginCaptcha {
+		if globalCaptcha, err = s.captchaRequired(ctx); err != nil {
+			return nil, err
+		}
 	}
 	// Accounts are unique case-insensitively: login matches them so too.
 	u, err := s.d.Client.SysUser.Query().
@@ -330,8 +373,7 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 	if s.d.Hasher.NeedsRehash(u.PasswordHash) {
 		s.rehash(ctx, u, in.Password)
 	}
-	s.TouchLogin(ctx, u, cl)
-	return s.IssueTokens(ctx, u, MethodPassword, cl)
+	return &passwordCheck{user: u, lock: lock, policy: policy}, nil
 }
 
 // rehash recomputes an old hash with the configured count; a failure only

@@ -150,5 +150,5 @@ func (s *Service) smsLogin(ctx context.Context, in SmsLoginInput, cl Client, use
 	}
 	*userID = &u.ID
 	s.TouchLogin(ctx, u, cl)
-	return s.IssueTokens(ctx, u, MethodSMS, cl)
+	return s.secondFactor(ctx, u, MethodSMS, cl)
 }

@@ -71,7 +71,7 @@ func TestMigrateStatusPrintApply(t *testing.T) {
 	if err != nil {
 		t.Fatalf("migrate status: %v", err)
 	}
-	if !strings.Contains(out, "schema at revision 0 of 2; 2 pending") || !regexp.MustCompile(`0001\s+initial\s+pending`).MatchString(out) {
+	if !strings.Contains(out, "schema at revision 0 of 3; 3 pending") || !regexp.MustCompile(`0001\s+initial\s+pending`).MatchString(out) {
 		t.Fatalf("status of a missing database:\n%s", out)
 	}
 	if _, err := os.Stat(dbFile); !os.IsNotExist(err) {
@@ -97,7 +97,7 @@ func TestMigrateStatusPrintApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	applied := regexp.MustCompile(`0001\s+initial\s+applied\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+\d+`)
-	if !strings.Contains(out, "schema at revision 1 of 2; 1 pending") || !applied.MatchString(out) ||
+	if !strings.Contains(out, "schema at revision 1 of 3; 2 pending") || !applied.MatchString(out) ||
 		!regexp.MustCompile(`0002\s+account_norm_session_must_change_password\s+pending`).MatchString(out) {
 		t.Fatalf("status at revision 1:\n%s", out)
 	}
@@ -107,25 +107,25 @@ func TestMigrateStatusPrintApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out, "-- migration 0002_") || !strings.Contains(out, "account_norm") || strings.Contains(out, "CREATE TABLE `sys_config`") {
-		t.Fatalf("--print at revision 1 should print 0002 only:\n%s", out)
+		t.Fatalf("--print at revision 1 should print 0002 and 0003 only:\n%s", out)
 	}
 
 	out, _, err = run(t, ctx, host.Options{}, "migrate", "--content-root", dir)
 	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	if strings.TrimSpace(out) != "applied 1 migration (from rev 1 to 2)" {
+	if strings.TrimSpace(out) != "applied 2 migrations (from rev 1 to 3)" {
 		t.Fatalf("migrate printed %q", out)
 	}
 	out, _, err = run(t, ctx, host.Options{}, "migrate", "--content-root", dir)
-	if err != nil || strings.TrimSpace(out) != "schema is at revision 2; nothing to apply" {
+	if err != nil || strings.TrimSpace(out) != "schema is at revision 3; nothing to apply" {
 		t.Fatalf("second migrate printed %q, %v", out, err)
 	}
 	out, _, err = run(t, ctx, host.Options{}, "migrate", "status", "--content-root", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "schema at revision 2 of 2; 0 pending") || strings.Contains(out, "pending\t") ||
+	if !strings.Contains(out, "schema at revision 3 of 3; 0 pending") || strings.Contains(out, "pending\t") ||
 		!regexp.MustCompile(`0002\s+account_norm_session_must_change_password\s+applied`).MatchString(out) {
 		t.Fatalf("status after migrate:\n%s", out)
 	}
@@ -164,13 +164,13 @@ func TestMigrateStatusLegacy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "no revision recorded; the existing tables match revision 1 of 2") ||
+	if !strings.Contains(out, "no revision recorded; the existing tables match revision 1 of 3") ||
 		!regexp.MustCompile(`0001\s+initial\s+present, not recorded`).MatchString(out) ||
 		!regexp.MustCompile(`0002\s+\S+\s+pending`).MatchString(out) {
 		t.Fatalf("status of a legacy database:\n%s", out)
 	}
 	out, _, err = run(t, ctx, host.Options{}, "migrate", "--content-root", dir)
-	if err != nil || strings.TrimSpace(out) != "adopted the existing tables at revision 1; applied 1 migration (from rev 1 to 2)" {
+	if err != nil || strings.TrimSpace(out) != "adopted the existing tables at revision 1; applied 2 migrations (from rev 1 to 3)" {
 		t.Fatalf("migrate of a legacy database printed %q, %v", out, err)
 	}
 }

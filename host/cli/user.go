@@ -8,8 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/schema"
+	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/mfa"
 	"github.com/adminkernel/kernel/host/seed"
 	"github.com/adminkernel/kernel/host/user"
 )
@@ -21,13 +25,13 @@ const maxName = 64
 const reasonCommandReset = "password reset from the command line"
 
 // userCmd is the operator's user maintenance, the break-glass of the login:
-// unlock, reset-password and create-superadmin.
+// unlock, reset-password, create-superadmin and clear-mfa.
 func userCmd(load loader) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "user",
 		Short: "User maintenance from the command line (break-glass)",
 	}
-	cmd.AddCommand(unlockCmd(load), resetPasswordCmd(load), createSuperAdminCmd(load))
+	cmd.AddCommand(unlockCmd(load), resetPasswordCmd(load), createSuperAdminCmd(load), clearMfaCmd(load))
 	return cmd
 }
 
@@ -252,4 +256,50 @@ func createSuperAdminCmd(load loader) *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "display name (default: the account)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// reasonCommandClearMfa is written on the sessions clear-mfa ends.
+const reasonCommandClearMfa = "TOTP cleared from the command line"
+
+func clearMfaCmd(load loader) *cobra.Command {
+	return &cobra.Command{
+		Use:   "clear-mfa <account>",
+		Short: "Remove an account's TOTP binding and recovery codes and end its sessions",
+		Long: "clear-mfa removes the TOTP seed and the recovery codes of the live user with the account\n" +
+			"(matched case-insensitively) and ends every session of the user. It is the last resort of a\n" +
+			"user (the super-admin included) who lost both the authenticator and the recovery codes. When\n" +
+			"TOTP is still required of the user (forceTotp, requireForSuperAdmin), the next password login\n" +
+			"answers 40020 and the user binds again at /mfa/bind.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, svc, err := openServices(cmd, load)
+			if err != nil {
+				return err
+			}
+			defer st.close()
+			ctx := cmd.Context()
+			u, err := st.db.Client.SysUser.Query().
+				Where(sysuser.AccountNorm(schema.NormalizeAccount(args[0])), sysuser.IsDelete(false)).
+				Only(ctx)
+			if ent.IsNotFound(err) {
+				return fmt.Errorf("no live user has the account %q", strings.TrimSpace(args[0]))
+			}
+			if err != nil {
+				return err
+			}
+			if err := mfa.NewWithKeys(st.db.Client, nil, nil).Unbind(ctx, u.ID); err != nil {
+				return err
+			}
+			n, err := svc.sessions.RevokeUser(ctx, u.ID, reasonCommandClearMfa, "")
+			if err != nil {
+				return err
+			}
+			st.logs.Root().Info("TOTP cleared from the command line", "account", u.Account, "user_id", u.ID, "sessions_revoked", n)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "TOTP of %s (user %d) cleared; %d session(s) ended\n", u.Account, u.ID, n)
+			if st.shared == nil {
+				_, _ = fmt.Fprint(cmd.ErrOrStderr(), st.inProcessNote("TOTP is cleared and the sessions are ended"))
+			}
+			return err
+		},
+	}
 }

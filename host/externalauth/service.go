@@ -73,9 +73,11 @@ type Providers interface {
 }
 
 // TokenIssuer is the one token-issuing step every login method ends in
-// (*auth.Service).
+// (*auth.Service). CompleteLogin is the second-factor gate in front of it:
+// tokens, or a second factor's signal (40018 with args.challengeId, which
+// the callback turns into ?totpChallenge=<id>&error=40018; 40020).
 type TokenIssuer interface {
-	IssueTokens(ctx context.Context, u *ent.SysUser, method string, cl auth.Client) (*auth.LoginOutput, error)
+	CompleteLogin(ctx context.Context, u *ent.SysUser, method string, cl auth.Client) (*auth.LoginOutput, error)
 	WriteLoginLog(ctx context.Context, account, method string, userID *int64, result error, cl auth.Client)
 	TouchLogin(ctx context.Context, u *ent.SysUser, cl auth.Client)
 }
@@ -593,7 +595,7 @@ func (s *Service) login(ctx context.Context, code string, id identity, cl auth.C
 		}
 		return CallbackResult{}, err
 	}
-	out, err := s.o.Tokens.IssueTokens(ctx, u, code, cl)
+	out, err := s.o.Tokens.CompleteLogin(ctx, u, code, cl)
 	s.recordLogin(ctx, u, code, cl, err)
 	if err != nil {
 		return CallbackResult{}, err

@@ -28,8 +28,10 @@ const Masked = "***"
 // pendingLink) and login and bind tickets (bindTicket). Both are bearer
 // values: whoever reads one within its lifetime can redeem it. The binding
 // verifier (bindingVerifier, sent with a ticket, pending link or bind
-// ticket) is the secret half of the browser binding.
-var opLogOnlySensitive = []string{"pendinglink", "ticket", "verifier"}
+// ticket) is the secret half of the browser binding. TOTP codes, recovery
+// codes and challenge ids (POST auth/mfa/bind/complete and auth/mfa/recovery
+// are op-logged) are one-time secrets too.
+var opLogOnlySensitive = []string{"pendinglink", "ticket", "verifier", "recoverycode", "totpcode", "challengeid"}
 
 // Sensitive reports whether the value of a parameter or JSON key called
 // name is masked in the operation log.

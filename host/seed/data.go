@@ -143,7 +143,14 @@ var configs = []configRow{
 	{34, "sys.externalauth.social_chat.enabled", "true", "社交聊天登录", "externalauth"},
 	{35, "sys.externalauth.oidc.enabled", "true", "OIDC 单点登录", "externalauth"},
 	{36, "sys.externalauth.enterprise_chat.linkByAccount", "false", "企业聊天按账号自动关联", "externalauth"},
+	{29, "sys.security.totp.enabled", "false", "TOTP 二次验证", "security"},
+	{30, "sys.security.totp.requireForSuperAdmin", "false", "超级管理员强制 TOTP", "security"},
 }
+
+// formerlyRetired are the ids of configs rows that an older release
+// retired (retiredConfigs) and a later one built: syncConfigs revives the
+// soft-deleted row, with the default value, instead of inserting one.
+var formerlyRetired = map[int64]bool{29: true, 30: true}
 
 // retiredConfigs are rows older releases seeded for areas that are not
 // built (nothing reads them: switches that did nothing). The seeder
@@ -153,8 +160,6 @@ var configs = []configRow{
 var retiredConfigs = []configRow{
 	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
 	{23, "sys.security.mfa.enabled", "false", "短信二次验证", "security"},
-	{29, "sys.security.totp.enabled", "false", "TOTP 二次验证", "security"},
-	{30, "sys.security.totp.requireForSuperAdmin", "false", "超级管理员强制 TOTP", "security"},
 	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
 	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},
 	{27, "sys.job.logRetentionDays", "30", "任务日志保留天数", "job"},

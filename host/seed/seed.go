@@ -434,13 +434,37 @@ func syncConfigs(ctx context.Context, client *ent.Client) error {
 	for i, c := range configs {
 		keys[i] = c.key
 	}
-	have, err := client.SysConfig.Query().Where(sysconfig.ConfigKeyIn(keys...)).Select(sysconfig.FieldConfigKey).Strings(ctx)
+	have, err := client.SysConfig.Query().Where(sysconfig.ConfigKeyIn(keys...)).All(ctx)
 	if err != nil {
 		return err
 	}
+	byID := make(map[int64]configRow, len(configs))
+	for _, c := range configs {
+		byID[c.id] = c
+	}
 	present := make(map[string]bool, len(have))
-	for _, k := range have {
-		present[k] = true
+	var revive []int64
+	for _, r := range have {
+		if r.IsDelete && formerlyRetired[r.ID] && byID[r.ID].key == r.ConfigKey {
+			revive = append(revive, r.ID)
+			continue
+		}
+		present[r.ConfigKey] = true // live, or deleted by an administrator
+	}
+	// A row retired while its area was not built (retireConfigs) comes
+	// back under its id with the default value: the value it held never
+	// had an effect, so it must not switch anything on now.
+	for _, id := range revive {
+		c := byID[id]
+		if present[c.key] {
+			continue
+		}
+		err := client.SysConfig.Update().Where(sysconfig.ID(id), sysconfig.IsDelete(true)).
+			SetIsDelete(false).SetDeleteKey(0).SetConfigValue(c.value).Exec(ctx)
+		if err != nil && !ent.IsConstraintError(err) {
+			return err
+		}
+		present[c.key] = true
 	}
 	var create []*ent.SysConfigCreate
 	for i, c := range configs {

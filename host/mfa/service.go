@@ -1,0 +1,216 @@
+package mfa
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
+	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/errcode"
+)
+
+// KeyPrefix is the one-time-store prefix of every TOTP record (used
+// steps, login and bind challenges).
+const KeyPrefix = "mfa:totp:"
+
+// usedTTL outlives every step a code can be accepted in.
+const usedTTL = (2*Skew + 2) * Period * time.Second
+
+// Service holds the TOTP state of users: the encrypted seed on sys_user,
+// the recovery codes, and the used-step markers in the one-time store.
+type Service struct {
+	client *ent.Client
+	store  cache.Store
+	keys   func() ([]Key, error)
+	now    func() time.Time
+
+	once    sync.Once
+	ring    *KeyRing
+	ringErr error
+}
+
+// New builds the service. The key ring (KeysFromConfig) is built at the
+// first use, so a kernel that never meets TOTP never creates a
+// development key; a ring that cannot be built (ErrNoKey in Production)
+// is not fatal: every operation that needs a seed answers the error.
+func New(client *ent.Client, store cache.Store, cfg *config.Config) *Service {
+	return NewWithKeys(client, store, func() ([]Key, error) { return KeysFromConfig(cfg) })
+}
+
+// NewWithKeys builds the service over the keys keys returns.
+func NewWithKeys(client *ent.Client, store cache.Store, keys func() ([]Key, error)) *Service {
+	return &Service{client: client, store: store, keys: keys, now: time.Now}
+}
+
+func (s *Service) keyRing() (*KeyRing, error) {
+	s.once.Do(func() {
+		keys, err := s.keys()
+		if err == nil {
+			s.ring, err = NewKeyRing(keys)
+		}
+		s.ringErr = err
+	})
+	return s.ring, s.ringErr
+}
+
+func aadOf(userID int64) []byte {
+	return []byte("sys_user.totp_secret:" + strconv.FormatInt(userID, 10))
+}
+
+// Seal encrypts a user's seed.
+func (s *Service) Seal(userID int64, seed string) (string, error) {
+	ring, err := s.keyRing()
+	if err != nil {
+		return "", err
+	}
+	return ring.Seal([]byte(seed), aadOf(userID))
+}
+
+// Open decrypts a sealed seed of a user.
+func (s *Service) Open(userID int64, sealed string) (string, error) {
+	ring, err := s.keyRing()
+	if err != nil {
+		return "", err
+	}
+	b, err := ring.Open(sealed, aadOf(userID))
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// Bound reports whether a user has TOTP bound.
+func Bound(u *ent.SysUser) bool {
+	return u.TotpEnabled && u.TotpSecret != nil && *u.TotpSecret != ""
+}
+
+// Check verifies code against seed for the user: 40019 when it matches no
+// step within Skew of now, or when the step it matches was already used by
+// the user (replay). The used step is recorded atomically (PutOnce), so of
+// parallel requests with one code exactly one succeeds.
+func (s *Service) Check(ctx context.Context, userID int64, seed, code string) error {
+	step, ok := matchStep(seed, code, s.now())
+	if !ok {
+		return errcode.New(errcode.TotpWrong)
+	}
+	key := KeyPrefix + "used:" + strconv.FormatInt(userID, 10) + ":" + strconv.FormatInt(step, 10)
+	if err := s.store.PutOnce(ctx, key, []byte{1}, usedTTL); err != nil {
+		if errors.Is(err, cache.ErrExists) {
+			return errcode.New(errcode.TotpWrong)
+		}
+		return fmt.Errorf("recording a used TOTP step: %w", err)
+	}
+	return nil
+}
+
+// Verify checks a code of a user with TOTP bound (40020 when not bound).
+func (s *Service) Verify(ctx context.Context, u *ent.SysUser, code string) error {
+	if !Bound(u) {
+		return errcode.New(errcode.TotpNotBound)
+	}
+	seed, err := s.Open(u.ID, *u.TotpSecret)
+	if err != nil {
+		return err
+	}
+	return s.Check(ctx, u.ID, seed, code)
+}
+
+// Enable binds a sealed seed to a user without TOTP and replaces the
+// user's recovery codes with RecoveryCodes new ones, which it returns in
+// clear (shown once). 40021 when the user has TOTP bound meanwhile or is
+// gone.
+func (s *Service) Enable(ctx context.Context, userID int64, sealed string) ([]string, error) {
+	codes := make([]string, RecoveryCodes)
+	for i := range codes {
+		c, err := newRecoveryCode()
+		if err != nil {
+			return nil, err
+		}
+		codes[i] = c
+	}
+	err := s.tx(ctx, func(tx *ent.Tx) error {
+		n, err := tx.SysUser.Update().
+			Where(sysuser.ID(userID), sysuser.IsDelete(false), sysuser.TotpEnabled(false)).
+			SetTotpSecret(sealed).SetTotpEnabled(true).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return errcode.New(errcode.MfaBindInvalid)
+		}
+		if _, err := tx.SysUserRecoveryCode.Delete().Where(sysuserrecoverycode.UserID(userID)).Exec(ctx); err != nil {
+			return err
+		}
+		now := s.now()
+		bulk := make([]*ent.SysUserRecoveryCodeCreate, len(codes))
+		for i, c := range codes {
+			bulk[i] = tx.SysUserRecoveryCode.Create().SetUserID(userID).SetCodeHash(hashRecoveryCode(c)).SetCreateTime(now)
+		}
+		return tx.SysUserRecoveryCode.CreateBulk(bulk...).Exec(ctx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return codes, nil
+}
+
+// UseRecoveryCode spends one unused recovery code of the user and unbinds
+// TOTP (the other codes are removed with it). 40022 when the code is not
+// one of the user's unused codes; of parallel requests with one code
+// exactly one succeeds.
+func (s *Service) UseRecoveryCode(ctx context.Context, userID int64, code string) error {
+	if strings.TrimSpace(code) == "" || len(code) > maxRecoveryInput {
+		return errcode.New(errcode.RecoveryCodeInvalid)
+	}
+	hash := hashRecoveryCode(code)
+	return s.tx(ctx, func(tx *ent.Tx) error {
+		n, err := tx.SysUserRecoveryCode.Update().
+			Where(sysuserrecoverycode.UserID(userID), sysuserrecoverycode.CodeHash(hash), sysuserrecoverycode.UsedAtIsNil()).
+			SetUsedAt(s.now()).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return errcode.New(errcode.RecoveryCodeInvalid)
+		}
+		return unbind(ctx, tx, userID, hash)
+	})
+}
+
+// Unbind removes a user's TOTP seed and recovery codes (an
+// administrator's clear).
+func (s *Service) Unbind(ctx context.Context, userID int64) error {
+	return s.tx(ctx, func(tx *ent.Tx) error { return unbind(ctx, tx, userID, "") })
+}
+
+// unbind clears the seed and removes the recovery codes but keep (the
+// spent one, kept as a record).
+func unbind(ctx context.Context, tx *ent.Tx, userID int64, keep string) error {
+	if err := tx.SysUser.Update().Where(sysuser.ID(userID)).
+		ClearTotpSecret().SetTotpEnabled(false).Exec(ctx); err != nil {
+		return err
+	}
+	_, err := tx.SysUserRecoveryCode.Delete().
+		Where(sysuserrecoverycode.UserID(userID), sysuserrecoverycode.CodeHashNEQ(keep)).Exec(ctx)
+	return err
+}
+
+func (s *Service) tx(ctx context.Context, fn func(*ent.Tx) error) error {
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
