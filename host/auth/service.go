@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/schema"
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -114,6 +115,13 @@ func (s *Service) Cookies() *Cookies { return s.cookies }
 type Client struct {
 	IP        string
 	UserAgent string
+	// Binder is the request's browser binder of second-factor challenges
+	// (cookie MfaBinderCookie, or a fresh one the handler sets with a
+	// signal), and BindingChallenge the app's binding challenge of a
+	// password login (bindproof); a challenge is bound to the second when
+	// given, else to the first.
+	Binder           string
+	BindingChallenge string
 }
 
 // LoginOutput is the token response of every login method (wire contract
@@ -139,6 +147,12 @@ type LoginOutput struct {
 // (never valid past the session's end). Every login method (password, SMS,
 // external) ends here.
 func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string, cl Client) (*LoginOutput, error) {
+	return s.issueTokens(ctx, u, method, cl, false)
+}
+
+// issueTokens is IssueTokens; mfa records that a second factor was
+// verified (sys_session.mfa).
+func (s *Service) issueTokens(ctx context.Context, u *ent.SysUser, method string, cl Client, mfa bool) (*LoginOutput, error) {
 	accessMin, err := s.d.Settings.Int(ctx, KeyAccessMinutes)
 	if err != nil {
 		return nil, err
@@ -161,6 +175,7 @@ func (s *Service) IssueTokens(ctx context.Context, u *ent.SysUser, method string
 	issued, err := s.d.Sessions.Create(ctx, session.NewSession{
 		UserID:             u.ID,
 		Method:             method,
+		MFA:                mfa,
 		MustChangePassword: must,
 		IP:                 cl.IP,
 		UserAgent:          textclip.Runes(cl.UserAgent, userAgentColumnLen),
@@ -250,6 +265,10 @@ type PasswordInput struct {
 	Password    string  `json:"password"`
 	CaptchaID   *string `json:"captchaId"`
 	CaptchaCode *string `json:"captchaCode"`
+	// BindingChallenge binds a second-factor challenge to the app's
+	// verifier instead of the browser binder cookie (an app on another
+	// site; bindproof): base64url(SHA-256(verifier)), 43 characters.
+	BindingChallenge *string `json:"bindingChallenge"`
 }
 
 // PasswordLogin checks captcha, lockout and the password, then issues
@@ -267,6 +286,12 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 	}
 	if in.Password == "" || len(in.Password) > maxPasswordLen {
 		return nil, errcode.New(errcode.RequestInvalid).With("field", "password")
+	}
+	if c := deref(in.BindingChallenge); c != "" {
+		if !bindproof.ValidChallenge(c) {
+			return nil, errcode.New(errcode.RequestInvalid).With("field", "bindingChallenge")
+		}
+		cl.BindingChallenge = c
 	}
 	policy, err := s.lockPolicy(ctx)
 	if err != nil {
@@ -330,8 +355,21 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 	if s.d.Hasher.NeedsRehash(u.PasswordHash) {
 		s.rehash(ctx, u, in.Password)
 	}
+	return s.secondFactor(ctx, u, MethodPassword, cl)
+}
+
+// secondFactor is the second-factor gate every first factor passes instead
+// of IssueTokens: it issues tokens when no second factor is required, else
+// answers the signal of the one that is.
+func (s *Service) secondFactor(ctx context.Context, u *ent.SysUser, first string, cl Client) (*LoginOutput, error) {
+	// TOTP branch (helper totp) goes first, here.
+	if first == MethodPassword {
+		if err := s.smsSecondFactor(ctx, u, cl); err != nil {
+			return nil, err
+		}
+	}
 	s.TouchLogin(ctx, u, cl)
-	return s.IssueTokens(ctx, u, MethodPassword, cl)
+	return s.IssueTokens(ctx, u, first, cl)
 }
 
 // rehash recomputes an old hash with the configured count; a failure only

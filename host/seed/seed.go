@@ -434,7 +434,10 @@ func syncConfigs(ctx context.Context, client *ent.Client) error {
 	for i, c := range configs {
 		keys[i] = c.key
 	}
-	have, err := client.SysConfig.Query().Where(sysconfig.ConfigKeyIn(keys...)).Select(sysconfig.FieldConfigKey).Strings(ctx)
+	if err := reviveConfigs(ctx, client, keys); err != nil {
+		return err
+	}
+	have, err := client.SysConfig.Query().Where(sysconfig.ConfigKeyIn(keys...), sysconfig.IsDelete(false)).Select(sysconfig.FieldConfigKey).Strings(ctx)
 	if err != nil {
 		return err
 	}
@@ -454,6 +457,45 @@ func syncConfigs(ctx context.Context, client *ent.Client) error {
 		return nil
 	}
 	return client.SysConfig.CreateBulk(create...).Exec(ctx)
+}
+
+// reviveConfigs brings back the rows retireConfigs soft-deleted for a key
+// whose area is built now (the key is in configs again): the row of the
+// seeded id and key, with the seeded value (a value set while the key did
+// nothing is not trusted to mean anything now), unless a live row holds
+// the key already.
+func reviveConfigs(ctx context.Context, client *ent.Client, keys []string) error {
+	ids := make([]int64, len(configs))
+	byID := make(map[int64]configRow, len(configs))
+	for i, c := range configs {
+		ids[i] = c.id
+		byID[c.id] = c
+	}
+	dead, err := client.SysConfig.Query().Where(sysconfig.IDIn(ids...), sysconfig.IsDelete(true)).All(ctx)
+	if err != nil || len(dead) == 0 {
+		return err
+	}
+	live, err := client.SysConfig.Query().Where(sysconfig.ConfigKeyIn(keys...), sysconfig.IsDelete(false)).Select(sysconfig.FieldConfigKey).Strings(ctx)
+	if err != nil {
+		return err
+	}
+	held := make(map[string]bool, len(live))
+	for _, k := range live {
+		held[k] = true
+	}
+	for _, r := range dead {
+		c := byID[r.ID]
+		if r.ConfigKey != c.key || held[c.key] {
+			continue
+		}
+		if _, err := client.SysConfig.Update().
+			Where(sysconfig.ID(r.ID), sysconfig.IsDelete(true)).
+			SetIsDelete(false).SetDeleteKey(0).SetConfigValue(c.value).
+			Save(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // retireConfigs soft-deletes the live rows of retiredConfigs (matched by
