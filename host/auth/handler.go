@@ -89,7 +89,7 @@ func (h *Handler) login(c fiber.Ctx) error {
 	}
 	out, err := h.svc.PasswordLogin(c.Context(), in, cl)
 	if err != nil {
-		return h.answerSignal(c, cl, err)
+		return h.answerSignal(c, in, cl, err)
 	}
 	return WriteTokens(c, out)
 }

@@ -32,8 +32,8 @@ func (h *Handler) loginClient(c fiber.Ctx) (Client, error) {
 // answerSignal sets the binder cookie when a login answered signal 40009
 // for a challenge bound to the browser (not to a bindingChallenge), and
 // returns err for the central error handler.
-func (h *Handler) answerSignal(c fiber.Ctx, cl Client, err error) error {
-	if be, ok := errcode.As(err); ok && be.Code == errcode.SmsCodeRequired && cl.BindingChallenge == "" {
+func (h *Handler) answerSignal(c fiber.Ctx, in PasswordInput, cl Client, err error) error {
+	if be, ok := errcode.As(err); ok && be.Code == errcode.SmsCodeRequired && deref(in.BindingChallenge) == "" {
 		h.setBinder(c, cl.Binder)
 	}
 	return err
