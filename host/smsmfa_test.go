@@ -63,7 +63,7 @@ func (m smsMfa) post(path, binder string, body any) kerneltest.Reply {
 // challenge is a 40009 answer: its id, the binder cookie and the code sent.
 type challenge struct {
 	id, binder, code string
-	args           map[string]any
+	args             map[string]any
 }
 
 // login logs in with the password and expects signal 40009.
