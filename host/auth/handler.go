@@ -39,6 +39,8 @@ func (h *Handler) Routes(api *route.Group) {
 	a := api.Group("/auth")
 	a.Get("/captcha", route.Anonymous, h.captcha).Title = "Captcha"
 	a.Post("/login", route.Anonymous, h.login).Doc("Password login", PasswordInput{}, LoginOutput{})
+	a.Post("/login/sms", route.Anonymous, h.loginSms).Doc("Complete a password login with its SMS code", SmsChallengeInput{}, LoginOutput{})
+	a.Post("/login/sms/resend", route.Anonymous, h.loginSmsResend).Doc("Resend the SMS code of a password login", SmsResendInput{}, SmsSendOutput{})
 	a.Post("/sms/send", route.Anonymous, h.smsSend).Doc("Send SMS login code", SmsSendInput{}, SmsSendOutput{})
 	a.Post("/sms/login", route.Anonymous, h.smsLogin).Doc("SMS login", SmsLoginInput{}, LoginOutput{})
 	a.Post("/login/totp", route.Anonymous, h.totpLogin).Doc("Complete a login with a TOTP code", TotpLoginInput{}, LoginOutput{})
@@ -85,9 +87,13 @@ func (h *Handler) login(c fiber.Ctx) error {
 	if err := request.JSON(c, &in); err != nil {
 		return err
 	}
-	out, err := h.svc.PasswordLogin(c.Context(), in, h.client(c))
+	cl, err := h.loginClient(c)
 	if err != nil {
 		return err
+	}
+	out, err := h.svc.PasswordLogin(c.Context(), in, cl)
+	if err != nil {
+		return h.answerSignal(c, in, cl, err)
 	}
 	return WriteTokens(c, out)
 }

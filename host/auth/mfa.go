@@ -149,9 +149,13 @@ func (s *Service) secondFactor(ctx context.Context, u *ent.SysUser, first string
 		}
 		return nil, errcode.New(errcode.TotpRequired).With("challengeId", id)
 	}
-	// ---- SMS second factor (sys.security.mfa.enabled; helper smsmfa) ----
-	// Password logins of users with a phone answer 40009 here.
-	// ---- end of the SMS second factor ----
+	// The SMS second factor asks password logins of users with a phone
+	// (sys.security.mfa.enabled): 40009 with the challenge.
+	if first == MethodPassword {
+		if err := s.smsSecondFactor(ctx, u, cl); err != nil {
+			return nil, err
+		}
+	}
 	return s.IssueTokens(ctx, u, first, cl)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/schema"
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -123,6 +124,13 @@ func (s *Service) Cookies() *Cookies { return s.cookies }
 type Client struct {
 	IP        string
 	UserAgent string
+	// Binder is the request's browser binder of second-factor challenges
+	// (cookie MfaBinderCookie, or a fresh one the handler sets with a
+	// signal), and BindingChallenge the app's binding challenge of a
+	// password login (bindproof); a challenge is bound to the second when
+	// given, else to the first.
+	Binder           string
+	BindingChallenge string
 }
 
 // LoginOutput is the token response of every login method (wire contract
@@ -176,13 +184,13 @@ func (s *Service) issueTokens(ctx context.Context, u *ent.SysUser, method string
 	issued, err := s.d.Sessions.Create(ctx, session.NewSession{
 		UserID:             u.ID,
 		Method:             method,
+		MFA:                mfa,
 		MustChangePassword: must,
 		IP:                 cl.IP,
 		UserAgent:          textclip.Runes(cl.UserAgent, userAgentColumnLen),
 		MaxConcurrent:      policy.MaxConcurrent,
 		Single:             policy.Single(),
 		RefreshTTL:         lifetime,
-		MFA:                mfa,
 	})
 	if err != nil {
 		return nil, err
@@ -266,6 +274,10 @@ type PasswordInput struct {
 	Password    string  `json:"password"`
 	CaptchaID   *string `json:"captchaId"`
 	CaptchaCode *string `json:"captchaCode"`
+	// BindingChallenge binds a second-factor challenge to the app's
+	// verifier instead of the browser binder cookie (an app on another
+	// site; bindproof): base64url(SHA-256(verifier)), 43 characters.
+	BindingChallenge *string `json:"bindingChallenge"`
 }
 
 // PasswordLogin checks captcha, lockout and the password, then issues
@@ -283,6 +295,12 @@ func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client
 	}
 	if in.Password == "" || len(in.Password) > maxPasswordLen {
 		return nil, errcode.New(errcode.RequestInvalid).With("field", "password")
+	}
+	if c := deref(in.BindingChallenge); c != "" {
+		if !bindproof.ValidChallenge(c) {
+			return nil, errcode.New(errcode.RequestInvalid).With("field", "bindingChallenge")
+		}
+		cl.BindingChallenge = c
 	}
 	pc, err := s.checkPassword(ctx, in, true, cl, userID)
 	if err != nil {

@@ -133,6 +133,7 @@ var configs = []configRow{
 	{10, "sys.security.session.refreshMinutes", "10080", "刷新令牌有效期(分钟)", "security"},
 	{13, "sys.security.captcha.enabled", "false", "登录验证码", "security"},
 	{24, "sys.security.smsLogin.enabled", "false", "短信验证码登录", "security"},
+	{23, "sys.security.mfa.enabled", "false", "短信二次验证", "security"},
 	{14, "sys.security.rateLimit.enabled", "true", "接口限流", "security"},
 	{15, "sys.security.rateLimit.windowSeconds", "60", "限流窗口(秒)", "security"},
 	{16, "sys.security.rateLimit.permitPerWindow", "300", "每窗口请求上限", "security"},
@@ -150,7 +151,7 @@ var configs = []configRow{
 // formerlyRetired are the ids of configs rows that an older release
 // retired (retiredConfigs) and a later one built: syncConfigs revives the
 // soft-deleted row, with the default value, instead of inserting one.
-var formerlyRetired = map[int64]bool{29: true, 30: true}
+var formerlyRetired = map[int64]bool{23: true, 29: true, 30: true}
 
 // retiredConfigs are rows older releases seeded for areas that are not
 // built (nothing reads them: switches that did nothing). The seeder
@@ -159,7 +160,6 @@ var formerlyRetired = map[int64]bool{29: true, 30: true}
 // registry, and revives the retired row (same id) instead of inserting one.
 var retiredConfigs = []configRow{
 	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
-	{23, "sys.security.mfa.enabled", "false", "短信二次验证", "security"},
 	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
 	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},
 	{27, "sys.job.logRetentionDays", "30", "任务日志保留天数", "job"},
