@@ -193,6 +193,14 @@ type Security struct {
 	Jwt      Jwt      `koanf:"Jwt"`
 	Session  Session  `koanf:"Session"`
 	Sms      Sms      `koanf:"Sms"`
+	Reauth   Reauth   `koanf:"Reauth"`
+}
+
+// Reauth is `Service:Security:Reauth`.
+type Reauth struct {
+	// WindowSeconds (default 300, 1..3600) is how long a re-authentication
+	// (POST /api/v1/auth/reauth) lets its session call +R routes.
+	WindowSeconds int `koanf:"WindowSeconds"`
 }
 
 // Captcha is `Service:Security:Captcha`.
@@ -498,6 +506,7 @@ func Defaults() Config {
 				Jwt:      Jwt{Issuer: "AdminKernel", ClockSkewSeconds: 30},
 				Session:  Session{RefreshGraceSeconds: 10, Mode: SessionMulti},
 				Sms:      Sms{Sender: "Log"},
+				Reauth:   Reauth{WindowSeconds: 300},
 			},
 			ExternalAuth: ExternalAuth{FrontendResultPath: "/oauth/callback", BindTicketToBrowser: true, MaxPendingStates: 100000},
 			Logging: ServiceLog{OpLog: OpLog{

@@ -21,6 +21,7 @@ import (
 	"github.com/adminkernel/kernel/host/idp/pluginhost"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/ratelimit"
+	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sms"
@@ -104,7 +105,19 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		SmsSender: sender,
 		Log:       k.logs.For("AdminKernel.Auth"),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	k.reauth = reauth.New(reauth.Deps{
+		Client:    client,
+		Settings:  k.settings,
+		Sessions:  k.sessions,
+		Windows:   reauth.NewWindows(store, time.Duration(cfg.Service.Security.Reauth.WindowSeconds)*time.Second),
+		Sensitive: reauth.NewSensitive(client, store, k.routes.Routes),
+		Passwords: k.auth,
+		Log:       k.logs.For("AdminKernel.Reauth"),
+	})
+	return nil
 }
 
 func smsSender(cfg *config.Config, log hclog.Logger) (sms.Sender, error) {
@@ -152,6 +165,10 @@ func (k *Kernel) Sessions() *session.Service { return k.sessions }
 
 // Auth returns the login service (IssueTokens is the shared token step).
 func (k *Kernel) Auth() *auth.Service { return k.auth }
+
+// Reauth returns the re-authentication service (SetTotp and SetFactors
+// wire the TOTP area into it).
+func (k *Kernel) Reauth() *reauth.Service { return k.reauth }
 
 // Tokens returns the token issuer (access and refresh tokens).
 func (k *Kernel) Tokens() *token.Issuer { return k.tokens }

@@ -68,7 +68,7 @@ func TestConfigGetSetOnSqlite(t *testing.T) {
 	}{
 		{[]string{accessKey, "99999999999"}, "The value of " + accessKey + " is invalid: expected integer 1..1440. (error code 43012"},
 		{[]string{"sys.security.captcha.enabled", "TRUE"}, "expected true or false"},
-		{[]string{"sys.security.totp.enabled", "true"}, "sys.security.totp.enabled is not a setting the kernel knows. (error code 43013"},
+		{[]string{"sys.upload.maxSizeMb", "20"}, "sys.upload.maxSizeMb is not a setting the kernel knows. (error code 43013"},
 		{[]string{"sys.no.such.key", "1"}, "43013"},
 		{[]string{"biz.x", "1"}, "is not a sys.* key"},
 	}

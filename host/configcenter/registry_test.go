@@ -88,7 +88,7 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 		key  string
 	}{
 		{"unknown sys key", map[string]any{"configKey": "sys.security.session.idleMinutes", "configValue": "5"}, errcode.ConfigKeyUnknown, "sys.security.session.idleMinutes"},
-		{"retired key", map[string]any{"configKey": "sys.security.totp.enabled", "configValue": "true"}, errcode.ConfigKeyUnknown, "sys.security.totp.enabled"},
+		{"retired key", map[string]any{"configKey": "sys.upload.maxSizeMb", "configValue": "20"}, errcode.ConfigKeyUnknown, "sys.upload.maxSizeMb"},
 		{"sys key in capitals", map[string]any{"configKey": "SYS.site.title", "configValue": "x"}, errcode.ConfigKeyUnknown, "SYS.site.title"},
 		{"sys key the pattern refuses", map[string]any{"configKey": "sys.site.title!", "configValue": "x"}, errcode.ConfigKeyUnknown, "sys.site.title!"},
 		{"invalid value", map[string]any{"configKey": "sys.security.rateLimit.windowSeconds", "configValue": "0"}, errcode.ConfigValueInvalid, "sys.security.rateLimit.windowSeconds"},
@@ -247,7 +247,7 @@ func TestInvalidStoredValueReadsAsDefault(t *testing.T) {
 func TestPageListsNoRetiredRows(t *testing.T) {
 	k := kerneltest.Start(t, nil)
 	tok := k.Admin()
-	for _, q := range []string{"ConfigKey=sys.job", "ConfigKey=sys.upload", "ConfigKey=totp", "ConfigKey=mfa", "ConfigKey=captcha.type", "GroupCode=upload", "GroupCode=job"} {
+	for _, q := range []string{"ConfigKey=sys.job", "ConfigKey=sys.upload", "ConfigKey=totp.require", "ConfigKey=mfa", "ConfigKey=captcha.type", "GroupCode=upload", "GroupCode=job"} {
 		if p := getPage(t, k, tok, q); p.Total != 0 {
 			t.Errorf("%s lists %v", q, keys(p.Items))
 		}
@@ -276,7 +276,7 @@ func TestSeederRetiresOldRows(t *testing.T) {
 		key, value string
 	}{
 		{23, "sys.security.mfa.enabled", "false"},
-		{29, "sys.security.totp.enabled", "true"}, // changed by an admin: it never did anything
+		{12, "sys.upload.allowedExtensions", ".exe"}, // changed by an admin: it never did anything
 		{11, "sys.upload.maxSizeMb", "20"},
 		{27, "sys.job.logRetentionDays", "30"},
 		{21, "sys.security.captcha.type", "char"},
@@ -298,13 +298,13 @@ func TestSeederRetiresOldRows(t *testing.T) {
 			t.Errorf("row %d (%s) after the restart: deleted %v, delete key %d, value %s", o.id, o.key, r.IsDelete, r.DeleteKey, deref(r.ConfigValue))
 		}
 	}
-	if p := getPage(t, k, tok, "ConfigKey=sys.security.totp"); p.Total != 0 {
+	if p := getPage(t, k, tok, "ConfigKey=sys.upload"); p.Total != 0 {
 		t.Errorf("the page lists %v", keys(p.Items))
 	}
 	if r := k.Ent().SysConfig.GetX(ctx, 5000); r.IsDelete {
 		t.Error("an administrator's own row was retired")
 	}
-	if log := k.Log(); !strings.Contains(log, "its changed value never had an effect") || !strings.Contains(log, "sys.security.totp.enabled") {
+	if log := k.Log(); !strings.Contains(log, "its changed value never had an effect") || !strings.Contains(log, "sys.upload.allowedExtensions") {
 		t.Errorf("no WARN for the changed retired value:\n%s", log)
 	}
 	// Idempotent: a third start changes nothing and fails on nothing.
@@ -312,7 +312,7 @@ func TestSeederRetiresOldRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	k = kerneltest.Start(t, env)
-	if n := k.Ent().SysConfig.Query().Where(sysconfig.IsDelete(true), sysconfig.IDIn(23, 29, 11, 27, 21)).CountX(ctx); n != len(old) {
+	if n := k.Ent().SysConfig.Query().Where(sysconfig.IsDelete(true), sysconfig.IDIn(23, 12, 11, 27, 21)).CountX(ctx); n != len(old) {
 		t.Fatalf("%d retired rows after the third start, want %d", n, len(old))
 	}
 }

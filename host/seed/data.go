@@ -133,6 +133,7 @@ var configs = []configRow{
 	{10, "sys.security.session.refreshMinutes", "10080", "刷新令牌有效期(分钟)", "security"},
 	{13, "sys.security.captcha.enabled", "false", "登录验证码", "security"},
 	{24, "sys.security.smsLogin.enabled", "false", "短信验证码登录", "security"},
+	{29, "sys.security.totp.enabled", "false", "TOTP 二次验证", "security"},
 	{14, "sys.security.rateLimit.enabled", "true", "接口限流", "security"},
 	{15, "sys.security.rateLimit.windowSeconds", "60", "限流窗口(秒)", "security"},
 	{16, "sys.security.rateLimit.permitPerWindow", "300", "每窗口请求上限", "security"},
@@ -153,7 +154,6 @@ var configs = []configRow{
 var retiredConfigs = []configRow{
 	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
 	{23, "sys.security.mfa.enabled", "false", "短信二次验证", "security"},
-	{29, "sys.security.totp.enabled", "false", "TOTP 二次验证", "security"},
 	{30, "sys.security.totp.requireForSuperAdmin", "false", "超级管理员强制 TOTP", "security"},
 	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
 	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},

@@ -218,7 +218,7 @@ func kernelEntries() []Entry {
 		// area clears Planned and seeds them again.
 		{Key: "sys.security.captcha.type", Kind: KindEnum, Values: []string{"char"}, Default: "char", Area: AreaSecurity, Planned: true, Description: "captcha type (only char captchas exist)"},
 		{Key: "sys.security.mfa.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Planned: true, Description: "SMS second factor"},
-		{Key: "sys.security.totp.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Planned: true, Description: "TOTP second factor"},
+		{Key: "sys.security.totp.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "TOTP second factor; while on, +R routes need a recent re-authentication (host/reauth)"},
 		{Key: "sys.security.totp.requireForSuperAdmin", Kind: KindBool, Default: "false", Area: AreaSecurity, Planned: true, Description: "TOTP required of the super-admin"},
 		{Key: "sys.upload.maxSizeMb", Kind: KindInt, Min: 1, Max: 10240, Default: "20", Area: AreaUpload, Planned: true, Description: "upload size limit in MB"},
 		{Key: "sys.upload.allowedExtensions", Kind: KindString, MaxLen: 1024, Default: ".jpg,.png,.pdf,.xlsx,.docx,.zip", Area: AreaUpload, Planned: true, Description: "allowed upload extensions"},
