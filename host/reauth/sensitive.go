@@ -161,6 +161,9 @@ func (s *Sensitive) Delete(ctx context.Context, id int64) error {
 // Has reports whether an administrator added code to the list. A cache hit
 // reads no database and allocates nothing.
 func (s *Sensitive) Has(ctx context.Context, code string) (bool, error) {
+	if code == "" {
+		return false, nil
+	}
 	val, ok, err := cache.Peek(ctx, s.store, listKey)
 	if err != nil {
 		return false, err
