@@ -194,6 +194,7 @@ type Security struct {
 	Session  Session  `koanf:"Session"`
 	Sms      Sms      `koanf:"Sms"`
 	Totp     Totp     `koanf:"Totp"`
+	Reauth   Reauth   `koanf:"Reauth"`
 }
 
 // Totp is `Service:Security:Totp`.
@@ -215,6 +216,13 @@ type TotpKey struct {
 	// Key is 32 bytes, base64-encoded (standard or URL alphabet, padding
 	// optional).
 	Key Secret `koanf:"Key"`
+}
+
+// Reauth is `Service:Security:Reauth`.
+type Reauth struct {
+	// WindowSeconds (default 300, 1..3600) is how long a re-authentication
+	// (POST /api/v1/auth/reauth) lets its session call +R routes.
+	WindowSeconds int `koanf:"WindowSeconds"`
 }
 
 // Captcha is `Service:Security:Captcha`.
@@ -520,6 +528,7 @@ func Defaults() Config {
 				Jwt:      Jwt{Issuer: "AdminKernel", ClockSkewSeconds: 30},
 				Session:  Session{RefreshGraceSeconds: 10, Mode: SessionMulti},
 				Sms:      Sms{Sender: "Log"},
+				Reauth:   Reauth{WindowSeconds: 300},
 			},
 			ExternalAuth: ExternalAuth{FrontendResultPath: "/oauth/callback", BindTicketToBrowser: true, MaxPendingStates: 100000},
 			Logging: ServiceLog{OpLog: OpLog{

@@ -88,6 +88,9 @@ func (c *Config) Validate() error {
 	atLeast(&p, "Service:Logging:OpLog:ParamMaxChars", s.Logging.OpLog.ParamMaxChars, 1)
 	atLeast(&p, "Service:ExternalAuth:MaxPendingStates", s.ExternalAuth.MaxPendingStates, 1)
 	atLeast(&p, "Service:Security:Captcha:MaxPending", s.Security.Captcha.MaxPending, 1)
+	if v := s.Security.Reauth.WindowSeconds; v < 1 || v > 3600 {
+		p.add("Service:Security:Reauth:WindowSeconds %d is out of range 1..3600", v)
+	}
 	atLeast(&p, "Service:Security:Password:HashConcurrency", s.Security.Password.HashConcurrency, 0)
 	atLeast(&p, "Service:Security:Password:HashQueue", s.Security.Password.HashQueue, 0)
 	atLeast(&p, "Service:Security:Password:HashMaxWaitMillis", s.Security.Password.HashMaxWaitMillis, 1)

@@ -268,6 +268,11 @@ func TestValidate(t *testing.T) {
 			want:   []string{"Service:Snowflake:WorkerId 64 is out of range 0..63"},
 		},
 		{
+			name:   "re-auth window",
+			mutate: func(c *Config) { c.Service.Security.Reauth.WindowSeconds = 0 },
+			want:   []string{"Service:Security:Reauth:WindowSeconds 0 is out of range 1..3600"},
+		},
+		{
 			name: "password hashing pool",
 			mutate: func(c *Config) {
 				c.Service.Security.Password.HashConcurrency = -1

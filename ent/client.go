@@ -20,6 +20,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/ent/sysmenu"
+	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
 	"github.com/adminkernel/kernel/ent/sysmodule"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/sysorg"
@@ -54,6 +55,8 @@ type Client struct {
 	SysLoginLog *SysLoginLogClient
 	// SysMenu is the client for interacting with the SysMenu builders.
 	SysMenu *SysMenuClient
+	// SysMfaHighSensitivity is the client for interacting with the SysMfaHighSensitivity builders.
+	SysMfaHighSensitivity *SysMfaHighSensitivityClient
 	// SysModule is the client for interacting with the SysModule builders.
 	SysModule *SysModuleClient
 	// SysOpLog is the client for interacting with the SysOpLog builders.
@@ -97,6 +100,7 @@ func (c *Client) init() {
 	c.SysExceptionLog = NewSysExceptionLogClient(c.config)
 	c.SysLoginLog = NewSysLoginLogClient(c.config)
 	c.SysMenu = NewSysMenuClient(c.config)
+	c.SysMfaHighSensitivity = NewSysMfaHighSensitivityClient(c.config)
 	c.SysModule = NewSysModuleClient(c.config)
 	c.SysOpLog = NewSysOpLogClient(c.config)
 	c.SysOrg = NewSysOrgClient(c.config)
@@ -200,27 +204,28 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:                 ctx,
-		config:              cfg,
-		SysConfig:           NewSysConfigClient(cfg),
-		SysDictItem:         NewSysDictItemClient(cfg),
-		SysDictType:         NewSysDictTypeClient(cfg),
-		SysExceptionLog:     NewSysExceptionLogClient(cfg),
-		SysLoginLog:         NewSysLoginLogClient(cfg),
-		SysMenu:             NewSysMenuClient(cfg),
-		SysModule:           NewSysModuleClient(cfg),
-		SysOpLog:            NewSysOpLogClient(cfg),
-		SysOrg:              NewSysOrgClient(cfg),
-		SysPosition:         NewSysPositionClient(cfg),
-		SysRole:             NewSysRoleClient(cfg),
-		SysRoleDataScope:    NewSysRoleDataScopeClient(cfg),
-		SysRoleMenu:         NewSysRoleMenuClient(cfg),
-		SysSession:          NewSysSessionClient(cfg),
-		SysSessionToken:     NewSysSessionTokenClient(cfg),
-		SysUser:             NewSysUserClient(cfg),
-		SysUserExternal:     NewSysUserExternalClient(cfg),
-		SysUserRecoveryCode: NewSysUserRecoveryCodeClient(cfg),
-		SysUserRole:         NewSysUserRoleClient(cfg),
+		ctx:                   ctx,
+		config:                cfg,
+		SysConfig:             NewSysConfigClient(cfg),
+		SysDictItem:           NewSysDictItemClient(cfg),
+		SysDictType:           NewSysDictTypeClient(cfg),
+		SysExceptionLog:       NewSysExceptionLogClient(cfg),
+		SysLoginLog:           NewSysLoginLogClient(cfg),
+		SysMenu:               NewSysMenuClient(cfg),
+		SysMfaHighSensitivity: NewSysMfaHighSensitivityClient(cfg),
+		SysModule:             NewSysModuleClient(cfg),
+		SysOpLog:              NewSysOpLogClient(cfg),
+		SysOrg:                NewSysOrgClient(cfg),
+		SysPosition:           NewSysPositionClient(cfg),
+		SysRole:               NewSysRoleClient(cfg),
+		SysRoleDataScope:      NewSysRoleDataScopeClient(cfg),
+		SysRoleMenu:           NewSysRoleMenuClient(cfg),
+		SysSession:            NewSysSessionClient(cfg),
+		SysSessionToken:       NewSysSessionTokenClient(cfg),
+		SysUser:               NewSysUserClient(cfg),
+		SysUserExternal:       NewSysUserExternalClient(cfg),
+		SysUserRecoveryCode:   NewSysUserRecoveryCodeClient(cfg),
+		SysUserRole:           NewSysUserRoleClient(cfg),
 	}, nil
 }
 
@@ -238,27 +243,28 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:                 ctx,
-		config:              cfg,
-		SysConfig:           NewSysConfigClient(cfg),
-		SysDictItem:         NewSysDictItemClient(cfg),
-		SysDictType:         NewSysDictTypeClient(cfg),
-		SysExceptionLog:     NewSysExceptionLogClient(cfg),
-		SysLoginLog:         NewSysLoginLogClient(cfg),
-		SysMenu:             NewSysMenuClient(cfg),
-		SysModule:           NewSysModuleClient(cfg),
-		SysOpLog:            NewSysOpLogClient(cfg),
-		SysOrg:              NewSysOrgClient(cfg),
-		SysPosition:         NewSysPositionClient(cfg),
-		SysRole:             NewSysRoleClient(cfg),
-		SysRoleDataScope:    NewSysRoleDataScopeClient(cfg),
-		SysRoleMenu:         NewSysRoleMenuClient(cfg),
-		SysSession:          NewSysSessionClient(cfg),
-		SysSessionToken:     NewSysSessionTokenClient(cfg),
-		SysUser:             NewSysUserClient(cfg),
-		SysUserExternal:     NewSysUserExternalClient(cfg),
-		SysUserRecoveryCode: NewSysUserRecoveryCodeClient(cfg),
-		SysUserRole:         NewSysUserRoleClient(cfg),
+		ctx:                   ctx,
+		config:                cfg,
+		SysConfig:             NewSysConfigClient(cfg),
+		SysDictItem:           NewSysDictItemClient(cfg),
+		SysDictType:           NewSysDictTypeClient(cfg),
+		SysExceptionLog:       NewSysExceptionLogClient(cfg),
+		SysLoginLog:           NewSysLoginLogClient(cfg),
+		SysMenu:               NewSysMenuClient(cfg),
+		SysMfaHighSensitivity: NewSysMfaHighSensitivityClient(cfg),
+		SysModule:             NewSysModuleClient(cfg),
+		SysOpLog:              NewSysOpLogClient(cfg),
+		SysOrg:                NewSysOrgClient(cfg),
+		SysPosition:           NewSysPositionClient(cfg),
+		SysRole:               NewSysRoleClient(cfg),
+		SysRoleDataScope:      NewSysRoleDataScopeClient(cfg),
+		SysRoleMenu:           NewSysRoleMenuClient(cfg),
+		SysSession:            NewSysSessionClient(cfg),
+		SysSessionToken:       NewSysSessionTokenClient(cfg),
+		SysUser:               NewSysUserClient(cfg),
+		SysUserExternal:       NewSysUserExternalClient(cfg),
+		SysUserRecoveryCode:   NewSysUserRecoveryCodeClient(cfg),
+		SysUserRole:           NewSysUserRoleClient(cfg),
 	}, nil
 }
 
@@ -289,9 +295,10 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
-		c.SysMenu, c.SysModule, c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole,
-		c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser,
-		c.SysUserExternal, c.SysUserRecoveryCode, c.SysUserRole,
+		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysOpLog, c.SysOrg,
+		c.SysPosition, c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession,
+		c.SysSessionToken, c.SysUser, c.SysUserExternal, c.SysUserRecoveryCode,
+		c.SysUserRole,
 	} {
 		n.Use(hooks...)
 	}
@@ -302,9 +309,10 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
-		c.SysMenu, c.SysModule, c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole,
-		c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser,
-		c.SysUserExternal, c.SysUserRecoveryCode, c.SysUserRole,
+		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysOpLog, c.SysOrg,
+		c.SysPosition, c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession,
+		c.SysSessionToken, c.SysUser, c.SysUserExternal, c.SysUserRecoveryCode,
+		c.SysUserRole,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -325,6 +333,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SysLoginLog.mutate(ctx, m)
 	case *SysMenuMutation:
 		return c.SysMenu.mutate(ctx, m)
+	case *SysMfaHighSensitivityMutation:
+		return c.SysMfaHighSensitivity.mutate(ctx, m)
 	case *SysModuleMutation:
 		return c.SysModule.mutate(ctx, m)
 	case *SysOpLogMutation:
@@ -1151,6 +1161,139 @@ func (c *SysMenuClient) mutate(ctx context.Context, m *SysMenuMutation) (Value, 
 		return (&SysMenuDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown SysMenu mutation op: %q", m.Op())
+	}
+}
+
+// SysMfaHighSensitivityClient is a client for the SysMfaHighSensitivity schema.
+type SysMfaHighSensitivityClient struct {
+	config
+}
+
+// NewSysMfaHighSensitivityClient returns a client for the SysMfaHighSensitivity from the given config.
+func NewSysMfaHighSensitivityClient(c config) *SysMfaHighSensitivityClient {
+	return &SysMfaHighSensitivityClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysmfahighsensitivity.Hooks(f(g(h())))`.
+func (c *SysMfaHighSensitivityClient) Use(hooks ...Hook) {
+	c.hooks.SysMfaHighSensitivity = append(c.hooks.SysMfaHighSensitivity, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysmfahighsensitivity.Intercept(f(g(h())))`.
+func (c *SysMfaHighSensitivityClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysMfaHighSensitivity = append(c.inters.SysMfaHighSensitivity, interceptors...)
+}
+
+// Create returns a builder for creating a SysMfaHighSensitivity entity.
+func (c *SysMfaHighSensitivityClient) Create() *SysMfaHighSensitivityCreate {
+	mutation := newSysMfaHighSensitivityMutation(c.config, OpCreate)
+	return &SysMfaHighSensitivityCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysMfaHighSensitivity entities.
+func (c *SysMfaHighSensitivityClient) CreateBulk(builders ...*SysMfaHighSensitivityCreate) *SysMfaHighSensitivityCreateBulk {
+	return &SysMfaHighSensitivityCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysMfaHighSensitivityClient) MapCreateBulk(slice any, setFunc func(*SysMfaHighSensitivityCreate, int)) *SysMfaHighSensitivityCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysMfaHighSensitivityCreateBulk{err: fmt.Errorf("calling to SysMfaHighSensitivityClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysMfaHighSensitivityCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysMfaHighSensitivityCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysMfaHighSensitivity.
+func (c *SysMfaHighSensitivityClient) Update() *SysMfaHighSensitivityUpdate {
+	mutation := newSysMfaHighSensitivityMutation(c.config, OpUpdate)
+	return &SysMfaHighSensitivityUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysMfaHighSensitivityClient) UpdateOne(_m *SysMfaHighSensitivity) *SysMfaHighSensitivityUpdateOne {
+	mutation := newSysMfaHighSensitivityMutation(c.config, OpUpdateOne, withSysMfaHighSensitivity(_m))
+	return &SysMfaHighSensitivityUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysMfaHighSensitivityClient) UpdateOneID(id int64) *SysMfaHighSensitivityUpdateOne {
+	mutation := newSysMfaHighSensitivityMutation(c.config, OpUpdateOne, withSysMfaHighSensitivityID(id))
+	return &SysMfaHighSensitivityUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysMfaHighSensitivity.
+func (c *SysMfaHighSensitivityClient) Delete() *SysMfaHighSensitivityDelete {
+	mutation := newSysMfaHighSensitivityMutation(c.config, OpDelete)
+	return &SysMfaHighSensitivityDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysMfaHighSensitivityClient) DeleteOne(_m *SysMfaHighSensitivity) *SysMfaHighSensitivityDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysMfaHighSensitivityClient) DeleteOneID(id int64) *SysMfaHighSensitivityDeleteOne {
+	builder := c.Delete().Where(sysmfahighsensitivity.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysMfaHighSensitivityDeleteOne{builder}
+}
+
+// Query returns a query builder for SysMfaHighSensitivity.
+func (c *SysMfaHighSensitivityClient) Query() *SysMfaHighSensitivityQuery {
+	return &SysMfaHighSensitivityQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysMfaHighSensitivity},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysMfaHighSensitivity entity by its id.
+func (c *SysMfaHighSensitivityClient) Get(ctx context.Context, id int64) (*SysMfaHighSensitivity, error) {
+	return c.Query().Where(sysmfahighsensitivity.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysMfaHighSensitivityClient) GetX(ctx context.Context, id int64) *SysMfaHighSensitivity {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysMfaHighSensitivityClient) Hooks() []Hook {
+	return c.hooks.SysMfaHighSensitivity
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysMfaHighSensitivityClient) Interceptors() []Interceptor {
+	return c.inters.SysMfaHighSensitivity
+}
+
+func (c *SysMfaHighSensitivityClient) mutate(ctx context.Context, m *SysMfaHighSensitivityMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysMfaHighSensitivityCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysMfaHighSensitivityUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysMfaHighSensitivityUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysMfaHighSensitivityDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysMfaHighSensitivity mutation op: %q", m.Op())
 	}
 }
 
@@ -2887,15 +3030,15 @@ func (c *SysUserRoleClient) mutate(ctx context.Context, m *SysUserRoleMutation) 
 type (
 	hooks struct {
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
-		SysModule, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
-		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
-		SysUserRecoveryCode, SysUserRole []ent.Hook
+		SysMfaHighSensitivity, SysModule, SysOpLog, SysOrg, SysPosition, SysRole,
+		SysRoleDataScope, SysRoleMenu, SysSession, SysSessionToken, SysUser,
+		SysUserExternal, SysUserRecoveryCode, SysUserRole []ent.Hook
 	}
 	inters struct {
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
-		SysModule, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
-		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
-		SysUserRecoveryCode, SysUserRole []ent.Interceptor
+		SysMfaHighSensitivity, SysModule, SysOpLog, SysOrg, SysPosition, SysRole,
+		SysRoleDataScope, SysRoleMenu, SysSession, SysSessionToken, SysUser,
+		SysUserExternal, SysUserRecoveryCode, SysUserRole []ent.Interceptor
 	}
 )
 

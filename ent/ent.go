@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/ent/sysmenu"
+	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
 	"github.com/adminkernel/kernel/ent/sysmodule"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/sysorg"
@@ -91,25 +92,26 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			sysconfig.Table:           sysconfig.ValidColumn,
-			sysdictitem.Table:         sysdictitem.ValidColumn,
-			sysdicttype.Table:         sysdicttype.ValidColumn,
-			sysexceptionlog.Table:     sysexceptionlog.ValidColumn,
-			sysloginlog.Table:         sysloginlog.ValidColumn,
-			sysmenu.Table:             sysmenu.ValidColumn,
-			sysmodule.Table:           sysmodule.ValidColumn,
-			sysoplog.Table:            sysoplog.ValidColumn,
-			sysorg.Table:              sysorg.ValidColumn,
-			sysposition.Table:         sysposition.ValidColumn,
-			sysrole.Table:             sysrole.ValidColumn,
-			sysroledatascope.Table:    sysroledatascope.ValidColumn,
-			sysrolemenu.Table:         sysrolemenu.ValidColumn,
-			syssession.Table:          syssession.ValidColumn,
-			syssessiontoken.Table:     syssessiontoken.ValidColumn,
-			sysuser.Table:             sysuser.ValidColumn,
-			sysuserexternal.Table:     sysuserexternal.ValidColumn,
-			sysuserrecoverycode.Table: sysuserrecoverycode.ValidColumn,
-			sysuserrole.Table:         sysuserrole.ValidColumn,
+			sysconfig.Table:             sysconfig.ValidColumn,
+			sysdictitem.Table:           sysdictitem.ValidColumn,
+			sysdicttype.Table:           sysdicttype.ValidColumn,
+			sysexceptionlog.Table:       sysexceptionlog.ValidColumn,
+			sysloginlog.Table:           sysloginlog.ValidColumn,
+			sysmenu.Table:               sysmenu.ValidColumn,
+			sysmfahighsensitivity.Table: sysmfahighsensitivity.ValidColumn,
+			sysmodule.Table:             sysmodule.ValidColumn,
+			sysoplog.Table:              sysoplog.ValidColumn,
+			sysorg.Table:                sysorg.ValidColumn,
+			sysposition.Table:           sysposition.ValidColumn,
+			sysrole.Table:               sysrole.ValidColumn,
+			sysroledatascope.Table:      sysroledatascope.ValidColumn,
+			sysrolemenu.Table:           sysrolemenu.ValidColumn,
+			syssession.Table:            syssession.ValidColumn,
+			syssessiontoken.Table:       syssessiontoken.ValidColumn,
+			sysuser.Table:               sysuser.ValidColumn,
+			sysuserexternal.Table:       sysuserexternal.ValidColumn,
+			sysuserrecoverycode.Table:   sysuserrecoverycode.ValidColumn,
+			sysuserrole.Table:           sysuserrole.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

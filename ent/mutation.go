@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/ent/sysmenu"
+	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
 	"github.com/adminkernel/kernel/ent/sysmodule"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/sysorg"
@@ -42,25 +43,26 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeSysConfig           = "SysConfig"
-	TypeSysDictItem         = "SysDictItem"
-	TypeSysDictType         = "SysDictType"
-	TypeSysExceptionLog     = "SysExceptionLog"
-	TypeSysLoginLog         = "SysLoginLog"
-	TypeSysMenu             = "SysMenu"
-	TypeSysModule           = "SysModule"
-	TypeSysOpLog            = "SysOpLog"
-	TypeSysOrg              = "SysOrg"
-	TypeSysPosition         = "SysPosition"
-	TypeSysRole             = "SysRole"
-	TypeSysRoleDataScope    = "SysRoleDataScope"
-	TypeSysRoleMenu         = "SysRoleMenu"
-	TypeSysSession          = "SysSession"
-	TypeSysSessionToken     = "SysSessionToken"
-	TypeSysUser             = "SysUser"
-	TypeSysUserExternal     = "SysUserExternal"
-	TypeSysUserRecoveryCode = "SysUserRecoveryCode"
-	TypeSysUserRole         = "SysUserRole"
+	TypeSysConfig             = "SysConfig"
+	TypeSysDictItem           = "SysDictItem"
+	TypeSysDictType           = "SysDictType"
+	TypeSysExceptionLog       = "SysExceptionLog"
+	TypeSysLoginLog           = "SysLoginLog"
+	TypeSysMenu               = "SysMenu"
+	TypeSysMfaHighSensitivity = "SysMfaHighSensitivity"
+	TypeSysModule             = "SysModule"
+	TypeSysOpLog              = "SysOpLog"
+	TypeSysOrg                = "SysOrg"
+	TypeSysPosition           = "SysPosition"
+	TypeSysRole               = "SysRole"
+	TypeSysRoleDataScope      = "SysRoleDataScope"
+	TypeSysRoleMenu           = "SysRoleMenu"
+	TypeSysSession            = "SysSession"
+	TypeSysSessionToken       = "SysSessionToken"
+	TypeSysUser               = "SysUser"
+	TypeSysUserExternal       = "SysUserExternal"
+	TypeSysUserRecoveryCode   = "SysUserRecoveryCode"
+	TypeSysUserRole           = "SysUserRole"
 )
 
 // SysConfigMutation represents an operation that mutates the SysConfig nodes in the graph.
@@ -7012,6 +7014,758 @@ func (m *SysMenuMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SysMenuMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SysMenu edge %s", name)
+}
+
+// SysMfaHighSensitivityMutation represents an operation that mutates the SysMfaHighSensitivity nodes in the graph.
+type SysMfaHighSensitivityMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	create_time       *time.Time
+	create_user_id    *int64
+	addcreate_user_id *int64
+	update_time       *time.Time
+	update_user_id    *int64
+	addupdate_user_id *int64
+	permission_code   *string
+	remark            *string
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*SysMfaHighSensitivity, error)
+	predicates        []predicate.SysMfaHighSensitivity
+}
+
+var _ ent.Mutation = (*SysMfaHighSensitivityMutation)(nil)
+
+// sysmfahighsensitivityOption allows management of the mutation configuration using functional options.
+type sysmfahighsensitivityOption func(*SysMfaHighSensitivityMutation)
+
+// newSysMfaHighSensitivityMutation creates new mutation for the SysMfaHighSensitivity entity.
+func newSysMfaHighSensitivityMutation(c config, op Op, opts ...sysmfahighsensitivityOption) *SysMfaHighSensitivityMutation {
+	m := &SysMfaHighSensitivityMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysMfaHighSensitivity,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysMfaHighSensitivityID sets the ID field of the mutation.
+func withSysMfaHighSensitivityID(id int64) sysmfahighsensitivityOption {
+	return func(m *SysMfaHighSensitivityMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysMfaHighSensitivity
+		)
+		m.oldValue = func(ctx context.Context) (*SysMfaHighSensitivity, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysMfaHighSensitivity.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysMfaHighSensitivity sets the old SysMfaHighSensitivity of the mutation.
+func withSysMfaHighSensitivity(node *SysMfaHighSensitivity) sysmfahighsensitivityOption {
+	return func(m *SysMfaHighSensitivityMutation) {
+		m.oldValue = func(context.Context) (*SysMfaHighSensitivity, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysMfaHighSensitivityMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysMfaHighSensitivityMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysMfaHighSensitivity entities.
+func (m *SysMfaHighSensitivityMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysMfaHighSensitivityMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysMfaHighSensitivityMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysMfaHighSensitivity.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysMfaHighSensitivityMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysMfaHighSensitivityMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysMfaHighSensitivity entity.
+// If the SysMfaHighSensitivity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysMfaHighSensitivityMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysMfaHighSensitivityMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetCreateUserID sets the "create_user_id" field.
+func (m *SysMfaHighSensitivityMutation) SetCreateUserID(i int64) {
+	m.create_user_id = &i
+	m.addcreate_user_id = nil
+}
+
+// CreateUserID returns the value of the "create_user_id" field in the mutation.
+func (m *SysMfaHighSensitivityMutation) CreateUserID() (r int64, exists bool) {
+	v := m.create_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateUserID returns the old "create_user_id" field's value of the SysMfaHighSensitivity entity.
+// If the SysMfaHighSensitivity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysMfaHighSensitivityMutation) OldCreateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateUserID: %w", err)
+	}
+	return oldValue.CreateUserID, nil
+}
+
+// AddCreateUserID adds i to the "create_user_id" field.
+func (m *SysMfaHighSensitivityMutation) AddCreateUserID(i int64) {
+	if m.addcreate_user_id != nil {
+		*m.addcreate_user_id += i
+	} else {
+		m.addcreate_user_id = &i
+	}
+}
+
+// AddedCreateUserID returns the value that was added to the "create_user_id" field in this mutation.
+func (m *SysMfaHighSensitivityMutation) AddedCreateUserID() (r int64, exists bool) {
+	v := m.addcreate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCreateUserID clears the value of the "create_user_id" field.
+func (m *SysMfaHighSensitivityMutation) ClearCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	m.clearedFields[sysmfahighsensitivity.FieldCreateUserID] = struct{}{}
+}
+
+// CreateUserIDCleared returns if the "create_user_id" field was cleared in this mutation.
+func (m *SysMfaHighSensitivityMutation) CreateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysmfahighsensitivity.FieldCreateUserID]
+	return ok
+}
+
+// ResetCreateUserID resets all changes to the "create_user_id" field.
+func (m *SysMfaHighSensitivityMutation) ResetCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	delete(m.clearedFields, sysmfahighsensitivity.FieldCreateUserID)
+}
+
+// SetUpdateTime sets the "update_time" field.
+func (m *SysMfaHighSensitivityMutation) SetUpdateTime(t time.Time) {
+	m.update_time = &t
+}
+
+// UpdateTime returns the value of the "update_time" field in the mutation.
+func (m *SysMfaHighSensitivityMutation) UpdateTime() (r time.Time, exists bool) {
+	v := m.update_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateTime returns the old "update_time" field's value of the SysMfaHighSensitivity entity.
+// If the SysMfaHighSensitivity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysMfaHighSensitivityMutation) OldUpdateTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateTime: %w", err)
+	}
+	return oldValue.UpdateTime, nil
+}
+
+// ClearUpdateTime clears the value of the "update_time" field.
+func (m *SysMfaHighSensitivityMutation) ClearUpdateTime() {
+	m.update_time = nil
+	m.clearedFields[sysmfahighsensitivity.FieldUpdateTime] = struct{}{}
+}
+
+// UpdateTimeCleared returns if the "update_time" field was cleared in this mutation.
+func (m *SysMfaHighSensitivityMutation) UpdateTimeCleared() bool {
+	_, ok := m.clearedFields[sysmfahighsensitivity.FieldUpdateTime]
+	return ok
+}
+
+// ResetUpdateTime resets all changes to the "update_time" field.
+func (m *SysMfaHighSensitivityMutation) ResetUpdateTime() {
+	m.update_time = nil
+	delete(m.clearedFields, sysmfahighsensitivity.FieldUpdateTime)
+}
+
+// SetUpdateUserID sets the "update_user_id" field.
+func (m *SysMfaHighSensitivityMutation) SetUpdateUserID(i int64) {
+	m.update_user_id = &i
+	m.addupdate_user_id = nil
+}
+
+// UpdateUserID returns the value of the "update_user_id" field in the mutation.
+func (m *SysMfaHighSensitivityMutation) UpdateUserID() (r int64, exists bool) {
+	v := m.update_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateUserID returns the old "update_user_id" field's value of the SysMfaHighSensitivity entity.
+// If the SysMfaHighSensitivity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysMfaHighSensitivityMutation) OldUpdateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateUserID: %w", err)
+	}
+	return oldValue.UpdateUserID, nil
+}
+
+// AddUpdateUserID adds i to the "update_user_id" field.
+func (m *SysMfaHighSensitivityMutation) AddUpdateUserID(i int64) {
+	if m.addupdate_user_id != nil {
+		*m.addupdate_user_id += i
+	} else {
+		m.addupdate_user_id = &i
+	}
+}
+
+// AddedUpdateUserID returns the value that was added to the "update_user_id" field in this mutation.
+func (m *SysMfaHighSensitivityMutation) AddedUpdateUserID() (r int64, exists bool) {
+	v := m.addupdate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearUpdateUserID clears the value of the "update_user_id" field.
+func (m *SysMfaHighSensitivityMutation) ClearUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	m.clearedFields[sysmfahighsensitivity.FieldUpdateUserID] = struct{}{}
+}
+
+// UpdateUserIDCleared returns if the "update_user_id" field was cleared in this mutation.
+func (m *SysMfaHighSensitivityMutation) UpdateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysmfahighsensitivity.FieldUpdateUserID]
+	return ok
+}
+
+// ResetUpdateUserID resets all changes to the "update_user_id" field.
+func (m *SysMfaHighSensitivityMutation) ResetUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	delete(m.clearedFields, sysmfahighsensitivity.FieldUpdateUserID)
+}
+
+// SetPermissionCode sets the "permission_code" field.
+func (m *SysMfaHighSensitivityMutation) SetPermissionCode(s string) {
+	m.permission_code = &s
+}
+
+// PermissionCode returns the value of the "permission_code" field in the mutation.
+func (m *SysMfaHighSensitivityMutation) PermissionCode() (r string, exists bool) {
+	v := m.permission_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPermissionCode returns the old "permission_code" field's value of the SysMfaHighSensitivity entity.
+// If the SysMfaHighSensitivity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysMfaHighSensitivityMutation) OldPermissionCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPermissionCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPermissionCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPermissionCode: %w", err)
+	}
+	return oldValue.PermissionCode, nil
+}
+
+// ResetPermissionCode resets all changes to the "permission_code" field.
+func (m *SysMfaHighSensitivityMutation) ResetPermissionCode() {
+	m.permission_code = nil
+}
+
+// SetRemark sets the "remark" field.
+func (m *SysMfaHighSensitivityMutation) SetRemark(s string) {
+	m.remark = &s
+}
+
+// Remark returns the value of the "remark" field in the mutation.
+func (m *SysMfaHighSensitivityMutation) Remark() (r string, exists bool) {
+	v := m.remark
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRemark returns the old "remark" field's value of the SysMfaHighSensitivity entity.
+// If the SysMfaHighSensitivity object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysMfaHighSensitivityMutation) OldRemark(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRemark is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRemark requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRemark: %w", err)
+	}
+	return oldValue.Remark, nil
+}
+
+// ClearRemark clears the value of the "remark" field.
+func (m *SysMfaHighSensitivityMutation) ClearRemark() {
+	m.remark = nil
+	m.clearedFields[sysmfahighsensitivity.FieldRemark] = struct{}{}
+}
+
+// RemarkCleared returns if the "remark" field was cleared in this mutation.
+func (m *SysMfaHighSensitivityMutation) RemarkCleared() bool {
+	_, ok := m.clearedFields[sysmfahighsensitivity.FieldRemark]
+	return ok
+}
+
+// ResetRemark resets all changes to the "remark" field.
+func (m *SysMfaHighSensitivityMutation) ResetRemark() {
+	m.remark = nil
+	delete(m.clearedFields, sysmfahighsensitivity.FieldRemark)
+}
+
+// Where appends a list predicates to the SysMfaHighSensitivityMutation builder.
+func (m *SysMfaHighSensitivityMutation) Where(ps ...predicate.SysMfaHighSensitivity) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysMfaHighSensitivityMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysMfaHighSensitivityMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysMfaHighSensitivity, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysMfaHighSensitivityMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysMfaHighSensitivityMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysMfaHighSensitivity).
+func (m *SysMfaHighSensitivityMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysMfaHighSensitivityMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.create_time != nil {
+		fields = append(fields, sysmfahighsensitivity.FieldCreateTime)
+	}
+	if m.create_user_id != nil {
+		fields = append(fields, sysmfahighsensitivity.FieldCreateUserID)
+	}
+	if m.update_time != nil {
+		fields = append(fields, sysmfahighsensitivity.FieldUpdateTime)
+	}
+	if m.update_user_id != nil {
+		fields = append(fields, sysmfahighsensitivity.FieldUpdateUserID)
+	}
+	if m.permission_code != nil {
+		fields = append(fields, sysmfahighsensitivity.FieldPermissionCode)
+	}
+	if m.remark != nil {
+		fields = append(fields, sysmfahighsensitivity.FieldRemark)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysMfaHighSensitivityMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysmfahighsensitivity.FieldCreateTime:
+		return m.CreateTime()
+	case sysmfahighsensitivity.FieldCreateUserID:
+		return m.CreateUserID()
+	case sysmfahighsensitivity.FieldUpdateTime:
+		return m.UpdateTime()
+	case sysmfahighsensitivity.FieldUpdateUserID:
+		return m.UpdateUserID()
+	case sysmfahighsensitivity.FieldPermissionCode:
+		return m.PermissionCode()
+	case sysmfahighsensitivity.FieldRemark:
+		return m.Remark()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysMfaHighSensitivityMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysmfahighsensitivity.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysmfahighsensitivity.FieldCreateUserID:
+		return m.OldCreateUserID(ctx)
+	case sysmfahighsensitivity.FieldUpdateTime:
+		return m.OldUpdateTime(ctx)
+	case sysmfahighsensitivity.FieldUpdateUserID:
+		return m.OldUpdateUserID(ctx)
+	case sysmfahighsensitivity.FieldPermissionCode:
+		return m.OldPermissionCode(ctx)
+	case sysmfahighsensitivity.FieldRemark:
+		return m.OldRemark(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysMfaHighSensitivity field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysMfaHighSensitivityMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysmfahighsensitivity.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysmfahighsensitivity.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateUserID(v)
+		return nil
+	case sysmfahighsensitivity.FieldUpdateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateTime(v)
+		return nil
+	case sysmfahighsensitivity.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateUserID(v)
+		return nil
+	case sysmfahighsensitivity.FieldPermissionCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPermissionCode(v)
+		return nil
+	case sysmfahighsensitivity.FieldRemark:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRemark(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysMfaHighSensitivity field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysMfaHighSensitivityMutation) AddedFields() []string {
+	var fields []string
+	if m.addcreate_user_id != nil {
+		fields = append(fields, sysmfahighsensitivity.FieldCreateUserID)
+	}
+	if m.addupdate_user_id != nil {
+		fields = append(fields, sysmfahighsensitivity.FieldUpdateUserID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysMfaHighSensitivityMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysmfahighsensitivity.FieldCreateUserID:
+		return m.AddedCreateUserID()
+	case sysmfahighsensitivity.FieldUpdateUserID:
+		return m.AddedUpdateUserID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysMfaHighSensitivityMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysmfahighsensitivity.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreateUserID(v)
+		return nil
+	case sysmfahighsensitivity.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUpdateUserID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysMfaHighSensitivity numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysMfaHighSensitivityMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysmfahighsensitivity.FieldCreateUserID) {
+		fields = append(fields, sysmfahighsensitivity.FieldCreateUserID)
+	}
+	if m.FieldCleared(sysmfahighsensitivity.FieldUpdateTime) {
+		fields = append(fields, sysmfahighsensitivity.FieldUpdateTime)
+	}
+	if m.FieldCleared(sysmfahighsensitivity.FieldUpdateUserID) {
+		fields = append(fields, sysmfahighsensitivity.FieldUpdateUserID)
+	}
+	if m.FieldCleared(sysmfahighsensitivity.FieldRemark) {
+		fields = append(fields, sysmfahighsensitivity.FieldRemark)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysMfaHighSensitivityMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysMfaHighSensitivityMutation) ClearField(name string) error {
+	switch name {
+	case sysmfahighsensitivity.FieldCreateUserID:
+		m.ClearCreateUserID()
+		return nil
+	case sysmfahighsensitivity.FieldUpdateTime:
+		m.ClearUpdateTime()
+		return nil
+	case sysmfahighsensitivity.FieldUpdateUserID:
+		m.ClearUpdateUserID()
+		return nil
+	case sysmfahighsensitivity.FieldRemark:
+		m.ClearRemark()
+		return nil
+	}
+	return fmt.Errorf("unknown SysMfaHighSensitivity nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysMfaHighSensitivityMutation) ResetField(name string) error {
+	switch name {
+	case sysmfahighsensitivity.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysmfahighsensitivity.FieldCreateUserID:
+		m.ResetCreateUserID()
+		return nil
+	case sysmfahighsensitivity.FieldUpdateTime:
+		m.ResetUpdateTime()
+		return nil
+	case sysmfahighsensitivity.FieldUpdateUserID:
+		m.ResetUpdateUserID()
+		return nil
+	case sysmfahighsensitivity.FieldPermissionCode:
+		m.ResetPermissionCode()
+		return nil
+	case sysmfahighsensitivity.FieldRemark:
+		m.ResetRemark()
+		return nil
+	}
+	return fmt.Errorf("unknown SysMfaHighSensitivity field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysMfaHighSensitivityMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysMfaHighSensitivityMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysMfaHighSensitivityMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysMfaHighSensitivityMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysMfaHighSensitivityMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysMfaHighSensitivityMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysMfaHighSensitivityMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysMfaHighSensitivity unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysMfaHighSensitivityMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysMfaHighSensitivity edge %s", name)
 }
 
 // SysModuleMutation represents an operation that mutates the SysModule nodes in the graph.

@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/ent/sysmenu"
+	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
 	"github.com/adminkernel/kernel/ent/sysmodule"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/sysorg"
@@ -369,6 +370,47 @@ func init() {
 	sysmenuDescID := sysmenuMixinFields0[0].Descriptor()
 	// sysmenu.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysmenu.IDValidator = sysmenuDescID.Validators[0].(func(int64) error)
+	sysmfahighsensitivityMixin := schema.SysMfaHighSensitivity{}.Mixin()
+	sysmfahighsensitivityMixinFields0 := sysmfahighsensitivityMixin[0].Fields()
+	_ = sysmfahighsensitivityMixinFields0
+	sysmfahighsensitivityMixinFields1 := sysmfahighsensitivityMixin[1].Fields()
+	_ = sysmfahighsensitivityMixinFields1
+	sysmfahighsensitivityFields := schema.SysMfaHighSensitivity{}.Fields()
+	_ = sysmfahighsensitivityFields
+	// sysmfahighsensitivityDescCreateTime is the schema descriptor for create_time field.
+	sysmfahighsensitivityDescCreateTime := sysmfahighsensitivityMixinFields1[0].Descriptor()
+	// sysmfahighsensitivity.DefaultCreateTime holds the default value on creation for the create_time field.
+	sysmfahighsensitivity.DefaultCreateTime = sysmfahighsensitivityDescCreateTime.Default.(func() time.Time)
+	// sysmfahighsensitivityDescUpdateTime is the schema descriptor for update_time field.
+	sysmfahighsensitivityDescUpdateTime := sysmfahighsensitivityMixinFields1[2].Descriptor()
+	// sysmfahighsensitivity.UpdateDefaultUpdateTime holds the default value on update for the update_time field.
+	sysmfahighsensitivity.UpdateDefaultUpdateTime = sysmfahighsensitivityDescUpdateTime.UpdateDefault.(func() time.Time)
+	// sysmfahighsensitivityDescPermissionCode is the schema descriptor for permission_code field.
+	sysmfahighsensitivityDescPermissionCode := sysmfahighsensitivityFields[0].Descriptor()
+	// sysmfahighsensitivity.PermissionCodeValidator is a validator for the "permission_code" field. It is called by the builders before save.
+	sysmfahighsensitivity.PermissionCodeValidator = func() func(string) error {
+		validators := sysmfahighsensitivityDescPermissionCode.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(permission_code string) error {
+			for _, fn := range fns {
+				if err := fn(permission_code); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysmfahighsensitivityDescRemark is the schema descriptor for remark field.
+	sysmfahighsensitivityDescRemark := sysmfahighsensitivityFields[1].Descriptor()
+	// sysmfahighsensitivity.RemarkValidator is a validator for the "remark" field. It is called by the builders before save.
+	sysmfahighsensitivity.RemarkValidator = sysmfahighsensitivityDescRemark.Validators[0].(func(string) error)
+	// sysmfahighsensitivityDescID is the schema descriptor for id field.
+	sysmfahighsensitivityDescID := sysmfahighsensitivityMixinFields0[0].Descriptor()
+	// sysmfahighsensitivity.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysmfahighsensitivity.IDValidator = sysmfahighsensitivityDescID.Validators[0].(func(int64) error)
 	sysmoduleMixin := schema.SysModule{}.Mixin()
 	sysmoduleMixinFields0 := sysmoduleMixin[0].Fields()
 	_ = sysmoduleMixinFields0

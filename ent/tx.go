@@ -26,6 +26,8 @@ type Tx struct {
 	SysLoginLog *SysLoginLogClient
 	// SysMenu is the client for interacting with the SysMenu builders.
 	SysMenu *SysMenuClient
+	// SysMfaHighSensitivity is the client for interacting with the SysMfaHighSensitivity builders.
+	SysMfaHighSensitivity *SysMfaHighSensitivityClient
 	// SysModule is the client for interacting with the SysModule builders.
 	SysModule *SysModuleClient
 	// SysOpLog is the client for interacting with the SysOpLog builders.
@@ -189,6 +191,7 @@ func (tx *Tx) init() {
 	tx.SysExceptionLog = NewSysExceptionLogClient(tx.config)
 	tx.SysLoginLog = NewSysLoginLogClient(tx.config)
 	tx.SysMenu = NewSysMenuClient(tx.config)
+	tx.SysMfaHighSensitivity = NewSysMfaHighSensitivityClient(tx.config)
 	tx.SysModule = NewSysModuleClient(tx.config)
 	tx.SysOpLog = NewSysOpLogClient(tx.config)
 	tx.SysOrg = NewSysOrgClient(tx.config)

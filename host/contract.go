@@ -19,6 +19,7 @@ import (
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/openapi"
 	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/snowflake"
@@ -85,7 +86,8 @@ func Contract(opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	modules, err := compose(login, opts.Modules)
+	re := reauth.New(reauth.Deps{Client: client, Settings: settings, Sessions: sessions, Sensitive: reauth.NewSensitive(client, store, nil)})
+	modules, err := compose(login, re, opts.Modules)
 	if err != nil {
 		return nil, err
 	}

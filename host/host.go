@@ -42,6 +42,7 @@ import (
 	"github.com/adminkernel/kernel/host/openapi"
 	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/secheaders"
 	"github.com/adminkernel/kernel/host/seed"
@@ -97,6 +98,7 @@ type Kernel struct {
 	tokens    *token.Issuer
 	authn     *authn.Authenticator
 	auth      *auth.Service
+	reauth    *reauth.Service
 	hasher    *password.PBKDF2
 	captcha   *captcha.Service
 	trusted   []*net.IPNet
@@ -116,7 +118,7 @@ type Kernel struct {
 // Catalog builds the error catalog of the options without opening anything:
 // the kernel's codes plus every consumer enumeration.
 func Catalog(opts Options) (*errcode.Catalog, error) {
-	modules, err := compose(nil, opts.Modules)
+	modules, err := compose(nil, nil, opts.Modules)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +132,8 @@ func Catalog(opts Options) (*errcode.Catalog, error) {
 // compose lists the kernel's built-in modules (builtinModules) followed by
 // the application's, and refuses two modules with one name (compared
 // case-insensitively, as Api:DisabledModules compares them), naming both.
-func compose(login *auth.Service, app []Module) ([]Module, error) {
-	builtin := builtinModules(login)
+func compose(login *auth.Service, re *reauth.Service, app []Module) ([]Module, error) {
+	builtin := builtinModules(login, re)
 	modules := append(builtin, app...)
 	describe := func(i int) string {
 		if i < len(builtin) {
@@ -200,7 +202,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err := database.EnsureSchema(ctx, cfg, k.db); err != nil {
 		return nil, err
 	}
-	modules, err := compose(nil, opts.Modules)
+	modules, err := compose(nil, nil, opts.Modules)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +229,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	// The same list again, now with the services the modules are built on.
-	if modules, err = compose(k.auth, opts.Modules); err != nil {
+	if modules, err = compose(k.auth, k.reauth, opts.Modules); err != nil {
 		return nil, err
 	}
 	if err := k.buildApp(modules); err != nil {
@@ -254,6 +256,8 @@ func (k *Kernel) buildApp(modules []Module) error {
 		Config: cfg.Service.Logging.OpLog, Trusted: k.trusted, Catalog: k.catalog,
 		Log: k.logs.For("AdminKernel.OpLog"), Recorder: k.exceptions,
 	})
+	// +R first: a refused call is no operation.
+	k.routes.Around(k.reauth.Guard)
 	k.routes.Around(k.oplog.Middleware)
 	k.app = fiber.New(fiber.Config{
 		AppName:          "adminkernel",

@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/host/monitor"
 	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/org"
+	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/role"
 	"github.com/adminkernel/kernel/host/user"
 )
@@ -21,10 +22,11 @@ import (
 // service, which the login, user and external-login areas use; it is nil
 // when only the static parts of the modules (names, error codes, menus)
 // are read, before the services exist.
-func builtinModules(login *auth.Service) []Module {
+func builtinModules(login *auth.Service, re *reauth.Service) []Module {
 	return []Module{
 		meta.Module(),
 		auth.Module(login),
+		reauth.Module(re),
 		org.Module(),
 		user.Module(login),
 		role.Module(),

@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/host/cache/rediscache"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/dict"
+	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/snowflake"
 	"github.com/adminkernel/kernel/host/sysconfig"
@@ -34,7 +35,7 @@ type scaleOut struct {
 // NearPrefixes are the cache entries every replica keeps a near copy of
 // (host/cache/nearcache): the ones read on every request (session marks,
 // permission sets, data scopes, config values) and dictionaries.
-var NearPrefixes = []string{session.KeyPrefix, authz.KeyPrefix, datascope.KeyPrefix, sysconfig.KeyPrefix, dict.KeyPrefix}
+var NearPrefixes = []string{session.KeyPrefix, authz.KeyPrefix, datascope.KeyPrefix, sysconfig.KeyPrefix, dict.KeyPrefix, reauth.ListPrefix}
 
 // openShared opens the configured cache and, with Redis, leases the
 // snowflake worker id and starts the event relay. It runs before the

@@ -19,8 +19,10 @@ import (
 	"github.com/adminkernel/kernel/host/externalauth"
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/idp/pluginhost"
+	"github.com/adminkernel/kernel/host/mfa"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/ratelimit"
+	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sms"
@@ -91,7 +93,11 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		MaxPending: cfg.Service.Security.Captcha.MaxPending,
 		Log:        k.logs.For("AdminKernel.Captcha"),
 	})
+	// One TOTP service for the login gate, the self-service and the
+	// re-authentication and administrator's clear.
+	totp := mfa.New(client, store, cfg)
 	k.auth, err = auth.New(auth.Deps{
+		Mfa:       totp,
 		Client:    client,
 		Config:    cfg,
 		Store:     store,
@@ -104,7 +110,21 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		SmsSender: sender,
 		Log:       k.logs.For("AdminKernel.Auth"),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	k.reauth = reauth.New(reauth.Deps{
+		Client:    client,
+		Settings:  k.settings,
+		Sessions:  k.sessions,
+		Windows:   reauth.NewWindows(store, time.Duration(cfg.Service.Security.Reauth.WindowSeconds)*time.Second),
+		Sensitive: reauth.NewSensitive(client, store, k.routes.Routes),
+		Passwords: k.auth,
+		Totp:      totpByID{totp},
+		Factors:   totp,
+		Log:       k.logs.For("AdminKernel.Reauth"),
+	})
+	return nil
 }
 
 func smsSender(cfg *config.Config, log hclog.Logger) (sms.Sender, error) {
@@ -153,6 +173,10 @@ func (k *Kernel) Sessions() *session.Service { return k.sessions }
 // Auth returns the login service (IssueTokens is the shared token step).
 func (k *Kernel) Auth() *auth.Service { return k.auth }
 
+// Reauth returns the re-authentication service (SetTotp and SetFactors
+// wire the TOTP area into it).
+func (k *Kernel) Reauth() *reauth.Service { return k.reauth }
+
 // Tokens returns the token issuer (access and refresh tokens).
 func (k *Kernel) Tokens() *token.Issuer { return k.tokens }
 
@@ -175,4 +199,11 @@ func hasher(cfg *config.Config, log hclog.Logger) *password.PBKDF2 {
 		MaxWait:     time.Duration(pw.HashMaxWaitMillis) * time.Millisecond,
 		Log:         log,
 	})
+}
+
+// totpByID is the TOTP check of a re-authentication (reauth.TotpChecker).
+type totpByID struct{ m *mfa.Service }
+
+func (t totpByID) Verify(ctx context.Context, userID int64, code string) error {
+	return t.m.VerifyUser(ctx, userID, code)
 }

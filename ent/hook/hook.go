@@ -81,6 +81,18 @@ func (f SysMenuFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysMenuMutation", m)
 }
 
+// The SysMfaHighSensitivityFunc type is an adapter to allow the use of ordinary
+// function as SysMfaHighSensitivity mutator.
+type SysMfaHighSensitivityFunc func(context.Context, *ent.SysMfaHighSensitivityMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysMfaHighSensitivityFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysMfaHighSensitivityMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysMfaHighSensitivityMutation", m)
+}
+
 // The SysModuleFunc type is an adapter to allow the use of ordinary
 // function as SysModule mutator.
 type SysModuleFunc func(context.Context, *ent.SysModuleMutation) (ent.Value, error)

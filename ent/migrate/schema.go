@@ -197,6 +197,29 @@ var (
 			},
 		},
 	}
+	// SysMfaHighSensitivityColumns holds the columns for the "sys_mfa_high_sensitivity" table.
+	SysMfaHighSensitivityColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "create_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "update_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "update_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "permission_code", Type: field.TypeString, Size: 256},
+		{Name: "remark", Type: field.TypeString, Nullable: true, Size: 512},
+	}
+	// SysMfaHighSensitivityTable holds the schema information for the "sys_mfa_high_sensitivity" table.
+	SysMfaHighSensitivityTable = &schema.Table{
+		Name:       "sys_mfa_high_sensitivity",
+		Columns:    SysMfaHighSensitivityColumns,
+		PrimaryKey: []*schema.Column{SysMfaHighSensitivityColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysmfahighsensitivity_permission_code",
+				Unique:  true,
+				Columns: []*schema.Column{SysMfaHighSensitivityColumns[5]},
+			},
+		},
+	}
 	// SysModuleColumns holds the columns for the "sys_module" table.
 	SysModuleColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64},
@@ -640,6 +663,7 @@ var (
 		SysExceptionLogTable,
 		SysLoginLogTable,
 		SysMenuTable,
+		SysMfaHighSensitivityTable,
 		SysModuleTable,
 		SysOpLogTable,
 		SysOrgTable,
@@ -674,6 +698,9 @@ func init() {
 	}
 	SysMenuTable.Annotation = &entsql.Annotation{
 		Table: "sys_menu",
+	}
+	SysMfaHighSensitivityTable.Annotation = &entsql.Annotation{
+		Table: "sys_mfa_high_sensitivity",
 	}
 	SysModuleTable.Annotation = &entsql.Annotation{
 		Table: "sys_module",

@@ -24,6 +24,9 @@ type SysLoginLog func(*sql.Selector)
 // SysMenu is the predicate function for sysmenu builders.
 type SysMenu func(*sql.Selector)
 
+// SysMfaHighSensitivity is the predicate function for sysmfahighsensitivity builders.
+type SysMfaHighSensitivity func(*sql.Selector)
+
 // SysModule is the predicate function for sysmodule builders.
 type SysModule func(*sql.Selector)
 

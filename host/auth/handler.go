@@ -62,7 +62,7 @@ func (h *Handler) Routes(api *route.Group) {
 
 	s := api.Group("/sys/session")
 	s.Get("/online", route.Permission, h.online).Doc("Online sessions", nil, request.PagedList[session.Info]{})
-	s.Delete("/{sessionId}", route.Permission, h.forceLogout).Title = "Force logout"
+	s.Delete("/{sessionId}", route.Permission, h.forceLogout).NeedsReauth().Title = "Force logout"
 
 	l := api.Group("/sys/log/login")
 	l.Get("/page", route.Permission, h.loginLogPage).Doc("Login log", nil, request.PagedList[LoginLogItem]{})

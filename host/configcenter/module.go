@@ -57,10 +57,10 @@ func routes(d *module.Deps, api *route.Group) error {
 		return envelope.OK(c, v)
 	}).Doc("Config value (null when unset)", nil, "")
 	g.Get("/{id}", route.Permission, bind.ReadID(svc.Get)).Doc("Config detail", nil, Config{})
-	op(g.Put("/batch", route.Permission, bind.Apply(bind.UserID, svc.Batch)).Doc("Save config values", []BatchItem{}, true))
-	op(g.Post("", route.Permission, bind.Create(bind.UserID, svc.Add)).Doc("Add config", Input{}, int64(0)))
-	op(g.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.Update)).Doc("Update config", Input{}, true))
-	op(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).Doc("Delete config", nil, true))
+	op(g.Put("/batch", route.Permission, bind.Apply(bind.UserID, svc.Batch)).NeedsReauth().Doc("Save config values", []BatchItem{}, true))
+	op(g.Post("", route.Permission, bind.Create(bind.UserID, svc.Add)).NeedsReauth().Doc("Add config", Input{}, int64(0)))
+	op(g.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.Update)).NeedsReauth().Doc("Update config", Input{}, true))
+	op(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).NeedsReauth().Doc("Delete config", nil, true))
 	return nil
 }
 

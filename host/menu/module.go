@@ -60,9 +60,9 @@ func routes(d *module.Deps, api *route.Group) error {
 	m := api.Group("/sys/menu")
 	m.Get("/tree", route.Permission, bind.Read(mh.Tree)).Doc("Menu tree", nil, []*MenuTreeNode{})
 	m.Get("/routes", route.Permission, bind.Read(mh.Routes)).Doc("Permission-gated routes", nil, []RouteItem{})
-	opLog(m.Post("/add", route.Permission, bind.Create(authn.Require, mh.Add)).Doc("Add a menu", MenuInput{}, int64(0)))
-	opLog(m.Put("/{id}", route.Permission, bind.Change(authn.Require, mh.Update)).Doc("Update a menu", MenuInput{}, true))
-	opLog(m.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, mh.Delete)).Doc("Delete a menu", nil, true))
+	opLog(m.Post("/add", route.Permission, bind.Create(authn.Require, mh.Add)).NeedsReauth().Doc("Add a menu", MenuInput{}, int64(0)))
+	opLog(m.Put("/{id}", route.Permission, bind.Change(authn.Require, mh.Update)).NeedsReauth().Doc("Update a menu", MenuInput{}, true))
+	opLog(m.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, mh.Delete)).NeedsReauth().Doc("Delete a menu", nil, true))
 
 	sm := &moduleService{client: d.Client, store: d.Store, log: log}
 	g := api.Group("/sys/module")

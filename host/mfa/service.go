@@ -123,6 +123,25 @@ func (s *Service) Verify(ctx context.Context, u *ent.SysUser, code string) error
 	return s.Check(ctx, u.ID, seed, code)
 }
 
+// VerifyUser is Verify for a user named by id (re-authentication): 40020
+// when the user is gone or has no TOTP bound.
+func (s *Service) VerifyUser(ctx context.Context, userID int64, code string) error {
+	u, err := s.client.SysUser.Get(ctx, userID)
+	if ent.IsNotFound(err) {
+		return errcode.New(errcode.TotpNotBound)
+	}
+	if err != nil {
+		return err
+	}
+	return s.Verify(ctx, u, code)
+}
+
+// ClearFactors removes a user's TOTP seed and recovery codes inside tx (an
+// administrator's clear, which owns the transaction).
+func (s *Service) ClearFactors(ctx context.Context, tx *ent.Tx, userID int64) error {
+	return unbind(ctx, tx, userID, "")
+}
+
 // Enable binds a sealed seed to a user without TOTP and replaces the
 // user's recovery codes with RecoveryCodes new ones, which it returns in
 // clear (shown once). 40021 when the user has TOTP bound meanwhile or is

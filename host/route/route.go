@@ -57,6 +57,11 @@ type Route struct {
 	Title string
 	// OpLog marks a route whose calls are written to the operation log.
 	OpLog bool
+	// Reauth marks a route the wire contract tags +R: while TOTP is on
+	// (sys.security.totp.enabled) it needs a recent re-authentication of
+	// the caller's session (host/reauth), else HTTP 403 / 40024. The codes
+	// of these routes are the default high-sensitivity set.
+	Reauth bool
 	// Input and Output are the Go types of the JSON body and of the
 	// envelope's data, for the contract document (optional).
 	Input, Output any
@@ -66,6 +71,12 @@ type Route struct {
 // Doc sets the title and the documented body and data types.
 func (r *Route) Doc(title string, input, output any) *Route {
 	r.Title, r.Input, r.Output = title, input, output
+	return r
+}
+
+// NeedsReauth marks the route +R (see Route.Reauth).
+func (r *Route) NeedsReauth() *Route {
+	r.Reauth = true
 	return r
 }
 

@@ -15,13 +15,13 @@ func mount(api *route.Group, s *Service, maxPageSize int) {
 	g := api.Group("/sys/user")
 	g.Get("/page", route.Permission, bind.PageAs(who, maxPageSize, pageFilter, s.Page)).Doc("User page", nil, request.PagedList[Item]{})
 	g.Get("/{id}", route.Permission, bind.ReadIDAs(who, s.Get)).Doc("User detail", nil, Detail{})
-	g.Post("", route.Permission, noStore(bind.Create(who, s.Create))).Doc("Add a user", AddInput{}, CreateOutput{})
-	g.Put("/{id}", route.Permission, bind.Change(who, s.Update)).Doc("Update a user", UpdateInput{}, true)
-	g.Delete("/{id}", route.Permission, bind.Remove(who, s.Delete)).Doc("Delete a user", nil, true)
-	g.Post("/batch-delete", route.Permission, bind.Apply(who, s.BatchDelete)).Doc("Delete users", IDsInput{}, true)
+	g.Post("", route.Permission, noStore(bind.Create(who, s.Create))).NeedsReauth().Doc("Add a user", AddInput{}, CreateOutput{})
+	g.Put("/{id}", route.Permission, bind.Change(who, s.Update)).NeedsReauth().Doc("Update a user", UpdateInput{}, true)
+	g.Delete("/{id}", route.Permission, bind.Remove(who, s.Delete)).NeedsReauth().Doc("Delete a user", nil, true)
+	g.Post("/batch-delete", route.Permission, bind.Apply(who, s.BatchDelete)).NeedsReauth().Doc("Delete users", IDsInput{}, true)
 	// An empty password body means "generate one".
-	g.Put("/{id}/password", route.Permission, noStore(bind.ChangeOptional(who, s.ResetPassword))).Doc("Reset a user's password", PasswordInput{}, "")
-	g.Put("/{id}/enabled", route.Permission, bind.Change(who, s.SetEnabled)).Doc("Enable or disable a user", EnabledInput{}, true)
+	g.Put("/{id}/password", route.Permission, noStore(bind.ChangeOptional(who, s.ResetPassword))).NeedsReauth().Doc("Reset a user's password", PasswordInput{}, "")
+	g.Put("/{id}/enabled", route.Permission, bind.Change(who, s.SetEnabled)).NeedsReauth().Doc("Enable or disable a user", EnabledInput{}, true)
 }
 
 // pageFilter reads the page filters from the query string.

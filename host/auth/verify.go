@@ -1,0 +1,53 @@
+package auth
+
+import (
+	"context"
+
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/password"
+)
+
+// VerifyPassword checks the current password of a signed-in user (the
+// re-authentication of host/reauth). It applies the login lockout like
+// ChangePassword: a wrong password counts toward the lock of the account
+// from clientIP (40001, or 40004 once it locks), and while that client is
+// locked the answer is 40004 without looking at the password. A disabled
+// or deleted user is refused like a wrong password at login would be.
+func (s *Service) VerifyPassword(ctx context.Context, userID int64, plain, clientIP string) error {
+	u, err := s.liveUser(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if !u.Enabled {
+		return errcode.New(errcode.AccountDisabled)
+	}
+	policy, err := s.lockPolicy(ctx)
+	if err != nil {
+		return err
+	}
+	lock, err := openLockout(ctx, s.d.Store, subjectOf(u, u.Account), clientIP)
+	if err != nil {
+		return err
+	}
+	st, err := lock.state(ctx, policy)
+	if err != nil {
+		return err
+	}
+	if st.locked > 0 {
+		return errcode.New(errcode.AccountLocked).With("lockMinutes", minutesCeil(st.locked))
+	}
+	if plain == "" || len(plain) > maxPasswordLen {
+		return s.recordFailure(ctx, lock, policy)
+	}
+	ok, err := s.d.Hasher.VerifyContext(ctx, u.PasswordHash, plain)
+	if password.Refused(err) {
+		return err // the hashing pool is full: no failure counted
+	}
+	if err != nil || !ok {
+		return s.recordFailure(ctx, lock, policy)
+	}
+	if err := lock.succeed(ctx); err != nil {
+		s.d.Log.Warn("resetting the failed-login counter failed", "error", err)
+	}
+	return nil
+}
