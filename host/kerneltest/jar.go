@@ -27,7 +27,7 @@ func (j *Jar) Send(req *http.Request) Reply {
 	j.k.T.Helper()
 	j.mu.Lock()
 	for name, v := range j.jar {
-		req.AddCookie(&http.Cookie{Name: name, Value: v})
+		req.AddCookie(&http.Cookie{Name: name, Value: v}) //nolint:gosec // G124: a request Cookie header carries names and values only
 	}
 	j.mu.Unlock()
 	r := j.k.Send(req)
