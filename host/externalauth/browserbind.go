@@ -2,14 +2,12 @@ package externalauth
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 
+	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
@@ -23,57 +21,10 @@ import (
 // §4.2). The challenge form needs no cookie, so it works for an app on
 // another site, whose requests never carry SameSite=Lax cookies.
 
-// Verifier bounds (RFC 7636 §4.1).
-const (
-	minVerifierLen = 43
-	maxVerifierLen = 128
-)
-
 // Proof is what a client presents with a one-time value: the browser
 // binder (a cookie) and the binding verifier (the body). Which one counts
-// is decided by the value's record, never by the client.
-type Proof struct {
-	Binder   string
-	Verifier string
-}
-
-// matches checks the proof against a record: the verifier when the record
-// carries a challenge, else the binder (constant time either way).
-func (p Proof) matches(binderHash, challenge string) bool {
-	if challenge != "" {
-		return verifierMatches(p.Verifier, challenge)
-	}
-	return binderMatches(p.Binder, binderHash)
-}
-
-// validChallenge: exactly 43 base64url characters (an S256 challenge).
-func validChallenge(s string) bool { return validToken(s) }
-
-// validVerifier: 43..128 characters of [A-Za-z0-9-._~].
-func validVerifier(s string) bool {
-	if len(s) < minVerifierLen || len(s) > maxVerifierLen {
-		return false
-	}
-	for i := range len(s) {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.', c == '_', c == '~':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// verifierMatches compares S256(verifier) with the stored challenge in
-// constant time; a missing or malformed verifier never matches.
-func verifierMatches(verifier, challenge string) bool {
-	if !validVerifier(verifier) || challenge == "" {
-		return false
-	}
-	sum := sha256.Sum256([]byte(verifier))
-	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
-}
+// is decided by the value's record, never by the client (bindproof).
+type Proof = bindproof.Proof
 
 // binderFor returns the browser binder a new value is bound to: none when
 // the app sent a challenge, the browser's current binder when it is
@@ -140,7 +91,7 @@ type BindStart struct {
 // browser's top-level navigation to it creates the authorize state (see
 // BeginBind), so any cookie is set on a top-level response.
 func (s *Service) StartBind(ctx context.Context, in BindStartInput) (BindStart, error) {
-	if in.Challenge != "" && !validChallenge(in.Challenge) {
+	if in.Challenge != "" && !bindproof.ValidChallenge(in.Challenge) {
 		return BindStart{}, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("malformed binding challenge"))
 	}
 	e, err := s.offered(ctx, in.Provider)
@@ -259,7 +210,7 @@ func (s *Service) CompleteBind(ctx context.Context, userID int64, ticket, verifi
 	if err := json.Unmarshal(raw, &rec); err != nil || rec.Challenge == "" || rec.Subject == "" {
 		return errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("unreadable bind ticket"))
 	}
-	if rec.UserID != userID || !verifierMatches(verifier, rec.Challenge) {
+	if rec.UserID != userID || !bindproof.VerifierMatches(verifier, rec.Challenge) {
 		s.o.Log.Info("bind ticket refused: another user, or the binding verifier is missing or wrong; the ticket is spent", "provider", rec.Provider, "user_id", userID)
 		return errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("bind ticket of another user, or binding verifier missing or wrong"))
 	}

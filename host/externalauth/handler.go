@@ -13,6 +13,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/authn"
+	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
@@ -255,7 +256,7 @@ func challengeQuery(c fiber.Ctx) (string, error) {
 	if !found {
 		return "", nil
 	}
-	if !validChallenge(v) {
+	if !bindproof.ValidChallenge(v) {
 		return "", errcode.New(errcode.OAuthStateInvalid)
 	}
 	return v, nil
@@ -424,7 +425,7 @@ func (h *Handler) bind(c fiber.Ctx) error {
 	}
 	challenge := ""
 	if in.BindingChallenge != nil {
-		if !validChallenge(*in.BindingChallenge) {
+		if !bindproof.ValidChallenge(*in.BindingChallenge) {
 			return errcode.New(errcode.OAuthStateInvalid)
 		}
 		challenge = *in.BindingChallenge

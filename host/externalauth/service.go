@@ -19,6 +19,7 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/auth"
+	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/idp"
@@ -294,7 +295,7 @@ type AuthorizeInput struct {
 	// CallbackBaseURL is unset outside Production ("" when unusable).
 	RequestBase string
 	UserAgent   string
-	// Challenge is the app's binding challenge (see validChallenge): the
+	// Challenge is the app's binding challenge (see bindproof.ValidChallenge): the
 	// state is then bound to it instead of a browser binder. "" binds the
 	// state to the browser.
 	Challenge string
@@ -344,7 +345,7 @@ func (s *Service) publicBase(requestBase string) (string, error) {
 // well-formed, so that every tab of a browser shares it; otherwise a fresh
 // one is minted. A malformed challenge is 40014.
 func (s *Service) Authorize(ctx context.Context, in AuthorizeInput) (AuthorizeResult, error) {
-	if in.Challenge != "" && !validChallenge(in.Challenge) {
+	if in.Challenge != "" && !bindproof.ValidChallenge(in.Challenge) {
 		return AuthorizeResult{}, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("malformed binding challenge"))
 	}
 	e, err := s.offered(ctx, in.Provider)
@@ -665,7 +666,7 @@ func (s *Service) Exchange(ctx context.Context, ticket string, proof Proof) (jso
 		return nil, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("unreadable login ticket"))
 	}
 	if rec.Challenge != "" {
-		if !verifierMatches(proof.Verifier, rec.Challenge) {
+		if !bindproof.VerifierMatches(proof.Verifier, rec.Challenge) {
 			s.o.Log.Info("login ticket refused: the binding verifier is missing or wrong; the ticket is spent")
 			return nil, errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("binding verifier missing or wrong"))
 		}
@@ -703,7 +704,7 @@ func (s *Service) Claim(ctx context.Context, userID int64, token string, proof P
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return errcode.New(errcode.OAuthStateInvalid).Wrap(err)
 	}
-	if !proof.matches(p.BinderHash, p.Challenge) {
+	if !proof.Matches(p.BinderHash, p.Challenge) {
 		return errcode.New(errcode.OAuthStateInvalid).Wrap(errors.New("pending-link binder or binding verifier missing or wrong"))
 	}
 	e, err := s.provider(ctx, p.Provider)
