@@ -14,6 +14,7 @@ import (
 	"github.com/adminkernel/kernel/ent/schema"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/errcode"
 )
 
 // Lockout (docs/security.md, "Brute force and rate limits").
@@ -215,4 +216,28 @@ func ClearLockout(ctx context.Context, client *ent.Client, store cache.Store, ac
 		}
 	}
 	return u != nil, nil
+}
+
+// openUnlocked opens the lockout counters of (subject, client IP) under the
+// current policy and refuses a pair locked now: 40004 with
+// args.lockMinutes. The checks that take a password or a code after the
+// login (re-authentication, a password change, the TOTP login step) start
+// here.
+func (s *Service) openUnlocked(ctx context.Context, subject, clientIP string) (*lockout, lockPolicy, error) {
+	policy, err := s.lockPolicy(ctx)
+	if err != nil {
+		return nil, policy, err
+	}
+	lock, err := openLockout(ctx, s.d.Store, subject, clientIP)
+	if err != nil {
+		return nil, policy, err
+	}
+	st, err := lock.state(ctx, policy)
+	if err != nil {
+		return nil, policy, err
+	}
+	if st.locked > 0 {
+		return nil, policy, errcode.New(errcode.AccountLocked).With("lockMinutes", minutesCeil(st.locked))
+	}
+	return lock, policy, nil
 }

@@ -207,20 +207,9 @@ func (s *Service) totpLogin(ctx context.Context, in TotpLoginInput, cl Client, u
 	if !u.Enabled {
 		return nil, errcode.New(errcode.AccountDisabled)
 	}
-	policy, err := s.lockPolicy(ctx)
+	lock, policy, err := s.openUnlocked(ctx, subjectOf(u, u.Account), cl.IP)
 	if err != nil {
 		return nil, err
-	}
-	lock, err := openLockout(ctx, s.d.Store, subjectOf(u, u.Account), cl.IP)
-	if err != nil {
-		return nil, err
-	}
-	st, err := lock.state(ctx, policy)
-	if err != nil {
-		return nil, err
-	}
-	if st.locked > 0 {
-		return nil, errcode.New(errcode.AccountLocked).With("lockMinutes", minutesCeil(st.locked))
 	}
 	if err := s.mfa.Verify(ctx, u, strings.TrimSpace(in.Code)); err != nil {
 		if be, ok := errcode.As(err); !ok || be.Code != errcode.TotpWrong {

@@ -186,20 +186,9 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if err != nil {
 		return err
 	}
-	policy, err := s.lockPolicy(ctx)
+	lock, policy, err := s.openUnlocked(ctx, subjectOf(u, u.Account), cl.IP)
 	if err != nil {
 		return err
-	}
-	lock, err := openLockout(ctx, s.d.Store, subjectOf(u, u.Account), cl.IP)
-	if err != nil {
-		return err
-	}
-	st, err := lock.state(ctx, policy)
-	if err != nil {
-		return err
-	}
-	if st.locked > 0 {
-		return errcode.New(errcode.AccountLocked).With("lockMinutes", minutesCeil(st.locked))
 	}
 	if len(in.OldPassword) > maxPasswordLen {
 		return s.recordFailure(ctx, lock, policy)

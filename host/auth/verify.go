@@ -21,20 +21,9 @@ func (s *Service) VerifyPassword(ctx context.Context, userID int64, plain, clien
 	if !u.Enabled {
 		return errcode.New(errcode.AccountDisabled)
 	}
-	policy, err := s.lockPolicy(ctx)
+	lock, policy, err := s.openUnlocked(ctx, subjectOf(u, u.Account), clientIP)
 	if err != nil {
 		return err
-	}
-	lock, err := openLockout(ctx, s.d.Store, subjectOf(u, u.Account), clientIP)
-	if err != nil {
-		return err
-	}
-	st, err := lock.state(ctx, policy)
-	if err != nil {
-		return err
-	}
-	if st.locked > 0 {
-		return errcode.New(errcode.AccountLocked).With("lockMinutes", minutesCeil(st.locked))
 	}
 	if plain == "" || len(plain) > maxPasswordLen {
 		return s.recordFailure(ctx, lock, policy)
