@@ -110,7 +110,7 @@ func TestConfigGetSetOnSqlite(t *testing.T) {
 	if v := stored(t, k, "sys.externalauth.oidc.provisioning"); v != "provision" {
 		t.Fatalf("provisioning = %s", v)
 	}
-	out, err = cli("config", "get", "sys.security.totp.enabled")
+	out, err = cli("config", "get", "sys.upload.maxSizeMb")
 	if err != nil || !strings.Contains(out, "(no row)") || !strings.Contains(out, "not built") {
 		t.Errorf("get of a retired key = %q, %v", out, err)
 	}
