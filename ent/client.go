@@ -32,6 +32,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
+	"github.com/adminkernel/kernel/ent/sysuserpasskey"
 	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 
@@ -79,6 +80,8 @@ type Client struct {
 	SysUser *SysUserClient
 	// SysUserExternal is the client for interacting with the SysUserExternal builders.
 	SysUserExternal *SysUserExternalClient
+	// SysUserPasskey is the client for interacting with the SysUserPasskey builders.
+	SysUserPasskey *SysUserPasskeyClient
 	// SysUserRecoveryCode is the client for interacting with the SysUserRecoveryCode builders.
 	SysUserRecoveryCode *SysUserRecoveryCodeClient
 	// SysUserRole is the client for interacting with the SysUserRole builders.
@@ -112,6 +115,7 @@ func (c *Client) init() {
 	c.SysSessionToken = NewSysSessionTokenClient(c.config)
 	c.SysUser = NewSysUserClient(c.config)
 	c.SysUserExternal = NewSysUserExternalClient(c.config)
+	c.SysUserPasskey = NewSysUserPasskeyClient(c.config)
 	c.SysUserRecoveryCode = NewSysUserRecoveryCodeClient(c.config)
 	c.SysUserRole = NewSysUserRoleClient(c.config)
 }
@@ -224,6 +228,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		SysSessionToken:       NewSysSessionTokenClient(cfg),
 		SysUser:               NewSysUserClient(cfg),
 		SysUserExternal:       NewSysUserExternalClient(cfg),
+		SysUserPasskey:        NewSysUserPasskeyClient(cfg),
 		SysUserRecoveryCode:   NewSysUserRecoveryCodeClient(cfg),
 		SysUserRole:           NewSysUserRoleClient(cfg),
 	}, nil
@@ -263,6 +268,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		SysSessionToken:       NewSysSessionTokenClient(cfg),
 		SysUser:               NewSysUserClient(cfg),
 		SysUserExternal:       NewSysUserExternalClient(cfg),
+		SysUserPasskey:        NewSysUserPasskeyClient(cfg),
 		SysUserRecoveryCode:   NewSysUserRecoveryCodeClient(cfg),
 		SysUserRole:           NewSysUserRoleClient(cfg),
 	}, nil
@@ -297,8 +303,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
 		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysOpLog, c.SysOrg,
 		c.SysPosition, c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession,
-		c.SysSessionToken, c.SysUser, c.SysUserExternal, c.SysUserRecoveryCode,
-		c.SysUserRole,
+		c.SysSessionToken, c.SysUser, c.SysUserExternal, c.SysUserPasskey,
+		c.SysUserRecoveryCode, c.SysUserRole,
 	} {
 		n.Use(hooks...)
 	}
@@ -311,8 +317,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
 		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysOpLog, c.SysOrg,
 		c.SysPosition, c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession,
-		c.SysSessionToken, c.SysUser, c.SysUserExternal, c.SysUserRecoveryCode,
-		c.SysUserRole,
+		c.SysSessionToken, c.SysUser, c.SysUserExternal, c.SysUserPasskey,
+		c.SysUserRecoveryCode, c.SysUserRole,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -357,6 +363,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SysUser.mutate(ctx, m)
 	case *SysUserExternalMutation:
 		return c.SysUserExternal.mutate(ctx, m)
+	case *SysUserPasskeyMutation:
+		return c.SysUserPasskey.mutate(ctx, m)
 	case *SysUserRecoveryCodeMutation:
 		return c.SysUserRecoveryCode.mutate(ctx, m)
 	case *SysUserRoleMutation:
@@ -2760,6 +2768,139 @@ func (c *SysUserExternalClient) mutate(ctx context.Context, m *SysUserExternalMu
 	}
 }
 
+// SysUserPasskeyClient is a client for the SysUserPasskey schema.
+type SysUserPasskeyClient struct {
+	config
+}
+
+// NewSysUserPasskeyClient returns a client for the SysUserPasskey from the given config.
+func NewSysUserPasskeyClient(c config) *SysUserPasskeyClient {
+	return &SysUserPasskeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysuserpasskey.Hooks(f(g(h())))`.
+func (c *SysUserPasskeyClient) Use(hooks ...Hook) {
+	c.hooks.SysUserPasskey = append(c.hooks.SysUserPasskey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysuserpasskey.Intercept(f(g(h())))`.
+func (c *SysUserPasskeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysUserPasskey = append(c.inters.SysUserPasskey, interceptors...)
+}
+
+// Create returns a builder for creating a SysUserPasskey entity.
+func (c *SysUserPasskeyClient) Create() *SysUserPasskeyCreate {
+	mutation := newSysUserPasskeyMutation(c.config, OpCreate)
+	return &SysUserPasskeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysUserPasskey entities.
+func (c *SysUserPasskeyClient) CreateBulk(builders ...*SysUserPasskeyCreate) *SysUserPasskeyCreateBulk {
+	return &SysUserPasskeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysUserPasskeyClient) MapCreateBulk(slice any, setFunc func(*SysUserPasskeyCreate, int)) *SysUserPasskeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysUserPasskeyCreateBulk{err: fmt.Errorf("calling to SysUserPasskeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysUserPasskeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysUserPasskeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysUserPasskey.
+func (c *SysUserPasskeyClient) Update() *SysUserPasskeyUpdate {
+	mutation := newSysUserPasskeyMutation(c.config, OpUpdate)
+	return &SysUserPasskeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysUserPasskeyClient) UpdateOne(_m *SysUserPasskey) *SysUserPasskeyUpdateOne {
+	mutation := newSysUserPasskeyMutation(c.config, OpUpdateOne, withSysUserPasskey(_m))
+	return &SysUserPasskeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysUserPasskeyClient) UpdateOneID(id int64) *SysUserPasskeyUpdateOne {
+	mutation := newSysUserPasskeyMutation(c.config, OpUpdateOne, withSysUserPasskeyID(id))
+	return &SysUserPasskeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysUserPasskey.
+func (c *SysUserPasskeyClient) Delete() *SysUserPasskeyDelete {
+	mutation := newSysUserPasskeyMutation(c.config, OpDelete)
+	return &SysUserPasskeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysUserPasskeyClient) DeleteOne(_m *SysUserPasskey) *SysUserPasskeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysUserPasskeyClient) DeleteOneID(id int64) *SysUserPasskeyDeleteOne {
+	builder := c.Delete().Where(sysuserpasskey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysUserPasskeyDeleteOne{builder}
+}
+
+// Query returns a query builder for SysUserPasskey.
+func (c *SysUserPasskeyClient) Query() *SysUserPasskeyQuery {
+	return &SysUserPasskeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysUserPasskey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysUserPasskey entity by its id.
+func (c *SysUserPasskeyClient) Get(ctx context.Context, id int64) (*SysUserPasskey, error) {
+	return c.Query().Where(sysuserpasskey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysUserPasskeyClient) GetX(ctx context.Context, id int64) *SysUserPasskey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysUserPasskeyClient) Hooks() []Hook {
+	return c.hooks.SysUserPasskey
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysUserPasskeyClient) Interceptors() []Interceptor {
+	return c.inters.SysUserPasskey
+}
+
+func (c *SysUserPasskeyClient) mutate(ctx context.Context, m *SysUserPasskeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysUserPasskeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysUserPasskeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysUserPasskeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysUserPasskeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysUserPasskey mutation op: %q", m.Op())
+	}
+}
+
 // SysUserRecoveryCodeClient is a client for the SysUserRecoveryCode schema.
 type SysUserRecoveryCodeClient struct {
 	config
@@ -3032,13 +3173,14 @@ type (
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
 		SysMfaHighSensitivity, SysModule, SysOpLog, SysOrg, SysPosition, SysRole,
 		SysRoleDataScope, SysRoleMenu, SysSession, SysSessionToken, SysUser,
-		SysUserExternal, SysUserRecoveryCode, SysUserRole []ent.Hook
+		SysUserExternal, SysUserPasskey, SysUserRecoveryCode, SysUserRole []ent.Hook
 	}
 	inters struct {
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
 		SysMfaHighSensitivity, SysModule, SysOpLog, SysOrg, SysPosition, SysRole,
 		SysRoleDataScope, SysRoleMenu, SysSession, SysSessionToken, SysUser,
-		SysUserExternal, SysUserRecoveryCode, SysUserRole []ent.Interceptor
+		SysUserExternal, SysUserPasskey, SysUserRecoveryCode,
+		SysUserRole []ent.Interceptor
 	}
 )
 

@@ -30,6 +30,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
+	"github.com/adminkernel/kernel/ent/sysuserpasskey"
 	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 )
@@ -110,6 +111,7 @@ func checkColumn(t, c string) error {
 			syssessiontoken.Table:       syssessiontoken.ValidColumn,
 			sysuser.Table:               sysuser.ValidColumn,
 			sysuserexternal.Table:       sysuserexternal.ValidColumn,
+			sysuserpasskey.Table:        sysuserpasskey.ValidColumn,
 			sysuserrecoverycode.Table:   sysuserrecoverycode.ValidColumn,
 			sysuserrole.Table:           sysuserrole.ValidColumn,
 		})

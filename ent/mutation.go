@@ -30,6 +30,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
+	"github.com/adminkernel/kernel/ent/sysuserpasskey"
 	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 )
@@ -61,6 +62,7 @@ const (
 	TypeSysSessionToken       = "SysSessionToken"
 	TypeSysUser               = "SysUser"
 	TypeSysUserExternal       = "SysUserExternal"
+	TypeSysUserPasskey        = "SysUserPasskey"
 	TypeSysUserRecoveryCode   = "SysUserRecoveryCode"
 	TypeSysUserRole           = "SysUserRole"
 )
@@ -21229,6 +21231,1023 @@ func (m *SysUserExternalMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SysUserExternalMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SysUserExternal edge %s", name)
+}
+
+// SysUserPasskeyMutation represents an operation that mutates the SysUserPasskey nodes in the graph.
+type SysUserPasskeyMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *int64
+	user_id         *int64
+	adduser_id      *int64
+	credential_id   *string
+	credential_hash *string
+	public_key      *[]byte
+	sign_count      *int64
+	addsign_count   *int64
+	aaguid          *string
+	transports      *string
+	backup_eligible *bool
+	backed_up       *bool
+	name            *string
+	created_at      *time.Time
+	last_used_at    *time.Time
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*SysUserPasskey, error)
+	predicates      []predicate.SysUserPasskey
+}
+
+var _ ent.Mutation = (*SysUserPasskeyMutation)(nil)
+
+// sysuserpasskeyOption allows management of the mutation configuration using functional options.
+type sysuserpasskeyOption func(*SysUserPasskeyMutation)
+
+// newSysUserPasskeyMutation creates new mutation for the SysUserPasskey entity.
+func newSysUserPasskeyMutation(c config, op Op, opts ...sysuserpasskeyOption) *SysUserPasskeyMutation {
+	m := &SysUserPasskeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysUserPasskey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysUserPasskeyID sets the ID field of the mutation.
+func withSysUserPasskeyID(id int64) sysuserpasskeyOption {
+	return func(m *SysUserPasskeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysUserPasskey
+		)
+		m.oldValue = func(ctx context.Context) (*SysUserPasskey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysUserPasskey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysUserPasskey sets the old SysUserPasskey of the mutation.
+func withSysUserPasskey(node *SysUserPasskey) sysuserpasskeyOption {
+	return func(m *SysUserPasskeyMutation) {
+		m.oldValue = func(context.Context) (*SysUserPasskey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysUserPasskeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysUserPasskeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysUserPasskey entities.
+func (m *SysUserPasskeyMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysUserPasskeyMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysUserPasskeyMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysUserPasskey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetUserID sets the "user_id" field.
+func (m *SysUserPasskeyMutation) SetUserID(i int64) {
+	m.user_id = &i
+	m.adduser_id = nil
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *SysUserPasskeyMutation) UserID() (r int64, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldUserID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// AddUserID adds i to the "user_id" field.
+func (m *SysUserPasskeyMutation) AddUserID(i int64) {
+	if m.adduser_id != nil {
+		*m.adduser_id += i
+	} else {
+		m.adduser_id = &i
+	}
+}
+
+// AddedUserID returns the value that was added to the "user_id" field in this mutation.
+func (m *SysUserPasskeyMutation) AddedUserID() (r int64, exists bool) {
+	v := m.adduser_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *SysUserPasskeyMutation) ResetUserID() {
+	m.user_id = nil
+	m.adduser_id = nil
+}
+
+// SetCredentialID sets the "credential_id" field.
+func (m *SysUserPasskeyMutation) SetCredentialID(s string) {
+	m.credential_id = &s
+}
+
+// CredentialID returns the value of the "credential_id" field in the mutation.
+func (m *SysUserPasskeyMutation) CredentialID() (r string, exists bool) {
+	v := m.credential_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCredentialID returns the old "credential_id" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldCredentialID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCredentialID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCredentialID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCredentialID: %w", err)
+	}
+	return oldValue.CredentialID, nil
+}
+
+// ResetCredentialID resets all changes to the "credential_id" field.
+func (m *SysUserPasskeyMutation) ResetCredentialID() {
+	m.credential_id = nil
+}
+
+// SetCredentialHash sets the "credential_hash" field.
+func (m *SysUserPasskeyMutation) SetCredentialHash(s string) {
+	m.credential_hash = &s
+}
+
+// CredentialHash returns the value of the "credential_hash" field in the mutation.
+func (m *SysUserPasskeyMutation) CredentialHash() (r string, exists bool) {
+	v := m.credential_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCredentialHash returns the old "credential_hash" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldCredentialHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCredentialHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCredentialHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCredentialHash: %w", err)
+	}
+	return oldValue.CredentialHash, nil
+}
+
+// ResetCredentialHash resets all changes to the "credential_hash" field.
+func (m *SysUserPasskeyMutation) ResetCredentialHash() {
+	m.credential_hash = nil
+}
+
+// SetPublicKey sets the "public_key" field.
+func (m *SysUserPasskeyMutation) SetPublicKey(b []byte) {
+	m.public_key = &b
+}
+
+// PublicKey returns the value of the "public_key" field in the mutation.
+func (m *SysUserPasskeyMutation) PublicKey() (r []byte, exists bool) {
+	v := m.public_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublicKey returns the old "public_key" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldPublicKey(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublicKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublicKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublicKey: %w", err)
+	}
+	return oldValue.PublicKey, nil
+}
+
+// ResetPublicKey resets all changes to the "public_key" field.
+func (m *SysUserPasskeyMutation) ResetPublicKey() {
+	m.public_key = nil
+}
+
+// SetSignCount sets the "sign_count" field.
+func (m *SysUserPasskeyMutation) SetSignCount(i int64) {
+	m.sign_count = &i
+	m.addsign_count = nil
+}
+
+// SignCount returns the value of the "sign_count" field in the mutation.
+func (m *SysUserPasskeyMutation) SignCount() (r int64, exists bool) {
+	v := m.sign_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSignCount returns the old "sign_count" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldSignCount(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSignCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSignCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSignCount: %w", err)
+	}
+	return oldValue.SignCount, nil
+}
+
+// AddSignCount adds i to the "sign_count" field.
+func (m *SysUserPasskeyMutation) AddSignCount(i int64) {
+	if m.addsign_count != nil {
+		*m.addsign_count += i
+	} else {
+		m.addsign_count = &i
+	}
+}
+
+// AddedSignCount returns the value that was added to the "sign_count" field in this mutation.
+func (m *SysUserPasskeyMutation) AddedSignCount() (r int64, exists bool) {
+	v := m.addsign_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSignCount resets all changes to the "sign_count" field.
+func (m *SysUserPasskeyMutation) ResetSignCount() {
+	m.sign_count = nil
+	m.addsign_count = nil
+}
+
+// SetAaguid sets the "aaguid" field.
+func (m *SysUserPasskeyMutation) SetAaguid(s string) {
+	m.aaguid = &s
+}
+
+// Aaguid returns the value of the "aaguid" field in the mutation.
+func (m *SysUserPasskeyMutation) Aaguid() (r string, exists bool) {
+	v := m.aaguid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAaguid returns the old "aaguid" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldAaguid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAaguid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAaguid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAaguid: %w", err)
+	}
+	return oldValue.Aaguid, nil
+}
+
+// ResetAaguid resets all changes to the "aaguid" field.
+func (m *SysUserPasskeyMutation) ResetAaguid() {
+	m.aaguid = nil
+}
+
+// SetTransports sets the "transports" field.
+func (m *SysUserPasskeyMutation) SetTransports(s string) {
+	m.transports = &s
+}
+
+// Transports returns the value of the "transports" field in the mutation.
+func (m *SysUserPasskeyMutation) Transports() (r string, exists bool) {
+	v := m.transports
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTransports returns the old "transports" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldTransports(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTransports is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTransports requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTransports: %w", err)
+	}
+	return oldValue.Transports, nil
+}
+
+// ResetTransports resets all changes to the "transports" field.
+func (m *SysUserPasskeyMutation) ResetTransports() {
+	m.transports = nil
+}
+
+// SetBackupEligible sets the "backup_eligible" field.
+func (m *SysUserPasskeyMutation) SetBackupEligible(b bool) {
+	m.backup_eligible = &b
+}
+
+// BackupEligible returns the value of the "backup_eligible" field in the mutation.
+func (m *SysUserPasskeyMutation) BackupEligible() (r bool, exists bool) {
+	v := m.backup_eligible
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackupEligible returns the old "backup_eligible" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldBackupEligible(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackupEligible is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackupEligible requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackupEligible: %w", err)
+	}
+	return oldValue.BackupEligible, nil
+}
+
+// ResetBackupEligible resets all changes to the "backup_eligible" field.
+func (m *SysUserPasskeyMutation) ResetBackupEligible() {
+	m.backup_eligible = nil
+}
+
+// SetBackedUp sets the "backed_up" field.
+func (m *SysUserPasskeyMutation) SetBackedUp(b bool) {
+	m.backed_up = &b
+}
+
+// BackedUp returns the value of the "backed_up" field in the mutation.
+func (m *SysUserPasskeyMutation) BackedUp() (r bool, exists bool) {
+	v := m.backed_up
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackedUp returns the old "backed_up" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldBackedUp(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackedUp is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackedUp requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackedUp: %w", err)
+	}
+	return oldValue.BackedUp, nil
+}
+
+// ResetBackedUp resets all changes to the "backed_up" field.
+func (m *SysUserPasskeyMutation) ResetBackedUp() {
+	m.backed_up = nil
+}
+
+// SetName sets the "name" field.
+func (m *SysUserPasskeyMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *SysUserPasskeyMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *SysUserPasskeyMutation) ResetName() {
+	m.name = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SysUserPasskeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SysUserPasskeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SysUserPasskeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetLastUsedAt sets the "last_used_at" field.
+func (m *SysUserPasskeyMutation) SetLastUsedAt(t time.Time) {
+	m.last_used_at = &t
+}
+
+// LastUsedAt returns the value of the "last_used_at" field in the mutation.
+func (m *SysUserPasskeyMutation) LastUsedAt() (r time.Time, exists bool) {
+	v := m.last_used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastUsedAt returns the old "last_used_at" field's value of the SysUserPasskey entity.
+// If the SysUserPasskey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserPasskeyMutation) OldLastUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastUsedAt: %w", err)
+	}
+	return oldValue.LastUsedAt, nil
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (m *SysUserPasskeyMutation) ClearLastUsedAt() {
+	m.last_used_at = nil
+	m.clearedFields[sysuserpasskey.FieldLastUsedAt] = struct{}{}
+}
+
+// LastUsedAtCleared returns if the "last_used_at" field was cleared in this mutation.
+func (m *SysUserPasskeyMutation) LastUsedAtCleared() bool {
+	_, ok := m.clearedFields[sysuserpasskey.FieldLastUsedAt]
+	return ok
+}
+
+// ResetLastUsedAt resets all changes to the "last_used_at" field.
+func (m *SysUserPasskeyMutation) ResetLastUsedAt() {
+	m.last_used_at = nil
+	delete(m.clearedFields, sysuserpasskey.FieldLastUsedAt)
+}
+
+// Where appends a list predicates to the SysUserPasskeyMutation builder.
+func (m *SysUserPasskeyMutation) Where(ps ...predicate.SysUserPasskey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysUserPasskeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysUserPasskeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysUserPasskey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysUserPasskeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysUserPasskeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysUserPasskey).
+func (m *SysUserPasskeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysUserPasskeyMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.user_id != nil {
+		fields = append(fields, sysuserpasskey.FieldUserID)
+	}
+	if m.credential_id != nil {
+		fields = append(fields, sysuserpasskey.FieldCredentialID)
+	}
+	if m.credential_hash != nil {
+		fields = append(fields, sysuserpasskey.FieldCredentialHash)
+	}
+	if m.public_key != nil {
+		fields = append(fields, sysuserpasskey.FieldPublicKey)
+	}
+	if m.sign_count != nil {
+		fields = append(fields, sysuserpasskey.FieldSignCount)
+	}
+	if m.aaguid != nil {
+		fields = append(fields, sysuserpasskey.FieldAaguid)
+	}
+	if m.transports != nil {
+		fields = append(fields, sysuserpasskey.FieldTransports)
+	}
+	if m.backup_eligible != nil {
+		fields = append(fields, sysuserpasskey.FieldBackupEligible)
+	}
+	if m.backed_up != nil {
+		fields = append(fields, sysuserpasskey.FieldBackedUp)
+	}
+	if m.name != nil {
+		fields = append(fields, sysuserpasskey.FieldName)
+	}
+	if m.created_at != nil {
+		fields = append(fields, sysuserpasskey.FieldCreatedAt)
+	}
+	if m.last_used_at != nil {
+		fields = append(fields, sysuserpasskey.FieldLastUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysUserPasskeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysuserpasskey.FieldUserID:
+		return m.UserID()
+	case sysuserpasskey.FieldCredentialID:
+		return m.CredentialID()
+	case sysuserpasskey.FieldCredentialHash:
+		return m.CredentialHash()
+	case sysuserpasskey.FieldPublicKey:
+		return m.PublicKey()
+	case sysuserpasskey.FieldSignCount:
+		return m.SignCount()
+	case sysuserpasskey.FieldAaguid:
+		return m.Aaguid()
+	case sysuserpasskey.FieldTransports:
+		return m.Transports()
+	case sysuserpasskey.FieldBackupEligible:
+		return m.BackupEligible()
+	case sysuserpasskey.FieldBackedUp:
+		return m.BackedUp()
+	case sysuserpasskey.FieldName:
+		return m.Name()
+	case sysuserpasskey.FieldCreatedAt:
+		return m.CreatedAt()
+	case sysuserpasskey.FieldLastUsedAt:
+		return m.LastUsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysUserPasskeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysuserpasskey.FieldUserID:
+		return m.OldUserID(ctx)
+	case sysuserpasskey.FieldCredentialID:
+		return m.OldCredentialID(ctx)
+	case sysuserpasskey.FieldCredentialHash:
+		return m.OldCredentialHash(ctx)
+	case sysuserpasskey.FieldPublicKey:
+		return m.OldPublicKey(ctx)
+	case sysuserpasskey.FieldSignCount:
+		return m.OldSignCount(ctx)
+	case sysuserpasskey.FieldAaguid:
+		return m.OldAaguid(ctx)
+	case sysuserpasskey.FieldTransports:
+		return m.OldTransports(ctx)
+	case sysuserpasskey.FieldBackupEligible:
+		return m.OldBackupEligible(ctx)
+	case sysuserpasskey.FieldBackedUp:
+		return m.OldBackedUp(ctx)
+	case sysuserpasskey.FieldName:
+		return m.OldName(ctx)
+	case sysuserpasskey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case sysuserpasskey.FieldLastUsedAt:
+		return m.OldLastUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysUserPasskey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysUserPasskeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysuserpasskey.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case sysuserpasskey.FieldCredentialID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCredentialID(v)
+		return nil
+	case sysuserpasskey.FieldCredentialHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCredentialHash(v)
+		return nil
+	case sysuserpasskey.FieldPublicKey:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublicKey(v)
+		return nil
+	case sysuserpasskey.FieldSignCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSignCount(v)
+		return nil
+	case sysuserpasskey.FieldAaguid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAaguid(v)
+		return nil
+	case sysuserpasskey.FieldTransports:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTransports(v)
+		return nil
+	case sysuserpasskey.FieldBackupEligible:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackupEligible(v)
+		return nil
+	case sysuserpasskey.FieldBackedUp:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackedUp(v)
+		return nil
+	case sysuserpasskey.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case sysuserpasskey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case sysuserpasskey.FieldLastUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysUserPasskey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysUserPasskeyMutation) AddedFields() []string {
+	var fields []string
+	if m.adduser_id != nil {
+		fields = append(fields, sysuserpasskey.FieldUserID)
+	}
+	if m.addsign_count != nil {
+		fields = append(fields, sysuserpasskey.FieldSignCount)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysUserPasskeyMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysuserpasskey.FieldUserID:
+		return m.AddedUserID()
+	case sysuserpasskey.FieldSignCount:
+		return m.AddedSignCount()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysUserPasskeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysuserpasskey.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUserID(v)
+		return nil
+	case sysuserpasskey.FieldSignCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSignCount(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysUserPasskey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysUserPasskeyMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysuserpasskey.FieldLastUsedAt) {
+		fields = append(fields, sysuserpasskey.FieldLastUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysUserPasskeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysUserPasskeyMutation) ClearField(name string) error {
+	switch name {
+	case sysuserpasskey.FieldLastUsedAt:
+		m.ClearLastUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SysUserPasskey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysUserPasskeyMutation) ResetField(name string) error {
+	switch name {
+	case sysuserpasskey.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case sysuserpasskey.FieldCredentialID:
+		m.ResetCredentialID()
+		return nil
+	case sysuserpasskey.FieldCredentialHash:
+		m.ResetCredentialHash()
+		return nil
+	case sysuserpasskey.FieldPublicKey:
+		m.ResetPublicKey()
+		return nil
+	case sysuserpasskey.FieldSignCount:
+		m.ResetSignCount()
+		return nil
+	case sysuserpasskey.FieldAaguid:
+		m.ResetAaguid()
+		return nil
+	case sysuserpasskey.FieldTransports:
+		m.ResetTransports()
+		return nil
+	case sysuserpasskey.FieldBackupEligible:
+		m.ResetBackupEligible()
+		return nil
+	case sysuserpasskey.FieldBackedUp:
+		m.ResetBackedUp()
+		return nil
+	case sysuserpasskey.FieldName:
+		m.ResetName()
+		return nil
+	case sysuserpasskey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case sysuserpasskey.FieldLastUsedAt:
+		m.ResetLastUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SysUserPasskey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysUserPasskeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysUserPasskeyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysUserPasskeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysUserPasskeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysUserPasskeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysUserPasskeyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysUserPasskeyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysUserPasskey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysUserPasskeyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysUserPasskey edge %s", name)
 }
 
 // SysUserRecoveryCodeMutation represents an operation that mutates the SysUserRecoveryCode nodes in the graph.

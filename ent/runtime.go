@@ -24,6 +24,7 @@ import (
 	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserexternal"
+	"github.com/adminkernel/kernel/ent/sysuserpasskey"
 	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 )
@@ -1066,6 +1067,97 @@ func init() {
 	sysuserexternalDescID := sysuserexternalMixinFields0[0].Descriptor()
 	// sysuserexternal.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysuserexternal.IDValidator = sysuserexternalDescID.Validators[0].(func(int64) error)
+	sysuserpasskeyMixin := schema.SysUserPasskey{}.Mixin()
+	sysuserpasskeyMixinFields0 := sysuserpasskeyMixin[0].Fields()
+	_ = sysuserpasskeyMixinFields0
+	sysuserpasskeyFields := schema.SysUserPasskey{}.Fields()
+	_ = sysuserpasskeyFields
+	// sysuserpasskeyDescCredentialID is the schema descriptor for credential_id field.
+	sysuserpasskeyDescCredentialID := sysuserpasskeyFields[1].Descriptor()
+	// sysuserpasskey.CredentialIDValidator is a validator for the "credential_id" field. It is called by the builders before save.
+	sysuserpasskey.CredentialIDValidator = func() func(string) error {
+		validators := sysuserpasskeyDescCredentialID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(credential_id string) error {
+			for _, fn := range fns {
+				if err := fn(credential_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysuserpasskeyDescCredentialHash is the schema descriptor for credential_hash field.
+	sysuserpasskeyDescCredentialHash := sysuserpasskeyFields[2].Descriptor()
+	// sysuserpasskey.CredentialHashValidator is a validator for the "credential_hash" field. It is called by the builders before save.
+	sysuserpasskey.CredentialHashValidator = func() func(string) error {
+		validators := sysuserpasskeyDescCredentialHash.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(credential_hash string) error {
+			for _, fn := range fns {
+				if err := fn(credential_hash); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysuserpasskeyDescPublicKey is the schema descriptor for public_key field.
+	sysuserpasskeyDescPublicKey := sysuserpasskeyFields[3].Descriptor()
+	// sysuserpasskey.PublicKeyValidator is a validator for the "public_key" field. It is called by the builders before save.
+	sysuserpasskey.PublicKeyValidator = sysuserpasskeyDescPublicKey.Validators[0].(func([]byte) error)
+	// sysuserpasskeyDescSignCount is the schema descriptor for sign_count field.
+	sysuserpasskeyDescSignCount := sysuserpasskeyFields[4].Descriptor()
+	// sysuserpasskey.DefaultSignCount holds the default value on creation for the sign_count field.
+	sysuserpasskey.DefaultSignCount = sysuserpasskeyDescSignCount.Default.(int64)
+	// sysuserpasskeyDescAaguid is the schema descriptor for aaguid field.
+	sysuserpasskeyDescAaguid := sysuserpasskeyFields[5].Descriptor()
+	// sysuserpasskey.DefaultAaguid holds the default value on creation for the aaguid field.
+	sysuserpasskey.DefaultAaguid = sysuserpasskeyDescAaguid.Default.(string)
+	// sysuserpasskey.AaguidValidator is a validator for the "aaguid" field. It is called by the builders before save.
+	sysuserpasskey.AaguidValidator = sysuserpasskeyDescAaguid.Validators[0].(func(string) error)
+	// sysuserpasskeyDescTransports is the schema descriptor for transports field.
+	sysuserpasskeyDescTransports := sysuserpasskeyFields[6].Descriptor()
+	// sysuserpasskey.DefaultTransports holds the default value on creation for the transports field.
+	sysuserpasskey.DefaultTransports = sysuserpasskeyDescTransports.Default.(string)
+	// sysuserpasskey.TransportsValidator is a validator for the "transports" field. It is called by the builders before save.
+	sysuserpasskey.TransportsValidator = sysuserpasskeyDescTransports.Validators[0].(func(string) error)
+	// sysuserpasskeyDescBackupEligible is the schema descriptor for backup_eligible field.
+	sysuserpasskeyDescBackupEligible := sysuserpasskeyFields[7].Descriptor()
+	// sysuserpasskey.DefaultBackupEligible holds the default value on creation for the backup_eligible field.
+	sysuserpasskey.DefaultBackupEligible = sysuserpasskeyDescBackupEligible.Default.(bool)
+	// sysuserpasskeyDescBackedUp is the schema descriptor for backed_up field.
+	sysuserpasskeyDescBackedUp := sysuserpasskeyFields[8].Descriptor()
+	// sysuserpasskey.DefaultBackedUp holds the default value on creation for the backed_up field.
+	sysuserpasskey.DefaultBackedUp = sysuserpasskeyDescBackedUp.Default.(bool)
+	// sysuserpasskeyDescName is the schema descriptor for name field.
+	sysuserpasskeyDescName := sysuserpasskeyFields[9].Descriptor()
+	// sysuserpasskey.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	sysuserpasskey.NameValidator = func() func(string) error {
+		validators := sysuserpasskeyDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysuserpasskeyDescID is the schema descriptor for id field.
+	sysuserpasskeyDescID := sysuserpasskeyMixinFields0[0].Descriptor()
+	// sysuserpasskey.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysuserpasskey.IDValidator = sysuserpasskeyDescID.Validators[0].(func(int64) error)
 	sysuserrecoverycodeMixin := schema.SysUserRecoveryCode{}.Mixin()
 	sysuserrecoverycodeMixinFields0 := sysuserrecoverycodeMixin[0].Fields()
 	_ = sysuserrecoverycodeMixinFields0

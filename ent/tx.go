@@ -50,6 +50,8 @@ type Tx struct {
 	SysUser *SysUserClient
 	// SysUserExternal is the client for interacting with the SysUserExternal builders.
 	SysUserExternal *SysUserExternalClient
+	// SysUserPasskey is the client for interacting with the SysUserPasskey builders.
+	SysUserPasskey *SysUserPasskeyClient
 	// SysUserRecoveryCode is the client for interacting with the SysUserRecoveryCode builders.
 	SysUserRecoveryCode *SysUserRecoveryCodeClient
 	// SysUserRole is the client for interacting with the SysUserRole builders.
@@ -203,6 +205,7 @@ func (tx *Tx) init() {
 	tx.SysSessionToken = NewSysSessionTokenClient(tx.config)
 	tx.SysUser = NewSysUserClient(tx.config)
 	tx.SysUserExternal = NewSysUserExternalClient(tx.config)
+	tx.SysUserPasskey = NewSysUserPasskeyClient(tx.config)
 	tx.SysUserRecoveryCode = NewSysUserRecoveryCodeClient(tx.config)
 	tx.SysUserRole = NewSysUserRoleClient(tx.config)
 }

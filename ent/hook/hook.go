@@ -225,6 +225,18 @@ func (f SysUserExternalFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Va
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysUserExternalMutation", m)
 }
 
+// The SysUserPasskeyFunc type is an adapter to allow the use of ordinary
+// function as SysUserPasskey mutator.
+type SysUserPasskeyFunc func(context.Context, *ent.SysUserPasskeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysUserPasskeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysUserPasskeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysUserPasskeyMutation", m)
+}
+
 // The SysUserRecoveryCodeFunc type is an adapter to allow the use of ordinary
 // function as SysUserRecoveryCode mutator.
 type SysUserRecoveryCodeFunc func(context.Context, *ent.SysUserRecoveryCodeMutation) (ent.Value, error)

@@ -606,6 +606,40 @@ var (
 			},
 		},
 	}
+	// SysUserPasskeyColumns holds the columns for the "sys_user_passkey" table.
+	SysUserPasskeyColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "user_id", Type: field.TypeInt64},
+		{Name: "credential_id", Type: field.TypeString, Size: 1400},
+		{Name: "credential_hash", Type: field.TypeString, Size: 64},
+		{Name: "public_key", Type: field.TypeBytes},
+		{Name: "sign_count", Type: field.TypeInt64, Default: 0},
+		{Name: "aaguid", Type: field.TypeString, Size: 36, Default: ""},
+		{Name: "transports", Type: field.TypeString, Size: 128, Default: ""},
+		{Name: "backup_eligible", Type: field.TypeBool, Default: false},
+		{Name: "backed_up", Type: field.TypeBool, Default: false},
+		{Name: "name", Type: field.TypeString, Size: 64},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "last_used_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// SysUserPasskeyTable holds the schema information for the "sys_user_passkey" table.
+	SysUserPasskeyTable = &schema.Table{
+		Name:       "sys_user_passkey",
+		Columns:    SysUserPasskeyColumns,
+		PrimaryKey: []*schema.Column{SysUserPasskeyColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysuserpasskey_credential_hash",
+				Unique:  true,
+				Columns: []*schema.Column{SysUserPasskeyColumns[3]},
+			},
+			{
+				Name:    "sysuserpasskey_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysUserPasskeyColumns[1]},
+			},
+		},
+	}
 	// SysUserRecoveryCodeColumns holds the columns for the "sys_user_recovery_code" table.
 	SysUserRecoveryCodeColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64},
@@ -675,6 +709,7 @@ var (
 		SysSessionTokenTable,
 		SysUserTable,
 		SysUserExternalTable,
+		SysUserPasskeyTable,
 		SysUserRecoveryCodeTable,
 		SysUserRoleTable,
 	}
@@ -734,6 +769,9 @@ func init() {
 	}
 	SysUserExternalTable.Annotation = &entsql.Annotation{
 		Table: "sys_user_external",
+	}
+	SysUserPasskeyTable.Annotation = &entsql.Annotation{
+		Table: "sys_user_passkey",
 	}
 	SysUserRecoveryCodeTable.Annotation = &entsql.Annotation{
 		Table: "sys_user_recovery_code",

@@ -60,6 +60,9 @@ type SysUser func(*sql.Selector)
 // SysUserExternal is the predicate function for sysuserexternal builders.
 type SysUserExternal func(*sql.Selector)
 
+// SysUserPasskey is the predicate function for sysuserpasskey builders.
+type SysUserPasskey func(*sql.Selector)
+
 // SysUserRecoveryCode is the predicate function for sysuserrecoverycode builders.
 type SysUserRecoveryCode func(*sql.Selector)
 

@@ -1,5 +1,5 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
-// kernel adds: 40028-40029, 41006, 42031, 48002-48006 and 50001-50003 (see
+// kernel adds: 40028-40034, 41006, 42031, 48002-48006 and 50001-50003 (see
 // docs/compatibility.md and docs/security.md).
 
 package errcode
@@ -46,6 +46,18 @@ const (
 	// CaptchaRequired: this account has had too many failed logins from
 	// many clients; a captcha answer is required for it. HTTP 200.
 	CaptchaRequired    Code = 40029
+	// Passkeys (WebAuthn, kernel-added): PasskeyInvalid, a registration or
+	// assertion that fails verification (unknown credential, wrong origin
+	// or RP id, no user verification, sign counter going back = a cloned
+	// authenticator); PasskeyDisabled, passwordless login switched off or
+	// no relying party configured; PasskeyCeremonyInvalid, an unknown,
+	// expired or spent ceremony; PasskeyNotFound, a passkey that is not
+	// the caller's; PasskeyExists, a credential already registered.
+	PasskeyInvalid         Code = 40030
+	PasskeyDisabled        Code = 40031
+	PasskeyCeremonyInvalid Code = 40032
+	PasskeyNotFound        Code = 40033
+	PasskeyExists          Code = 40034
 	NoPermission       Code = 41001
 	DemoModeReadOnly   Code = 41002
 	SuperAdminRequired Code = 41003
@@ -190,6 +202,11 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{ApiKeyInvalid, "ApiKeyInvalid", "error.auth.apiKeyInvalid"},
 	{PasswordChangeRequired, "PasswordChangeRequired", "error.auth.passwordChangeRequired"},
 	{CaptchaRequired, "CaptchaRequired", "error.auth.captchaRequired"},
+	{PasskeyInvalid, "PasskeyInvalid", "error.auth.passkeyInvalid"},
+	{PasskeyDisabled, "PasskeyDisabled", "error.auth.passkeyDisabled"},
+	{PasskeyCeremonyInvalid, "PasskeyCeremonyInvalid", "error.auth.passkeyCeremonyInvalid"},
+	{PasskeyNotFound, "PasskeyNotFound", "error.auth.passkeyNotFound"},
+	{PasskeyExists, "PasskeyExists", "error.auth.passkeyExists"},
 	{NoPermission, "NoPermission", "error.perm.denied"},
 	{DemoModeReadOnly, "DemoModeReadOnly", "error.perm.demoReadOnly"},
 	{SuperAdminRequired, "SuperAdminRequired", "error.perm.superAdminRequired"},

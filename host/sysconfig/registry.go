@@ -214,6 +214,7 @@ func kernelEntries() []Entry {
 		{Key: "sys.externalauth.*.defaultOrgId", Kind: KindInt, Min: 1, Max: maxInt, Optional: true, Area: AreaExternalAuth, Description: "organisation of provisioned accounts"},
 		{Key: "sys.security.totp.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "TOTP second factor"},
 		{Key: "sys.security.totp.requireForSuperAdmin", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "TOTP required of the super-admin"},
+		{Key: "sys.security.passkey.passwordless", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "passkey login without an account (discoverable credentials; Service:Security:Passkey names the relying party)"},
 
 		// Areas not built yet (issue 17): their rows seeded by older
 		// releases are retired by the seeder; a later issue that builds the
