@@ -195,6 +195,52 @@ type Security struct {
 	Sms      Sms      `koanf:"Sms"`
 	Totp     Totp     `koanf:"Totp"`
 	Reauth   Reauth   `koanf:"Reauth"`
+	Passkey  Passkey  `koanf:"Passkey"`
+}
+
+// Passkey is `Service:Security:Passkey`: the WebAuthn relying party of
+// the passkey routes (host/passkey).
+type Passkey struct {
+	// RpID is the relying party id: the site's host name or a registrable
+	// suffix of it (admin.example.com, example.com; localhost for local
+	// development), without scheme or port. Empty outside Development
+	// turns passkeys off (the routes answer 40031); Development then uses
+	// localhost.
+	RpID string `koanf:"RpId"`
+	// RpDisplayName is shown by authenticators (default "AdminKernel").
+	RpDisplayName string `koanf:"RpDisplayName"`
+	// Origins are the origins the browser app is served from (scheme://
+	// host[:port]): https, or http for loopback hosts only; each host is
+	// RpId or below it. Development without RpId: http://localhost:5100.
+	Origins []string `koanf:"Origins"`
+}
+
+// Development defaults of the passkey relying party (Passkey.RpID empty).
+const (
+	DevPasskeyRpID   = "localhost"
+	DevPasskeyOrigin = "http://localhost:5100"
+)
+
+// PasskeyRP is the effective relying party: id, display name and origins,
+// and whether passkeys are on (a configured RpId, or Development).
+func (c *Config) PasskeyRP() (rpID, display string, origins []string, on bool) {
+	pk := c.Service.Security.Passkey
+	display = pk.RpDisplayName
+	if display == "" {
+		display = "AdminKernel"
+	}
+	switch {
+	case pk.RpID != "":
+		return pk.RpID, display, pk.Origins, len(pk.Origins) > 0
+	case c.IsDevelopment():
+		origins = pk.Origins
+		if len(origins) == 0 {
+			origins = []string{DevPasskeyOrigin}
+		}
+		return DevPasskeyRpID, display, origins, true
+	default:
+		return "", display, nil, false
+	}
 }
 
 // Totp is `Service:Security:Totp`.

@@ -114,6 +114,7 @@ func (c *Config) Validate() error {
 	c.validateCors(&p)
 	c.validateFrontendResult(&p)
 	c.validateCallback(&p)
+	c.validatePasskey(&p)
 	c.validateOIDC(&p)
 	c.validatePlugins(&p)
 

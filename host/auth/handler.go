@@ -58,6 +58,7 @@ func (h *Handler) Routes(api *route.Group) {
 	p.Put("/password", route.Session, h.changePassword).Doc("Change my password", ChangePasswordInput{}, true)
 	p.Get("/sessions", route.Session, h.mySessions).Doc("My sessions", nil, []MySession{})
 	p.Delete("/sessions/{sessionId}", route.Session, h.revokeMySession).Title = "End one of my sessions"
+	h.passkeyRoutes(api)
 	api.Get("/sys/config/password-policy", route.Session, h.passwordPolicy).Doc("Password policy", nil, PasswordPolicy{})
 
 	s := api.Group("/sys/session")

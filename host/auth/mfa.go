@@ -111,32 +111,41 @@ func (s *Service) retry(ctx context.Context, key string, rec totpChallenge) erro
 	return errcode.New(errcode.TotpWrong).With("attemptsLeft", max(left, 0))
 }
 
-// totpRequired: sys.security.totp.enabled and the user has TOTP bound, is
-// forced to use it, or is the super-admin under requireForSuperAdmin.
-func (s *Service) totpRequired(ctx context.Context, u *ent.SysUser) (bool, error) {
+// secondFactorNeed: sys.security.totp.enabled and the user has TOTP
+// bound, a passkey, is forced to use TOTP, or is the super-admin under
+// requireForSuperAdmin. passkey reports whether the user has a passkey
+// (then the 40018 challenge may be completed with it).
+func (s *Service) secondFactorNeed(ctx context.Context, u *ent.SysUser) (need, passkey bool, err error) {
 	on, err := s.d.Settings.Bool(ctx, KeyTotpEnabled)
 	if err != nil || !on {
-		return false, err
+		return false, false, err
 	}
-	if u.TotpEnabled || u.ForceTotp {
-		return true, nil
+	if passkey, err = s.pk.Has(ctx, u.ID); err != nil {
+		return false, false, err
+	}
+	if u.TotpEnabled || u.ForceTotp || passkey {
+		return true, passkey, nil
 	}
 	if !u.IsSuperAdmin {
-		return false, nil
+		return false, false, nil
 	}
-	return s.d.Settings.Bool(ctx, KeyTotpRequireForSuper)
+	need, err = s.d.Settings.Bool(ctx, KeyTotpRequireForSuper)
+	return need, false, err
 }
 
 // secondFactor is the gate every first factor (password, SMS login,
 // external login) passes instead of IssueTokens: it issues tokens when no
-// second factor is required, else answers the signal of the factor.
+// second factor is required, else answers the signal of the factor: 40018
+// with challengeId (and passkey: true when the user has a passkey, which
+// completes it through /auth/passkey/login/*), 40020 when the user has
+// neither TOTP nor a passkey.
 func (s *Service) secondFactor(ctx context.Context, u *ent.SysUser, first string, cl Client) (*LoginOutput, error) {
-	need, err := s.totpRequired(ctx, u)
+	need, passkey, err := s.secondFactorNeed(ctx, u)
 	if err != nil {
 		return nil, err
 	}
 	if need {
-		if !mfa.Bound(u) {
+		if !mfa.Bound(u) && !passkey {
 			return nil, errcode.New(errcode.TotpNotBound)
 		}
 		id, err := newChallengeID()
@@ -147,7 +156,11 @@ func (s *Service) secondFactor(ctx context.Context, u *ent.SysUser, first string
 		if err := s.putChallenge(ctx, totpLoginPrefix+id, rec); err != nil {
 			return nil, err
 		}
-		return nil, errcode.New(errcode.TotpRequired).With("challengeId", id)
+		signal := errcode.New(errcode.TotpRequired).With("challengeId", id)
+		if passkey {
+			signal = signal.With("passkey", true)
+		}
+		return nil, signal
 	}
 	// The SMS second factor asks password logins of users with a phone
 	// (sys.security.mfa.enabled): 40009 with the challenge.

@@ -23,6 +23,7 @@ import (
 	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/mfa"
+	"github.com/adminkernel/kernel/host/passkey"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sms"
@@ -84,7 +85,10 @@ type Deps struct {
 	// Mfa is the TOTP state; nil builds one over Client, Store and the
 	// key ring of Config (host/mfa).
 	Mfa *mfa.Service
-	Log hclog.Logger
+	// Passkeys is the WebAuthn relying party; nil builds one from Config
+	// (host/passkey).
+	Passkeys *passkey.Service
+	Log      hclog.Logger
 }
 
 // Service implements the login flows.
@@ -93,6 +97,7 @@ type Service struct {
 	dummyHash string
 	cookies   *Cookies
 	mfa       *mfa.Service
+	pk        *passkey.Service
 }
 
 // New builds the service. It prepares a dummy hash with the configured
@@ -113,7 +118,13 @@ func New(d Deps) (*Service, error) {
 	if m == nil {
 		m = mfa.New(d.Client, d.Store, d.Config)
 	}
-	return &Service{d: d, dummyHash: dummy, cookies: NewCookies(d.Config), mfa: m}, nil
+	pk := d.Passkeys
+	if pk == nil {
+		if pk, err = passkey.New(d.Client, d.Store, d.Config); err != nil {
+			return nil, err
+		}
+	}
+	return &Service{d: d, dummyHash: dummy, cookies: NewCookies(d.Config), mfa: m, pk: pk}, nil
 }
 
 // Cookies is the session-cookie policy (cookie session mode); the host

@@ -259,15 +259,15 @@ func createSuperAdminCmd(load loader) *cobra.Command {
 }
 
 // reasonCommandClearMfa is written on the sessions clear-mfa ends.
-const reasonCommandClearMfa = "TOTP cleared from the command line"
+const reasonCommandClearMfa = "TOTP and passkeys cleared from the command line"
 
 func clearMfaCmd(load loader) *cobra.Command {
 	return &cobra.Command{
 		Use:   "clear-mfa <account>",
-		Short: "Remove an account's TOTP binding and recovery codes and end its sessions",
-		Long: "clear-mfa removes the TOTP seed and the recovery codes of the live user with the account\n" +
+		Short: "Remove an account's TOTP binding, recovery codes and passkeys and end its sessions",
+		Long: "clear-mfa removes the TOTP seed, the recovery codes and the passkeys of the live user with the account\n" +
 			"(matched case-insensitively) and ends every session of the user. It is the last resort of a\n" +
-			"user (the super-admin included) who lost both the authenticator and the recovery codes. When\n" +
+			"user (the super-admin included) who lost the authenticator, the recovery codes and the passkeys. When\n" +
 			"TOTP is still required of the user (forceTotp, requireForSuperAdmin), the next password login\n" +
 			"answers 40020 and the user binds again at /mfa/bind.",
 		Args: cobra.ExactArgs(1),
@@ -294,10 +294,10 @@ func clearMfaCmd(load loader) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st.logs.Root().Info("TOTP cleared from the command line", "account", u.Account, "user_id", u.ID, "sessions_revoked", n)
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "TOTP of %s (user %d) cleared; %d session(s) ended\n", u.Account, u.ID, n)
+			st.logs.Root().Info("TOTP and passkeys cleared from the command line", "account", u.Account, "user_id", u.ID, "sessions_revoked", n)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "TOTP and passkeys of %s (user %d) cleared; %d session(s) ended\n", u.Account, u.ID, n)
 			if st.shared == nil {
-				_, _ = fmt.Fprint(cmd.ErrOrStderr(), st.inProcessNote("TOTP is cleared and the sessions are ended"))
+				_, _ = fmt.Fprint(cmd.ErrOrStderr(), st.inProcessNote("TOTP and passkeys are cleared and the sessions are ended"))
 			}
 			return err
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/ent/sysuserpasskey"
 	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -136,10 +137,20 @@ func (s *Service) VerifyUser(ctx context.Context, userID int64, code string) err
 	return s.Verify(ctx, u, code)
 }
 
-// ClearFactors removes a user's TOTP seed and recovery codes inside tx (an
-// administrator's clear, which owns the transaction).
+// ClearFactors removes a user's TOTP seed, recovery codes and passkeys
+// inside tx (an administrator's clear, which owns the transaction).
 func (s *Service) ClearFactors(ctx context.Context, tx *ent.Tx, userID int64) error {
-	return unbind(ctx, tx, userID, "")
+	return clearAll(ctx, tx, userID)
+}
+
+// clearAll removes every second factor of a user: the TOTP seed, the
+// recovery codes and the passkeys (sys_user_passkey).
+func clearAll(ctx context.Context, tx *ent.Tx, userID int64) error {
+	if err := unbind(ctx, tx, userID, ""); err != nil {
+		return err
+	}
+	_, err := tx.SysUserPasskey.Delete().Where(sysuserpasskey.UserID(userID)).Exec(ctx)
+	return err
 }
 
 // Enable binds a sealed seed to a user without TOTP and replaces the
@@ -204,10 +215,10 @@ func (s *Service) UseRecoveryCode(ctx context.Context, userID int64, code string
 	})
 }
 
-// Unbind removes a user's TOTP seed and recovery codes (an
-// administrator's clear).
+// Unbind removes a user's TOTP seed, recovery codes and passkeys (the
+// operator's clear-mfa).
 func (s *Service) Unbind(ctx context.Context, userID int64) error {
-	return s.tx(ctx, func(tx *ent.Tx) error { return unbind(ctx, tx, userID, "") })
+	return s.tx(ctx, func(tx *ent.Tx) error { return clearAll(ctx, tx, userID) })
 }
 
 // unbind clears the seed and removes the recovery codes but keep (the
