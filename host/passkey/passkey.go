@@ -104,6 +104,9 @@ func New(client *ent.Client, store cache.Store, cfg *config.Config) (*Service, e
 	return s, nil
 }
 
+// SetClock replaces the clock of ceremony expiry (tests).
+func (s *Service) SetClock(now func() time.Time) { s.now = now }
+
 // Enabled reports whether a relying party is configured.
 func (s *Service) Enabled() bool { return s != nil && s.wa != nil }
 
