@@ -216,6 +216,8 @@ type Passkey struct {
 }
 
 // Development defaults of the passkey relying party (Passkey.RpID empty).
+//
+//nolint:gosec // G101: an origin whose name contains "Passkey", not a credential
 const (
 	DevPasskeyRpID   = "localhost"
 	DevPasskeyOrigin = "http://localhost:5100"

@@ -43,7 +43,10 @@ async function must(method, p, body, token) {
   return r.data;
 }
 
+// settings writes sys_config values as the super-admin (re-authenticated
+// first: with TOTP on, config writes are +R).
 async function settings(pairs) {
+  await must('POST', '/api/v1/auth/reauth', { method: 'password', password: adminPassword }, adminToken);
   await must('PUT', '/api/v1/sys/config/batch',
     Object.entries(pairs).map(([configKey, configValue]) => ({ configKey, configValue })), adminToken);
 }

@@ -45,7 +45,7 @@ const (
 	PasswordChangeRequired Code = 40028
 	// CaptchaRequired: this account has had too many failed logins from
 	// many clients; a captcha answer is required for it. HTTP 200.
-	CaptchaRequired    Code = 40029
+	CaptchaRequired Code = 40029
 	// Passkeys (WebAuthn, kernel-added): PasskeyInvalid, a registration or
 	// assertion that fails verification (unknown credential, wrong origin
 	// or RP id, no user verification, sign counter going back = a cloned
@@ -58,11 +58,11 @@ const (
 	PasskeyCeremonyInvalid Code = 40032
 	PasskeyNotFound        Code = 40033
 	PasskeyExists          Code = 40034
-	NoPermission       Code = 41001
-	DemoModeReadOnly   Code = 41002
-	SuperAdminRequired Code = 41003
-	RoleNotDelegatable Code = 41004
-	UserOutOfDataScope Code = 41005
+	NoPermission           Code = 41001
+	DemoModeReadOnly       Code = 41002
+	SuperAdminRequired     Code = 41003
+	RoleNotDelegatable     Code = 41004
+	UserOutOfDataScope     Code = 41005
 	// AuthorityExceeded: the target user holds permission codes or a data
 	// scope beyond the caller's own, or a grant would give more than the
 	// caller holds. Only the super-admin passes.

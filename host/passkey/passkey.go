@@ -39,6 +39,8 @@ import (
 )
 
 // KeyPasswordless is the runtime switch of the passwordless login.
+//
+//nolint:gosec // G101: a setting name that contains "password", not a credential
 const KeyPasswordless = "sys.security.passkey.passwordless"
 
 // MethodPasskey is the login-log and session method of a login finished

@@ -151,8 +151,8 @@ func (a *Authenticator) Create(options json.RawMessage) (json.RawMessage, error)
 	if err != nil {
 		return nil, err
 	}
-	attested := make([]byte, 16) // AAGUID: none
-	attested = binary.BigEndian.AppendUint16(attested, uint16(len(id)))
+	attested := make([]byte, 16)                                        // AAGUID: none
+	attested = binary.BigEndian.AppendUint16(attested, uint16(len(id))) //nolint:gosec // 32 bytes
 	attested = append(attested, id...)
 	attested = append(attested, cose...)
 	att, err := webauthncbor.Marshal(map[string]any{"fmt": "none", "attStmt": map[string]any{}, "authData": a.authData(o.RP.ID, 0, attested)})
