@@ -156,7 +156,8 @@ func (s *Service) passkeyLogin(ctx context.Context, kind string, in PasskeyFinis
 	if err != nil {
 		return nil, err
 	}
-	res, verr := (*passkey.Result)(nil), perr
+	var res *passkey.Result
+	verr := perr // a malformed assertion counts like a wrong one
 	if verr == nil {
 		res, verr = s.pk.Verify(ctx, peek)
 	}
