@@ -21,7 +21,8 @@ export const useApp = defineStore('app', {
     user: session.user,
   }),
   getters: {
-    can: (s) => (code: string) => s.permissions.has(code),
+    // The super-admin's permission list is empty: it holds every code.
+    can: (s) => (code: string) => !!s.profile?.isSuperAdmin || !!s.user?.isSuperAdmin || s.permissions.has(code),
   },
   actions: {
     async loadSite() {
