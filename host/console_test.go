@@ -16,7 +16,13 @@ import (
 	"github.com/adminkernel/kernel/host/webconsole"
 )
 
-func rawGet(t *testing.T, k *kerneltest.Kernel, method, path string) (*http.Response, string) {
+// raw is an answer whose body is no envelope.
+type raw struct {
+	StatusCode int
+	Header     http.Header
+}
+
+func rawGet(t *testing.T, k *kerneltest.Kernel, method, path string) (raw, string) {
 	t.Helper()
 	resp, err := k.App().Test(httptest.NewRequestWithContext(t.Context(), method, path, nil), fiber.TestConfig{Timeout: 30 * time.Second})
 	if err != nil {
@@ -24,7 +30,7 @@ func rawGet(t *testing.T, k *kerneltest.Kernel, method, path string) (*http.Resp
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp, string(body)
+	return raw{StatusCode: resp.StatusCode, Header: resp.Header}, string(body)
 }
 
 // The kernel serves the embedded console at / with its CSP, falls back to
