@@ -16,13 +16,13 @@ import (
 	"github.com/adminkernel/kernel/host/webconsole"
 )
 
-// raw is an answer whose body is no envelope.
-type raw struct {
+// consoleRaw is an answer whose body is no envelope.
+type consoleRaw struct {
 	StatusCode int
 	Header     http.Header
 }
 
-func rawGet(t *testing.T, k *kerneltest.Kernel, method, path string) (raw, string) {
+func rawGet(t *testing.T, k *kerneltest.Kernel, method, path string) (consoleRaw, string) {
 	t.Helper()
 	resp, err := k.App().Test(httptest.NewRequestWithContext(t.Context(), method, path, nil), fiber.TestConfig{Timeout: 30 * time.Second})
 	if err != nil {
@@ -30,7 +30,7 @@ func rawGet(t *testing.T, k *kerneltest.Kernel, method, path string) (raw, strin
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return raw{StatusCode: resp.StatusCode, Header: resp.Header}, string(body)
+	return consoleRaw{StatusCode: resp.StatusCode, Header: resp.Header}, string(body)
 }
 
 // The kernel serves the embedded console at / with its CSP, falls back to
