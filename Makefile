@@ -10,7 +10,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
 TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 
-.PHONY: help build run test test-unit test-matrix test-browser fuzz lint generate verify fmt vet clean
+.PHONY: help build run test test-unit test-matrix test-browser console test-console fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -72,6 +72,28 @@ test-browser: ## real-browser SSO, session and passkey suite: chromium + playwri
 	cd $(BROWSER_DIR) && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
 	  node --test --test-reporter=spec --test-concurrency=1 suite.test.js passkey.test.js
 
+# The embedded web console (issue 20): Vue sources in console/, the built
+# console/dist is committed (go build and make run need no Node). npm ci
+# runs when node_modules is missing or older than the lock file.
+CONSOLE_DIR := console
+
+console-deps:
+	@command -v npm >/dev/null || { echo "console: node and npm are missing: apt-get install nodejs npm"; exit 1; }
+	@cd $(CONSOLE_DIR) && lock=$$(sha256sum package-lock.json | cut -d' ' -f1); \
+	  if [ "$$(cat node_modules/.lock-sha256 2>/dev/null)" != "$$lock" ]; then \
+	    echo "npm ci ($(CONSOLE_DIR))"; npm ci --no-audit --no-fund && echo "$$lock" > node_modules/.lock-sha256; fi
+
+console: console-deps ## rebuild the embedded web console into console/dist (Vitest first; needs node and npm)
+	cd $(CONSOLE_DIR) && npx vitest run && npm run build
+
+test-console: console-deps ## the console's end-to-end suite in chromium against bin/adminkernel and bin/testissuer (needs chromium, node, npm)
+	@test -x $(CHROMIUM) || { echo "test-console: $(CHROMIUM) is missing: apt-get install chromium (.ci/run does)"; exit 1; }
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/testissuer ./e2e/browser/testissuer
+	cd $(CONSOLE_DIR) && npx vitest run
+	cd $(CONSOLE_DIR) && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
+	  node --test --test-concurrency=1 --test-reporter=spec e2e/
+
 fuzz: ## run every fuzz target briefly (FUZZTIME, default 5s each); seeds also run in make test
 	bash scripts/fuzz.sh
 
@@ -88,7 +110,7 @@ vet: ## run go vet on every package (and on the -tags unit build of the tests)
 	$(GO) vet ./...
 	$(GO) vet -tags unit ./...
 
-verify: proto generate ## regenerate ent and the protocol code (protoc), tidy modules; fail on drift, a schema change without migration file, gofmt or vet findings
+verify: proto generate ## regenerate ent and the protocol code (protoc), tidy modules, rebuild the console (when npm is present); fail on drift, a schema change without migration file, gofmt or vet findings
 	$(GO) mod tidy
 	@if [ -n "$$(git status --porcelain -- ent pluginsdk/proto go.mod go.sum)" ]; then \
 		echo "generated code or go.mod/go.sum drifted from the committed state:"; \
@@ -97,6 +119,12 @@ verify: proto generate ## regenerate ent and the protocol code (protoc), tidy mo
 	$(UNIT_ENV) $(GO) test -count=1 -tags unit -run '^TestMigrationFilesMatchEntSchema$$' ./host/database/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(MAKE) --no-print-directory vet
+	@# the committed console build matches its sources (when Node is present)
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory console && \
+	  { git diff --exit-code --stat -- console/dist console/src/icons.generated.json console/src/codes.generated.json && \
+	    test -z "$$(git status --porcelain --untracked-files=all -- console/dist)" || \
+	    { echo "console/dist drifted from its sources: run make console and commit"; exit 1; }; }; \
+	  else echo "verify: npm missing, the console build is not checked"; fi
 
 fmt: ## format the code
 	gofmt -w $$(git ls-files '*.go')

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/console"
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/authn"
@@ -50,6 +51,7 @@ import (
 	"github.com/adminkernel/kernel/host/snowflake"
 	"github.com/adminkernel/kernel/host/sysconfig"
 	"github.com/adminkernel/kernel/host/token"
+	"github.com/adminkernel/kernel/host/webconsole"
 )
 
 // APIPrefix is the versioned prefix of every JSON endpoint.
@@ -284,6 +286,9 @@ func (k *Kernel) buildApp(modules []Module) error {
 		k.app.Use(h)
 	}
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
+	if err := k.mountConsole(); err != nil {
+		return err
+	}
 	k.app.Use("/api", k.rateLimiter())
 	// Cookie session mode: token responses find the policy on the app, and
 	// the CSRF check runs in front of every /api route (refresh included).
@@ -310,6 +315,24 @@ func (k *Kernel) buildApp(modules []Module) error {
 	// Anything unmatched ends in the central handler: Fiber's router
 	// answers a path served under other methods with 405 / 48004 and an
 	// Allow header listing them, any other path with 404 / 48003.
+	return nil
+}
+
+// mountConsole serves the embedded web console at / (host/webconsole)
+// unless Api:DisabledModules names "Console". It runs as a middleware in
+// front of the router for GET and HEAD only, so API paths keep their 404
+// and 405 envelopes.
+func (k *Kernel) mountConsole() error {
+	for _, m := range k.cfg.API.DisabledModules {
+		if strings.EqualFold(strings.TrimSpace(m), webconsole.ModuleName) {
+			return nil
+		}
+	}
+	h, err := webconsole.Handler(console.Dist())
+	if err != nil {
+		return fmt.Errorf("host: the embedded console: %w", err)
+	}
+	k.app.Use(h)
 	return nil
 }
 
