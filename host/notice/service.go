@@ -603,3 +603,45 @@ func int64s(ctx context.Context, sel scanner) ([]int64, error) {
 	}
 	return out, nil
 }
+
+// Pushed is the data of the hub's notice message.
+type Pushed struct {
+	ID          int64  `json:"id"`
+	Title       string `json:"title"`
+	Type        int    `json:"type"`
+	PublishTime string `json:"publishTime"`
+}
+
+// Audience returns the hub message of a live notice and which of users
+// receive it (ok false when the notice is gone): every user for All, the
+// listed ones for Users, the holders of a listed live, enabled role for
+// Roles (read now).
+func (s *Service) Audience(ctx context.Context, noticeID int64, users []int64) (any, func(int64) bool, bool, error) {
+	n, err := s.client.SysNotice.Query().Where(sysnotice.ID(noticeID), sysnotice.IsDelete(false)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	msg := Pushed{ID: n.ID, Title: n.Title, Type: n.Type, PublishTime: request.EntityTime(n.PublishTime)}
+	if n.ReceiverType == ReceiversAll {
+		return msg, func(int64) bool { return true }, true, nil
+	}
+	ids, err := s.Receivers(ctx, noticeID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if n.ReceiverType == ReceiversUsers {
+		set := make(map[int64]bool, len(ids))
+		for _, id := range ids {
+			set[id] = true
+		}
+		return msg, func(u int64) bool { return set[u] }, true, nil
+	}
+	holders, err := s.UsersInRoles(ctx, ids, users)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return msg, func(u int64) bool { return holders[u] }, true, nil
+}

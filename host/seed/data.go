@@ -146,6 +146,7 @@ var configs = []configRow{
 	{36, "sys.externalauth.enterprise_chat.linkByAccount", "false", "企业聊天按账号自动关联", "externalauth"},
 	{29, "sys.security.totp.enabled", "false", "TOTP 二次验证", "security"},
 	{30, "sys.security.totp.requireForSuperAdmin", "false", "超级管理员强制 TOTP", "security"},
+	{50, "sys.realtime.maxConnectionsPerUser", "5", "每用户实时连接上限", "realtime"},
 }
 
 // formerlyRetired are the ids of configs rows that an older release
