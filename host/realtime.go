@@ -53,7 +53,7 @@ func (k *Kernel) mountHub() {
 			}
 			p = &got
 		}
-		fasthttpadaptor.NewFastHTTPHandler(k.hub.Handler(p))(c.RequestCtx())
+		fasthttpadaptor.NewFastHTTPHandler(k.hub.Handler(p, true))(c.RequestCtx())
 		return nil
 	})
 }

@@ -27,9 +27,11 @@
 package hub
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -246,9 +248,13 @@ func (h *Hub) Authenticate(ctx context.Context, raw string) (Principal, error) {
 }
 
 // Handler serves one WebSocket upgrade for p (already authenticated from
-// the query parameter), or for the first message when p is nil.
-func (h *Hub) Handler(p *Principal) http.Handler {
+// the query parameter), or for the first message when p is nil. With
+// adapted true the writer is the fasthttp adaptor's (see upgradeWriter).
+func (h *Hub) Handler(p *Principal, adapted bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if adapted {
+			w = &upgradeWriter{ResponseWriter: w}
+		}
 		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.opts.OriginPatterns})
 		if err != nil {
 			h.log.Debug("websocket upgrade refused", "error", err)
@@ -606,4 +612,44 @@ func (h *Hub) sendUnread(userID int64) {
 	for _, c := range cs {
 		c.push(msg)
 	}
+}
+
+// upgradeWriter sends the 101 answer itself when the connection is
+// hijacked: the fasthttp adaptor (the kernel serves on fasthttp) drops
+// the status line and headers written before Hijack, which net/http would
+// have sent.
+type upgradeWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (u *upgradeWriter) WriteHeader(code int) {
+	u.status = code
+	if code != http.StatusSwitchingProtocols {
+		u.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (u *upgradeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := u.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("hub: the response writer cannot be hijacked")
+	}
+	c, brw, err := hj.Hijack()
+	if err != nil || u.status != http.StatusSwitchingProtocols {
+		return c, brw, err
+	}
+	if _, err := brw.WriteString("HTTP/1.1 101 Switching Protocols\r\n"); err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	if err := u.Header().Write(brw); err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	if _, err := brw.WriteString("\r\n"); err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	if err := brw.Flush(); err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	return c, brw, nil
 }
