@@ -6,6 +6,7 @@ package host
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -386,6 +387,10 @@ func (k *Kernel) Logger(category string) hclog.Logger { return k.logs.For(catego
 
 // Ent returns the ent client.
 func (k *Kernel) Ent() *ent.Client { return k.db.Client }
+
+// SQL returns the connection pool under Ent (tests and tools that need a
+// statement ent does not build).
+func (k *Kernel) SQL() *sql.DB { return k.db.SQL }
 
 // Events returns the kernel's change events (config, dictionary and
 // permission invalidations; relayed between replicas with Redis).

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/notice"
 )
 
 const base = "/api/v1/sys/notice"
@@ -238,4 +241,75 @@ func TestNoticeOperations(t *testing.T) {
 		}
 		k.Do("PUT", fmt.Sprintf("%s/%d/read", base, toRole), bob, nil).ExpectCode(t, "read deleted", errcode.NoticeNotFound)
 	})
+}
+
+// rowsWritten counts the rows of the notice tables.
+func noticeRows(t *testing.T, k *kerneltest.Kernel) int {
+	t.Helper()
+	ctx := context.Background()
+	c := k.Ent()
+	return c.SysNotice.Query().CountX(ctx) + c.SysNoticeReceiver.Query().CountX(ctx) +
+		c.SysNoticeRead.Query().CountX(ctx) + c.SysNoticeWatermark.Query().CountX(ctx)
+}
+
+// TestBroadcastWritesConstantRows: with 100 000 users (inserted by one SQL
+// statement), a notice to All writes one row, every one of them has it
+// unread, and a user's read or read-all writes one row of that user only.
+func TestBroadcastWritesConstantRows(t *testing.T) {
+	const bulk = 100000
+	const firstID = 5_000_000
+	k := kerneltest.Start(t, nil)
+	admin := k.Admin()
+	ctx := context.Background()
+	db, _ := kerneltest.Backend(t)
+	concat, arg := "'bulk' || CAST(n AS CHAR(8))", "?"
+	switch db {
+	case config.DBMySQL:
+		concat = "CONCAT('bulk', n)"
+	case config.DBPostgreSQL:
+		concat = "'bulk' || CAST(n AS VARCHAR)"
+	}
+	if db == config.DBPostgreSQL {
+		arg = "$1::timestamptz"
+	}
+	// 10^5 rows from five copies of the ten digits (no recursion: MariaDB
+	// caps recursive CTEs at 1000 iterations by default).
+	digits := "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+	num := "(a.n + 10*b.n + 100*c.n + 1000*d.n + 10000*e.n + 1)"
+	concat = strings.ReplaceAll(concat, "n", num)
+	q := "INSERT INTO sys_user (id, create_time, account, name) SELECT " + fmt.Sprint(firstID) + " + " + num + ", " + arg + ", " + concat + ", 'bulk' FROM " +
+		digits + " a CROSS JOIN " + digits + " b CROSS JOIN " + digits + " c CROSS JOIN " + digits + " d CROSS JOIN " + digits + " e"
+	if _, err := k.SQL().ExecContext(ctx, q, time.Now().UTC()); err != nil {
+		t.Fatalf("bulk users: %v", err)
+	}
+	if n := k.Ent().SysUser.Query().CountX(ctx); n < bulk {
+		t.Fatalf("%d users, want at least %d", n, bulk)
+	}
+
+	before := noticeRows(t, k)
+	id := publish(t, k, admin, map[string]any{"title": "to everyone", "type": 2, "receiverType": 0})
+	if d := noticeRows(t, k) - before; d != 1 {
+		t.Fatalf("a broadcast to %d users wrote %d rows, want 1", bulk, d)
+	}
+	svc := notice.NewService(k.Ent(), nil)
+	for _, u := range []int64{firstID + 1, firstID + bulk/2, firstID + bulk} {
+		if n, err := svc.UnreadCount(ctx, u); err != nil || n != 1 {
+			t.Fatalf("user %d unread = %d, %v; want 1", u, n, err)
+		}
+	}
+	before = noticeRows(t, k)
+	if err := svc.Read(ctx, firstID+7, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.ReadAll(ctx, firstID+8); err != nil {
+		t.Fatal(err)
+	}
+	if d := noticeRows(t, k) - before; d != 2 {
+		t.Fatalf("one read and one read-all wrote %d rows, want 2", d)
+	}
+	for u, want := range map[int64]int{firstID + 7: 0, firstID + 8: 0, firstID + 9: 1} {
+		if n, err := svc.UnreadCount(ctx, u); err != nil || n != want {
+			t.Fatalf("user %d unread = %d, %v; want %d", u, n, err, want)
+		}
+	}
 }
