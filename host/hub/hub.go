@@ -139,6 +139,9 @@ type Hub struct {
 	byUser map[int64][]*conn
 	bySID  map[string][]*conn
 	closed bool
+	// unread caches users' unread counts for new connections: dropped for
+	// everyone when a notice is published, for the user after a read.
+	unread map[int64]int
 
 	count    atomic.Int64
 	slow     atomic.Int64
@@ -164,7 +167,7 @@ func New(opts Options) *Hub {
 	if opts.MaxPerUser == nil {
 		opts.MaxPerUser = func(context.Context) int { return 5 }
 	}
-	h := &Hub{opts: opts, log: opts.Log, byUser: map[int64][]*conn{}, bySID: map[string][]*conn{}}
+	h := &Hub{opts: opts, log: opts.Log, byUser: map[int64][]*conn{}, bySID: map[string][]*conn{}, unread: map[int64]int{}}
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
 	}
@@ -291,10 +294,8 @@ func (h *Hub) serve(ws *websocket.Conn, p *Principal) {
 		return
 	}
 	defer h.remove(c)
-	if h.opts.Notices != nil {
-		if n, err := h.opts.Notices.UnreadCount(ctx, c.userID); err == nil {
-			c.push(encode(TypeUnreadCount, n))
-		}
+	if n, ok := h.unreadCount(ctx, c.userID, false); ok {
+		c.push(encode(TypeUnreadCount, n))
 	}
 	go c.writeLoop(ctx)
 	c.readLoop(ctx)
@@ -350,6 +351,7 @@ func (h *Hub) unregister(c *conn) {
 		h.byUser[c.userID] = cs
 	} else {
 		delete(h.byUser, c.userID)
+		delete(h.unread, c.userID)
 	}
 	if cs := without(h.bySID[c.sid], c); len(cs) > 0 {
 		h.bySID[c.sid] = cs
@@ -514,6 +516,9 @@ func (h *Hub) onEvent(e events.Event) {
 			c.push(msg)
 		}
 	case events.NoticePublished:
+		h.mu.Lock()
+		clear(h.unread)
+		h.mu.Unlock()
 		if e.ID != 0 {
 			h.noticePublished(e.ID)
 		}
@@ -599,13 +604,40 @@ func (h *Hub) noticePublished(id int64) {
 	}
 }
 
+// unreadCount returns the user's unread count, from the cache unless
+// fresh is set (ok false without notices or on a read error).
+func (h *Hub) unreadCount(ctx context.Context, userID int64, fresh bool) (int, bool) {
+	if h.opts.Notices == nil {
+		return 0, false
+	}
+	if !fresh {
+		h.mu.RLock()
+		n, ok := h.unread[userID]
+		h.mu.RUnlock()
+		if ok {
+			return n, true
+		}
+	}
+	n, err := h.opts.Notices.UnreadCount(ctx, userID)
+	if err != nil {
+		return 0, false
+	}
+	h.mu.Lock()
+	h.unread[userID] = n
+	h.mu.Unlock()
+	return n, true
+}
+
 func (h *Hub) sendUnread(userID int64) {
 	cs := h.conns(userID)
-	if len(cs) == 0 || h.opts.Notices == nil {
+	if len(cs) == 0 {
+		h.mu.Lock()
+		delete(h.unread, userID)
+		h.mu.Unlock()
 		return
 	}
-	n, err := h.opts.Notices.UnreadCount(h.ctx, userID)
-	if err != nil {
+	n, ok := h.unreadCount(h.ctx, userID, true)
+	if !ok {
 		return
 	}
 	msg := encode(TypeUnreadCount, n)

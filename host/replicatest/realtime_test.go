@@ -183,10 +183,17 @@ func rssKiB(t *testing.T, pid int) int64 {
 // broadcast reaches every socket within 2 s. It needs about 10 000 file
 // descriptors on each side: set ADMINKERNEL_HUB_LOAD=1 to run it.
 func TestRealtimeLoad(t *testing.T) {
-	if os.Getenv("ADMINKERNEL_HUB_LOAD") == "" {
-		t.Skip("set ADMINKERNEL_HUB_LOAD=1 to hold 10 000 sockets (load test)")
+	total := 0
+	switch v := os.Getenv("ADMINKERNEL_HUB_LOAD"); v {
+	case "":
+		t.Skip("set ADMINKERNEL_HUB_LOAD=1 to hold 10 000 sockets (load test; a number sets another count)")
+	case "1":
+		total = 10000
+	default:
+		total, _ = strconv.Atoi(v)
 	}
-	const users, perUser = 100, 100
+	const perUser = 100
+	users := max((total+perUser-1)/perUser, 1)
 	bin := binary(t)
 	settings, dsn := realtimeSettings(t,
 		"Service__Http__MaxConnections=20000", "Service__Http__MaxConnectionsPerIp=20000")
@@ -226,15 +233,23 @@ func TestRealtimeLoad(t *testing.T) {
 	wg.Wait()
 
 	pid := a.cmd.Process.Pid
-	before := rssKiB(t, pid)
+	heap := func() int64 {
+		var info struct {
+			GCHeapBytes int64 `json:"gcHeapBytes"`
+		}
+		c.do("GET", a.base+"/api/v1/sys/monitor/server", admin, nil).expect(t, "monitor", 200, 0).decode(t, &info)
+		return info.GCHeapBytes
+	}
+	time.Sleep(2 * time.Second)
+	before, heapBefore := rssKiB(t, pid), heap()
 	var received atomic.Int64
 	var ready sync.WaitGroup
-	conns := make([]*websocket.Conn, 0, users*perUser)
+	conns := make([]*websocket.Conn, 0, total)
 	var mu sync.Mutex
 	var dialErr atomic.Value
 	sem := make(chan struct{}, 64)
 	start := time.Now()
-	for i := range users * perUser {
+	for i := range total {
 		sem <- struct{}{}
 		ready.Add(1)
 		go func() {
@@ -255,6 +270,10 @@ func TestRealtimeLoad(t *testing.T) {
 				for {
 					_, data, err := ws.Read(context.Background())
 					if err != nil {
+						if first {
+							dialErr.Store(fmt.Errorf("socket closed before its first message: %w", err))
+							ready.Done()
+						}
 						return
 					}
 					if first {
@@ -280,9 +299,9 @@ func TestRealtimeLoad(t *testing.T) {
 	})
 	n := len(conns)
 	time.Sleep(2 * time.Second) // let the replica settle
-	after := rssKiB(t, pid)
-	t.Logf("%d sockets open in %v; replica RSS %d KiB -> %d KiB: %.1f KiB per connection",
-		n, time.Since(start), before, after, float64(after-before)/float64(n))
+	after, heapAfter := rssKiB(t, pid), heap()
+	t.Logf("%d sockets open in %v; replica RSS %d KiB -> %d KiB: %.1f KiB per connection; Go heap objects %.1f KiB per connection",
+		n, time.Since(start), before, after, float64(after-before)/float64(n), float64(heapAfter-heapBefore)/1024/float64(n))
 
 	t0 := time.Now()
 	c.do("POST", a.base+"/api/v1/sys/notice", admin, map[string]any{"title": "to all", "type": 2, "receiverType": 0}).
