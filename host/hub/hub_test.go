@@ -64,7 +64,7 @@ func dial(t *testing.T, addr, token string) (*client, *http.Response, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, resp, err := websocket.Dial(ctx, u, nil)
+	ws, resp, err := websocket.Dial(ctx, u, nil) //nolint:bodyclose // a WebSocket handshake response has no body to close
 	if err != nil {
 		return nil, resp, err
 	}
@@ -74,7 +74,7 @@ func dial(t *testing.T, addr, token string) (*client, *http.Response, error) {
 
 func mustDial(t *testing.T, addr, token string) *client {
 	t.Helper()
-	c, resp, err := dial(t, addr, token)
+	c, resp, err := dial(t, addr, token) //nolint:bodyclose // a WebSocket handshake response has no body to close
 	if err != nil {
 		status := 0
 		if resp != nil {
@@ -155,7 +155,7 @@ func TestHub(t *testing.T) {
 	login := func(account, pw string) string { return k.Login(account, pw).AccessToken }
 
 	t.Run("authentication", func(t *testing.T) {
-		if _, resp, err := dial(t, addr, "not-a-token"); err == nil || resp == nil || resp.StatusCode != 401 {
+		if _, resp, err := dial(t, addr, "not-a-token"); err == nil || resp == nil || resp.StatusCode != 401 { //nolint:bodyclose // a WebSocket handshake response has no body to close
 			t.Fatalf("bad query token: err %v, resp %+v; want HTTP 401", err, resp)
 		}
 		// First-message authentication.
@@ -275,7 +275,7 @@ func TestHub(t *testing.T) {
 				}
 				t.Logf("%s: force-logout and close after %v", tc.name, time.Since(start))
 				// The token no longer opens a socket.
-				if _, resp, err := dial(t, addr, tok); err == nil || resp == nil || resp.StatusCode != 401 {
+				if _, resp, err := dial(t, addr, tok); err == nil || resp == nil || resp.StatusCode != 401 { //nolint:bodyclose // a WebSocket handshake response has no body to close
 					t.Fatalf("ended session reconnects: %v", err)
 				}
 			})
@@ -340,7 +340,7 @@ func TestSlowReader(t *testing.T) {
 			}
 			return c, err
 		}}}
-		ws, _, err := websocket.Dial(context.Background(), base+path, &websocket.DialOptions{HTTPClient: hc})
+		ws, _, err := websocket.Dial(context.Background(), base+path, &websocket.DialOptions{HTTPClient: hc}) //nolint:bodyclose // a WebSocket handshake response has no body to close
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package notice
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -285,7 +286,7 @@ func (s *Service) Publish(ctx context.Context, userID int64, in Input) (int64, e
 
 func rollback(tx *ent.Tx, err error) error {
 	if rerr := tx.Rollback(); rerr != nil {
-		return fmt.Errorf("%w (rollback: %v)", err, rerr)
+		return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
 	}
 	return err
 }

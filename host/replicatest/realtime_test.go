@@ -4,8 +4,8 @@ package replicatest
 
 import (
 	"context"
-	"encoding/base64"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -35,7 +35,7 @@ func hubDial(t *testing.T, base, tok string) *websocket.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+hub.Path+"?"+hub.TokenParam+"="+tok, nil)
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+hub.Path+"?"+hub.TokenParam+"="+tok, nil) //nolint:bodyclose // a WebSocket handshake response has no body to close
 	if err != nil {
 		t.Fatalf("dial %s: %v", base, err)
 	}
@@ -256,7 +256,7 @@ func TestRealtimeLoad(t *testing.T) {
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(a.base, "http")+hub.Path+"?"+hub.TokenParam+"="+toks[i%users], nil)
+			ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(a.base, "http")+hub.Path+"?"+hub.TokenParam+"="+toks[i%users], nil) //nolint:bodyclose // a WebSocket handshake response has no body to close
 			if err != nil {
 				dialErr.Store(err)
 				ready.Done()
