@@ -683,5 +683,14 @@ func (u *upgradeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err := brw.Flush(); err != nil {
 		return nil, nil, errors.Join(err, c.Close())
 	}
+	// Smaller buffers than the adaptor's 4 KiB pair: an idle socket keeps
+	// them for its lifetime, and the hub's messages are small. Nothing is
+	// buffered yet (the client waits for the 101 before sending).
+	if brw.Reader.Buffered() == 0 {
+		brw = bufio.NewReadWriter(bufio.NewReaderSize(c, connBuffer), bufio.NewWriterSize(c, connBuffer))
+	}
 	return c, brw, nil
 }
+
+// connBuffer is the read and write buffer size of a hub connection.
+const connBuffer = 512
