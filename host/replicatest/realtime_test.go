@@ -242,7 +242,7 @@ func TestRealtimeLoad(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second)
 	before, heapBefore := rssKiB(t, pid), heap()
-	var received atomic.Int64
+	var received, greeted atomic.Int64
 	var ready sync.WaitGroup
 	conns := make([]*websocket.Conn, 0, total)
 	var mu sync.Mutex
@@ -278,6 +278,7 @@ func TestRealtimeLoad(t *testing.T) {
 					}
 					if first {
 						first = false
+						greeted.Add(1)
 						ready.Done()
 						continue
 					}
@@ -288,7 +289,16 @@ func TestRealtimeLoad(t *testing.T) {
 			}()
 		}()
 	}
-	ready.Wait()
+	waited := make(chan struct{})
+	go func() { ready.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(120 * time.Second):
+		mu.Lock()
+		open := len(conns)
+		mu.Unlock()
+		t.Fatalf("after 120 s: %d sockets open, %d got their first message (dial error: %v)", open, greeted.Load(), dialErr.Load())
+	}
 	if err, _ := dialErr.Load().(error); err != nil {
 		t.Fatalf("dial: %v", err)
 	}
