@@ -22,6 +22,10 @@ import (
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
 	"github.com/adminkernel/kernel/ent/sysmodule"
+	"github.com/adminkernel/kernel/ent/sysnotice"
+	"github.com/adminkernel/kernel/ent/sysnoticeread"
+	"github.com/adminkernel/kernel/ent/sysnoticereceiver"
+	"github.com/adminkernel/kernel/ent/sysnoticewatermark"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysposition"
@@ -60,6 +64,14 @@ type Client struct {
 	SysMfaHighSensitivity *SysMfaHighSensitivityClient
 	// SysModule is the client for interacting with the SysModule builders.
 	SysModule *SysModuleClient
+	// SysNotice is the client for interacting with the SysNotice builders.
+	SysNotice *SysNoticeClient
+	// SysNoticeRead is the client for interacting with the SysNoticeRead builders.
+	SysNoticeRead *SysNoticeReadClient
+	// SysNoticeReceiver is the client for interacting with the SysNoticeReceiver builders.
+	SysNoticeReceiver *SysNoticeReceiverClient
+	// SysNoticeWatermark is the client for interacting with the SysNoticeWatermark builders.
+	SysNoticeWatermark *SysNoticeWatermarkClient
 	// SysOpLog is the client for interacting with the SysOpLog builders.
 	SysOpLog *SysOpLogClient
 	// SysOrg is the client for interacting with the SysOrg builders.
@@ -105,6 +117,10 @@ func (c *Client) init() {
 	c.SysMenu = NewSysMenuClient(c.config)
 	c.SysMfaHighSensitivity = NewSysMfaHighSensitivityClient(c.config)
 	c.SysModule = NewSysModuleClient(c.config)
+	c.SysNotice = NewSysNoticeClient(c.config)
+	c.SysNoticeRead = NewSysNoticeReadClient(c.config)
+	c.SysNoticeReceiver = NewSysNoticeReceiverClient(c.config)
+	c.SysNoticeWatermark = NewSysNoticeWatermarkClient(c.config)
 	c.SysOpLog = NewSysOpLogClient(c.config)
 	c.SysOrg = NewSysOrgClient(c.config)
 	c.SysPosition = NewSysPositionClient(c.config)
@@ -218,6 +234,10 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		SysMenu:               NewSysMenuClient(cfg),
 		SysMfaHighSensitivity: NewSysMfaHighSensitivityClient(cfg),
 		SysModule:             NewSysModuleClient(cfg),
+		SysNotice:             NewSysNoticeClient(cfg),
+		SysNoticeRead:         NewSysNoticeReadClient(cfg),
+		SysNoticeReceiver:     NewSysNoticeReceiverClient(cfg),
+		SysNoticeWatermark:    NewSysNoticeWatermarkClient(cfg),
 		SysOpLog:              NewSysOpLogClient(cfg),
 		SysOrg:                NewSysOrgClient(cfg),
 		SysPosition:           NewSysPositionClient(cfg),
@@ -258,6 +278,10 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		SysMenu:               NewSysMenuClient(cfg),
 		SysMfaHighSensitivity: NewSysMfaHighSensitivityClient(cfg),
 		SysModule:             NewSysModuleClient(cfg),
+		SysNotice:             NewSysNoticeClient(cfg),
+		SysNoticeRead:         NewSysNoticeReadClient(cfg),
+		SysNoticeReceiver:     NewSysNoticeReceiverClient(cfg),
+		SysNoticeWatermark:    NewSysNoticeWatermarkClient(cfg),
 		SysOpLog:              NewSysOpLogClient(cfg),
 		SysOrg:                NewSysOrgClient(cfg),
 		SysPosition:           NewSysPositionClient(cfg),
@@ -301,10 +325,11 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
-		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysOpLog, c.SysOrg,
-		c.SysPosition, c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession,
-		c.SysSessionToken, c.SysUser, c.SysUserExternal, c.SysUserPasskey,
-		c.SysUserRecoveryCode, c.SysUserRole,
+		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysNotice, c.SysNoticeRead,
+		c.SysNoticeReceiver, c.SysNoticeWatermark, c.SysOpLog, c.SysOrg, c.SysPosition,
+		c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken,
+		c.SysUser, c.SysUserExternal, c.SysUserPasskey, c.SysUserRecoveryCode,
+		c.SysUserRole,
 	} {
 		n.Use(hooks...)
 	}
@@ -315,10 +340,11 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
-		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysOpLog, c.SysOrg,
-		c.SysPosition, c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession,
-		c.SysSessionToken, c.SysUser, c.SysUserExternal, c.SysUserPasskey,
-		c.SysUserRecoveryCode, c.SysUserRole,
+		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysNotice, c.SysNoticeRead,
+		c.SysNoticeReceiver, c.SysNoticeWatermark, c.SysOpLog, c.SysOrg, c.SysPosition,
+		c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken,
+		c.SysUser, c.SysUserExternal, c.SysUserPasskey, c.SysUserRecoveryCode,
+		c.SysUserRole,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -343,6 +369,14 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SysMfaHighSensitivity.mutate(ctx, m)
 	case *SysModuleMutation:
 		return c.SysModule.mutate(ctx, m)
+	case *SysNoticeMutation:
+		return c.SysNotice.mutate(ctx, m)
+	case *SysNoticeReadMutation:
+		return c.SysNoticeRead.mutate(ctx, m)
+	case *SysNoticeReceiverMutation:
+		return c.SysNoticeReceiver.mutate(ctx, m)
+	case *SysNoticeWatermarkMutation:
+		return c.SysNoticeWatermark.mutate(ctx, m)
 	case *SysOpLogMutation:
 		return c.SysOpLog.mutate(ctx, m)
 	case *SysOrgMutation:
@@ -1435,6 +1469,538 @@ func (c *SysModuleClient) mutate(ctx context.Context, m *SysModuleMutation) (Val
 		return (&SysModuleDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown SysModule mutation op: %q", m.Op())
+	}
+}
+
+// SysNoticeClient is a client for the SysNotice schema.
+type SysNoticeClient struct {
+	config
+}
+
+// NewSysNoticeClient returns a client for the SysNotice from the given config.
+func NewSysNoticeClient(c config) *SysNoticeClient {
+	return &SysNoticeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysnotice.Hooks(f(g(h())))`.
+func (c *SysNoticeClient) Use(hooks ...Hook) {
+	c.hooks.SysNotice = append(c.hooks.SysNotice, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysnotice.Intercept(f(g(h())))`.
+func (c *SysNoticeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysNotice = append(c.inters.SysNotice, interceptors...)
+}
+
+// Create returns a builder for creating a SysNotice entity.
+func (c *SysNoticeClient) Create() *SysNoticeCreate {
+	mutation := newSysNoticeMutation(c.config, OpCreate)
+	return &SysNoticeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysNotice entities.
+func (c *SysNoticeClient) CreateBulk(builders ...*SysNoticeCreate) *SysNoticeCreateBulk {
+	return &SysNoticeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysNoticeClient) MapCreateBulk(slice any, setFunc func(*SysNoticeCreate, int)) *SysNoticeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysNoticeCreateBulk{err: fmt.Errorf("calling to SysNoticeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysNoticeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysNoticeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysNotice.
+func (c *SysNoticeClient) Update() *SysNoticeUpdate {
+	mutation := newSysNoticeMutation(c.config, OpUpdate)
+	return &SysNoticeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysNoticeClient) UpdateOne(_m *SysNotice) *SysNoticeUpdateOne {
+	mutation := newSysNoticeMutation(c.config, OpUpdateOne, withSysNotice(_m))
+	return &SysNoticeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysNoticeClient) UpdateOneID(id int64) *SysNoticeUpdateOne {
+	mutation := newSysNoticeMutation(c.config, OpUpdateOne, withSysNoticeID(id))
+	return &SysNoticeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysNotice.
+func (c *SysNoticeClient) Delete() *SysNoticeDelete {
+	mutation := newSysNoticeMutation(c.config, OpDelete)
+	return &SysNoticeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysNoticeClient) DeleteOne(_m *SysNotice) *SysNoticeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysNoticeClient) DeleteOneID(id int64) *SysNoticeDeleteOne {
+	builder := c.Delete().Where(sysnotice.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysNoticeDeleteOne{builder}
+}
+
+// Query returns a query builder for SysNotice.
+func (c *SysNoticeClient) Query() *SysNoticeQuery {
+	return &SysNoticeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysNotice},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysNotice entity by its id.
+func (c *SysNoticeClient) Get(ctx context.Context, id int64) (*SysNotice, error) {
+	return c.Query().Where(sysnotice.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysNoticeClient) GetX(ctx context.Context, id int64) *SysNotice {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysNoticeClient) Hooks() []Hook {
+	return c.hooks.SysNotice
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysNoticeClient) Interceptors() []Interceptor {
+	return c.inters.SysNotice
+}
+
+func (c *SysNoticeClient) mutate(ctx context.Context, m *SysNoticeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysNoticeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysNoticeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysNoticeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysNoticeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysNotice mutation op: %q", m.Op())
+	}
+}
+
+// SysNoticeReadClient is a client for the SysNoticeRead schema.
+type SysNoticeReadClient struct {
+	config
+}
+
+// NewSysNoticeReadClient returns a client for the SysNoticeRead from the given config.
+func NewSysNoticeReadClient(c config) *SysNoticeReadClient {
+	return &SysNoticeReadClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysnoticeread.Hooks(f(g(h())))`.
+func (c *SysNoticeReadClient) Use(hooks ...Hook) {
+	c.hooks.SysNoticeRead = append(c.hooks.SysNoticeRead, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysnoticeread.Intercept(f(g(h())))`.
+func (c *SysNoticeReadClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysNoticeRead = append(c.inters.SysNoticeRead, interceptors...)
+}
+
+// Create returns a builder for creating a SysNoticeRead entity.
+func (c *SysNoticeReadClient) Create() *SysNoticeReadCreate {
+	mutation := newSysNoticeReadMutation(c.config, OpCreate)
+	return &SysNoticeReadCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysNoticeRead entities.
+func (c *SysNoticeReadClient) CreateBulk(builders ...*SysNoticeReadCreate) *SysNoticeReadCreateBulk {
+	return &SysNoticeReadCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysNoticeReadClient) MapCreateBulk(slice any, setFunc func(*SysNoticeReadCreate, int)) *SysNoticeReadCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysNoticeReadCreateBulk{err: fmt.Errorf("calling to SysNoticeReadClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysNoticeReadCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysNoticeReadCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysNoticeRead.
+func (c *SysNoticeReadClient) Update() *SysNoticeReadUpdate {
+	mutation := newSysNoticeReadMutation(c.config, OpUpdate)
+	return &SysNoticeReadUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysNoticeReadClient) UpdateOne(_m *SysNoticeRead) *SysNoticeReadUpdateOne {
+	mutation := newSysNoticeReadMutation(c.config, OpUpdateOne, withSysNoticeRead(_m))
+	return &SysNoticeReadUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysNoticeReadClient) UpdateOneID(id int64) *SysNoticeReadUpdateOne {
+	mutation := newSysNoticeReadMutation(c.config, OpUpdateOne, withSysNoticeReadID(id))
+	return &SysNoticeReadUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysNoticeRead.
+func (c *SysNoticeReadClient) Delete() *SysNoticeReadDelete {
+	mutation := newSysNoticeReadMutation(c.config, OpDelete)
+	return &SysNoticeReadDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysNoticeReadClient) DeleteOne(_m *SysNoticeRead) *SysNoticeReadDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysNoticeReadClient) DeleteOneID(id int64) *SysNoticeReadDeleteOne {
+	builder := c.Delete().Where(sysnoticeread.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysNoticeReadDeleteOne{builder}
+}
+
+// Query returns a query builder for SysNoticeRead.
+func (c *SysNoticeReadClient) Query() *SysNoticeReadQuery {
+	return &SysNoticeReadQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysNoticeRead},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysNoticeRead entity by its id.
+func (c *SysNoticeReadClient) Get(ctx context.Context, id int64) (*SysNoticeRead, error) {
+	return c.Query().Where(sysnoticeread.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysNoticeReadClient) GetX(ctx context.Context, id int64) *SysNoticeRead {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysNoticeReadClient) Hooks() []Hook {
+	return c.hooks.SysNoticeRead
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysNoticeReadClient) Interceptors() []Interceptor {
+	return c.inters.SysNoticeRead
+}
+
+func (c *SysNoticeReadClient) mutate(ctx context.Context, m *SysNoticeReadMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysNoticeReadCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysNoticeReadUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysNoticeReadUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysNoticeReadDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysNoticeRead mutation op: %q", m.Op())
+	}
+}
+
+// SysNoticeReceiverClient is a client for the SysNoticeReceiver schema.
+type SysNoticeReceiverClient struct {
+	config
+}
+
+// NewSysNoticeReceiverClient returns a client for the SysNoticeReceiver from the given config.
+func NewSysNoticeReceiverClient(c config) *SysNoticeReceiverClient {
+	return &SysNoticeReceiverClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysnoticereceiver.Hooks(f(g(h())))`.
+func (c *SysNoticeReceiverClient) Use(hooks ...Hook) {
+	c.hooks.SysNoticeReceiver = append(c.hooks.SysNoticeReceiver, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysnoticereceiver.Intercept(f(g(h())))`.
+func (c *SysNoticeReceiverClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysNoticeReceiver = append(c.inters.SysNoticeReceiver, interceptors...)
+}
+
+// Create returns a builder for creating a SysNoticeReceiver entity.
+func (c *SysNoticeReceiverClient) Create() *SysNoticeReceiverCreate {
+	mutation := newSysNoticeReceiverMutation(c.config, OpCreate)
+	return &SysNoticeReceiverCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysNoticeReceiver entities.
+func (c *SysNoticeReceiverClient) CreateBulk(builders ...*SysNoticeReceiverCreate) *SysNoticeReceiverCreateBulk {
+	return &SysNoticeReceiverCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysNoticeReceiverClient) MapCreateBulk(slice any, setFunc func(*SysNoticeReceiverCreate, int)) *SysNoticeReceiverCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysNoticeReceiverCreateBulk{err: fmt.Errorf("calling to SysNoticeReceiverClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysNoticeReceiverCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysNoticeReceiverCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysNoticeReceiver.
+func (c *SysNoticeReceiverClient) Update() *SysNoticeReceiverUpdate {
+	mutation := newSysNoticeReceiverMutation(c.config, OpUpdate)
+	return &SysNoticeReceiverUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysNoticeReceiverClient) UpdateOne(_m *SysNoticeReceiver) *SysNoticeReceiverUpdateOne {
+	mutation := newSysNoticeReceiverMutation(c.config, OpUpdateOne, withSysNoticeReceiver(_m))
+	return &SysNoticeReceiverUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysNoticeReceiverClient) UpdateOneID(id int64) *SysNoticeReceiverUpdateOne {
+	mutation := newSysNoticeReceiverMutation(c.config, OpUpdateOne, withSysNoticeReceiverID(id))
+	return &SysNoticeReceiverUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysNoticeReceiver.
+func (c *SysNoticeReceiverClient) Delete() *SysNoticeReceiverDelete {
+	mutation := newSysNoticeReceiverMutation(c.config, OpDelete)
+	return &SysNoticeReceiverDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysNoticeReceiverClient) DeleteOne(_m *SysNoticeReceiver) *SysNoticeReceiverDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysNoticeReceiverClient) DeleteOneID(id int64) *SysNoticeReceiverDeleteOne {
+	builder := c.Delete().Where(sysnoticereceiver.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysNoticeReceiverDeleteOne{builder}
+}
+
+// Query returns a query builder for SysNoticeReceiver.
+func (c *SysNoticeReceiverClient) Query() *SysNoticeReceiverQuery {
+	return &SysNoticeReceiverQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysNoticeReceiver},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysNoticeReceiver entity by its id.
+func (c *SysNoticeReceiverClient) Get(ctx context.Context, id int64) (*SysNoticeReceiver, error) {
+	return c.Query().Where(sysnoticereceiver.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysNoticeReceiverClient) GetX(ctx context.Context, id int64) *SysNoticeReceiver {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysNoticeReceiverClient) Hooks() []Hook {
+	return c.hooks.SysNoticeReceiver
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysNoticeReceiverClient) Interceptors() []Interceptor {
+	return c.inters.SysNoticeReceiver
+}
+
+func (c *SysNoticeReceiverClient) mutate(ctx context.Context, m *SysNoticeReceiverMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysNoticeReceiverCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysNoticeReceiverUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysNoticeReceiverUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysNoticeReceiverDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysNoticeReceiver mutation op: %q", m.Op())
+	}
+}
+
+// SysNoticeWatermarkClient is a client for the SysNoticeWatermark schema.
+type SysNoticeWatermarkClient struct {
+	config
+}
+
+// NewSysNoticeWatermarkClient returns a client for the SysNoticeWatermark from the given config.
+func NewSysNoticeWatermarkClient(c config) *SysNoticeWatermarkClient {
+	return &SysNoticeWatermarkClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysnoticewatermark.Hooks(f(g(h())))`.
+func (c *SysNoticeWatermarkClient) Use(hooks ...Hook) {
+	c.hooks.SysNoticeWatermark = append(c.hooks.SysNoticeWatermark, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysnoticewatermark.Intercept(f(g(h())))`.
+func (c *SysNoticeWatermarkClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysNoticeWatermark = append(c.inters.SysNoticeWatermark, interceptors...)
+}
+
+// Create returns a builder for creating a SysNoticeWatermark entity.
+func (c *SysNoticeWatermarkClient) Create() *SysNoticeWatermarkCreate {
+	mutation := newSysNoticeWatermarkMutation(c.config, OpCreate)
+	return &SysNoticeWatermarkCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysNoticeWatermark entities.
+func (c *SysNoticeWatermarkClient) CreateBulk(builders ...*SysNoticeWatermarkCreate) *SysNoticeWatermarkCreateBulk {
+	return &SysNoticeWatermarkCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysNoticeWatermarkClient) MapCreateBulk(slice any, setFunc func(*SysNoticeWatermarkCreate, int)) *SysNoticeWatermarkCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysNoticeWatermarkCreateBulk{err: fmt.Errorf("calling to SysNoticeWatermarkClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysNoticeWatermarkCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysNoticeWatermarkCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysNoticeWatermark.
+func (c *SysNoticeWatermarkClient) Update() *SysNoticeWatermarkUpdate {
+	mutation := newSysNoticeWatermarkMutation(c.config, OpUpdate)
+	return &SysNoticeWatermarkUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysNoticeWatermarkClient) UpdateOne(_m *SysNoticeWatermark) *SysNoticeWatermarkUpdateOne {
+	mutation := newSysNoticeWatermarkMutation(c.config, OpUpdateOne, withSysNoticeWatermark(_m))
+	return &SysNoticeWatermarkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysNoticeWatermarkClient) UpdateOneID(id int64) *SysNoticeWatermarkUpdateOne {
+	mutation := newSysNoticeWatermarkMutation(c.config, OpUpdateOne, withSysNoticeWatermarkID(id))
+	return &SysNoticeWatermarkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysNoticeWatermark.
+func (c *SysNoticeWatermarkClient) Delete() *SysNoticeWatermarkDelete {
+	mutation := newSysNoticeWatermarkMutation(c.config, OpDelete)
+	return &SysNoticeWatermarkDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysNoticeWatermarkClient) DeleteOne(_m *SysNoticeWatermark) *SysNoticeWatermarkDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysNoticeWatermarkClient) DeleteOneID(id int64) *SysNoticeWatermarkDeleteOne {
+	builder := c.Delete().Where(sysnoticewatermark.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysNoticeWatermarkDeleteOne{builder}
+}
+
+// Query returns a query builder for SysNoticeWatermark.
+func (c *SysNoticeWatermarkClient) Query() *SysNoticeWatermarkQuery {
+	return &SysNoticeWatermarkQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysNoticeWatermark},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysNoticeWatermark entity by its id.
+func (c *SysNoticeWatermarkClient) Get(ctx context.Context, id int64) (*SysNoticeWatermark, error) {
+	return c.Query().Where(sysnoticewatermark.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysNoticeWatermarkClient) GetX(ctx context.Context, id int64) *SysNoticeWatermark {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysNoticeWatermarkClient) Hooks() []Hook {
+	return c.hooks.SysNoticeWatermark
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysNoticeWatermarkClient) Interceptors() []Interceptor {
+	return c.inters.SysNoticeWatermark
+}
+
+func (c *SysNoticeWatermarkClient) mutate(ctx context.Context, m *SysNoticeWatermarkMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysNoticeWatermarkCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysNoticeWatermarkUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysNoticeWatermarkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysNoticeWatermarkDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysNoticeWatermark mutation op: %q", m.Op())
 	}
 }
 
@@ -3171,16 +3737,17 @@ func (c *SysUserRoleClient) mutate(ctx context.Context, m *SysUserRoleMutation) 
 type (
 	hooks struct {
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
-		SysMfaHighSensitivity, SysModule, SysOpLog, SysOrg, SysPosition, SysRole,
-		SysRoleDataScope, SysRoleMenu, SysSession, SysSessionToken, SysUser,
-		SysUserExternal, SysUserPasskey, SysUserRecoveryCode, SysUserRole []ent.Hook
+		SysMfaHighSensitivity, SysModule, SysNotice, SysNoticeRead, SysNoticeReceiver,
+		SysNoticeWatermark, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
+		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
+		SysUserPasskey, SysUserRecoveryCode, SysUserRole []ent.Hook
 	}
 	inters struct {
 		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
-		SysMfaHighSensitivity, SysModule, SysOpLog, SysOrg, SysPosition, SysRole,
-		SysRoleDataScope, SysRoleMenu, SysSession, SysSessionToken, SysUser,
-		SysUserExternal, SysUserPasskey, SysUserRecoveryCode,
-		SysUserRole []ent.Interceptor
+		SysMfaHighSensitivity, SysModule, SysNotice, SysNoticeRead, SysNoticeReceiver,
+		SysNoticeWatermark, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
+		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
+		SysUserPasskey, SysUserRecoveryCode, SysUserRole []ent.Interceptor
 	}
 )
 

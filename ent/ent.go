@@ -20,6 +20,10 @@ import (
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
 	"github.com/adminkernel/kernel/ent/sysmodule"
+	"github.com/adminkernel/kernel/ent/sysnotice"
+	"github.com/adminkernel/kernel/ent/sysnoticeread"
+	"github.com/adminkernel/kernel/ent/sysnoticereceiver"
+	"github.com/adminkernel/kernel/ent/sysnoticewatermark"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysposition"
@@ -101,6 +105,10 @@ func checkColumn(t, c string) error {
 			sysmenu.Table:               sysmenu.ValidColumn,
 			sysmfahighsensitivity.Table: sysmfahighsensitivity.ValidColumn,
 			sysmodule.Table:             sysmodule.ValidColumn,
+			sysnotice.Table:             sysnotice.ValidColumn,
+			sysnoticeread.Table:         sysnoticeread.ValidColumn,
+			sysnoticereceiver.Table:     sysnoticereceiver.ValidColumn,
+			sysnoticewatermark.Table:    sysnoticewatermark.ValidColumn,
 			sysoplog.Table:              sysoplog.ValidColumn,
 			sysorg.Table:                sysorg.ValidColumn,
 			sysposition.Table:           sysposition.ValidColumn,

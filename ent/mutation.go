@@ -20,6 +20,10 @@ import (
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
 	"github.com/adminkernel/kernel/ent/sysmodule"
+	"github.com/adminkernel/kernel/ent/sysnotice"
+	"github.com/adminkernel/kernel/ent/sysnoticeread"
+	"github.com/adminkernel/kernel/ent/sysnoticereceiver"
+	"github.com/adminkernel/kernel/ent/sysnoticewatermark"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysposition"
@@ -52,6 +56,10 @@ const (
 	TypeSysMenu               = "SysMenu"
 	TypeSysMfaHighSensitivity = "SysMfaHighSensitivity"
 	TypeSysModule             = "SysModule"
+	TypeSysNotice             = "SysNotice"
+	TypeSysNoticeRead         = "SysNoticeRead"
+	TypeSysNoticeReceiver     = "SysNoticeReceiver"
+	TypeSysNoticeWatermark    = "SysNoticeWatermark"
 	TypeSysOpLog              = "SysOpLog"
 	TypeSysOrg                = "SysOrg"
 	TypeSysPosition           = "SysPosition"
@@ -9075,6 +9083,3237 @@ func (m *SysModuleMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SysModuleMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SysModule edge %s", name)
+}
+
+// SysNoticeMutation represents an operation that mutates the SysNotice nodes in the graph.
+type SysNoticeMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	create_time       *time.Time
+	create_user_id    *int64
+	addcreate_user_id *int64
+	update_time       *time.Time
+	update_user_id    *int64
+	addupdate_user_id *int64
+	is_delete         *bool
+	delete_key        *int64
+	adddelete_key     *int64
+	title             *string
+	content           *string
+	_type             *int
+	add_type          *int
+	receiver_type     *int
+	addreceiver_type  *int
+	actions_json      *string
+	publish_time      *time.Time
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*SysNotice, error)
+	predicates        []predicate.SysNotice
+}
+
+var _ ent.Mutation = (*SysNoticeMutation)(nil)
+
+// sysnoticeOption allows management of the mutation configuration using functional options.
+type sysnoticeOption func(*SysNoticeMutation)
+
+// newSysNoticeMutation creates new mutation for the SysNotice entity.
+func newSysNoticeMutation(c config, op Op, opts ...sysnoticeOption) *SysNoticeMutation {
+	m := &SysNoticeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysNotice,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysNoticeID sets the ID field of the mutation.
+func withSysNoticeID(id int64) sysnoticeOption {
+	return func(m *SysNoticeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysNotice
+		)
+		m.oldValue = func(ctx context.Context) (*SysNotice, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysNotice.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysNotice sets the old SysNotice of the mutation.
+func withSysNotice(node *SysNotice) sysnoticeOption {
+	return func(m *SysNoticeMutation) {
+		m.oldValue = func(context.Context) (*SysNotice, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysNoticeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysNoticeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysNotice entities.
+func (m *SysNoticeMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysNoticeMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysNoticeMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysNotice.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysNoticeMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysNoticeMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysNoticeMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetCreateUserID sets the "create_user_id" field.
+func (m *SysNoticeMutation) SetCreateUserID(i int64) {
+	m.create_user_id = &i
+	m.addcreate_user_id = nil
+}
+
+// CreateUserID returns the value of the "create_user_id" field in the mutation.
+func (m *SysNoticeMutation) CreateUserID() (r int64, exists bool) {
+	v := m.create_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateUserID returns the old "create_user_id" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldCreateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateUserID: %w", err)
+	}
+	return oldValue.CreateUserID, nil
+}
+
+// AddCreateUserID adds i to the "create_user_id" field.
+func (m *SysNoticeMutation) AddCreateUserID(i int64) {
+	if m.addcreate_user_id != nil {
+		*m.addcreate_user_id += i
+	} else {
+		m.addcreate_user_id = &i
+	}
+}
+
+// AddedCreateUserID returns the value that was added to the "create_user_id" field in this mutation.
+func (m *SysNoticeMutation) AddedCreateUserID() (r int64, exists bool) {
+	v := m.addcreate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCreateUserID clears the value of the "create_user_id" field.
+func (m *SysNoticeMutation) ClearCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	m.clearedFields[sysnotice.FieldCreateUserID] = struct{}{}
+}
+
+// CreateUserIDCleared returns if the "create_user_id" field was cleared in this mutation.
+func (m *SysNoticeMutation) CreateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysnotice.FieldCreateUserID]
+	return ok
+}
+
+// ResetCreateUserID resets all changes to the "create_user_id" field.
+func (m *SysNoticeMutation) ResetCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	delete(m.clearedFields, sysnotice.FieldCreateUserID)
+}
+
+// SetUpdateTime sets the "update_time" field.
+func (m *SysNoticeMutation) SetUpdateTime(t time.Time) {
+	m.update_time = &t
+}
+
+// UpdateTime returns the value of the "update_time" field in the mutation.
+func (m *SysNoticeMutation) UpdateTime() (r time.Time, exists bool) {
+	v := m.update_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateTime returns the old "update_time" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldUpdateTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateTime: %w", err)
+	}
+	return oldValue.UpdateTime, nil
+}
+
+// ClearUpdateTime clears the value of the "update_time" field.
+func (m *SysNoticeMutation) ClearUpdateTime() {
+	m.update_time = nil
+	m.clearedFields[sysnotice.FieldUpdateTime] = struct{}{}
+}
+
+// UpdateTimeCleared returns if the "update_time" field was cleared in this mutation.
+func (m *SysNoticeMutation) UpdateTimeCleared() bool {
+	_, ok := m.clearedFields[sysnotice.FieldUpdateTime]
+	return ok
+}
+
+// ResetUpdateTime resets all changes to the "update_time" field.
+func (m *SysNoticeMutation) ResetUpdateTime() {
+	m.update_time = nil
+	delete(m.clearedFields, sysnotice.FieldUpdateTime)
+}
+
+// SetUpdateUserID sets the "update_user_id" field.
+func (m *SysNoticeMutation) SetUpdateUserID(i int64) {
+	m.update_user_id = &i
+	m.addupdate_user_id = nil
+}
+
+// UpdateUserID returns the value of the "update_user_id" field in the mutation.
+func (m *SysNoticeMutation) UpdateUserID() (r int64, exists bool) {
+	v := m.update_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateUserID returns the old "update_user_id" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldUpdateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateUserID: %w", err)
+	}
+	return oldValue.UpdateUserID, nil
+}
+
+// AddUpdateUserID adds i to the "update_user_id" field.
+func (m *SysNoticeMutation) AddUpdateUserID(i int64) {
+	if m.addupdate_user_id != nil {
+		*m.addupdate_user_id += i
+	} else {
+		m.addupdate_user_id = &i
+	}
+}
+
+// AddedUpdateUserID returns the value that was added to the "update_user_id" field in this mutation.
+func (m *SysNoticeMutation) AddedUpdateUserID() (r int64, exists bool) {
+	v := m.addupdate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearUpdateUserID clears the value of the "update_user_id" field.
+func (m *SysNoticeMutation) ClearUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	m.clearedFields[sysnotice.FieldUpdateUserID] = struct{}{}
+}
+
+// UpdateUserIDCleared returns if the "update_user_id" field was cleared in this mutation.
+func (m *SysNoticeMutation) UpdateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysnotice.FieldUpdateUserID]
+	return ok
+}
+
+// ResetUpdateUserID resets all changes to the "update_user_id" field.
+func (m *SysNoticeMutation) ResetUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	delete(m.clearedFields, sysnotice.FieldUpdateUserID)
+}
+
+// SetIsDelete sets the "is_delete" field.
+func (m *SysNoticeMutation) SetIsDelete(b bool) {
+	m.is_delete = &b
+}
+
+// IsDelete returns the value of the "is_delete" field in the mutation.
+func (m *SysNoticeMutation) IsDelete() (r bool, exists bool) {
+	v := m.is_delete
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIsDelete returns the old "is_delete" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldIsDelete(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIsDelete is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIsDelete requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIsDelete: %w", err)
+	}
+	return oldValue.IsDelete, nil
+}
+
+// ResetIsDelete resets all changes to the "is_delete" field.
+func (m *SysNoticeMutation) ResetIsDelete() {
+	m.is_delete = nil
+}
+
+// SetDeleteKey sets the "delete_key" field.
+func (m *SysNoticeMutation) SetDeleteKey(i int64) {
+	m.delete_key = &i
+	m.adddelete_key = nil
+}
+
+// DeleteKey returns the value of the "delete_key" field in the mutation.
+func (m *SysNoticeMutation) DeleteKey() (r int64, exists bool) {
+	v := m.delete_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeleteKey returns the old "delete_key" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldDeleteKey(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeleteKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeleteKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeleteKey: %w", err)
+	}
+	return oldValue.DeleteKey, nil
+}
+
+// AddDeleteKey adds i to the "delete_key" field.
+func (m *SysNoticeMutation) AddDeleteKey(i int64) {
+	if m.adddelete_key != nil {
+		*m.adddelete_key += i
+	} else {
+		m.adddelete_key = &i
+	}
+}
+
+// AddedDeleteKey returns the value that was added to the "delete_key" field in this mutation.
+func (m *SysNoticeMutation) AddedDeleteKey() (r int64, exists bool) {
+	v := m.adddelete_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDeleteKey resets all changes to the "delete_key" field.
+func (m *SysNoticeMutation) ResetDeleteKey() {
+	m.delete_key = nil
+	m.adddelete_key = nil
+}
+
+// SetTitle sets the "title" field.
+func (m *SysNoticeMutation) SetTitle(s string) {
+	m.title = &s
+}
+
+// Title returns the value of the "title" field in the mutation.
+func (m *SysNoticeMutation) Title() (r string, exists bool) {
+	v := m.title
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTitle returns the old "title" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldTitle(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTitle is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTitle requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTitle: %w", err)
+	}
+	return oldValue.Title, nil
+}
+
+// ResetTitle resets all changes to the "title" field.
+func (m *SysNoticeMutation) ResetTitle() {
+	m.title = nil
+}
+
+// SetContent sets the "content" field.
+func (m *SysNoticeMutation) SetContent(s string) {
+	m.content = &s
+}
+
+// Content returns the value of the "content" field in the mutation.
+func (m *SysNoticeMutation) Content() (r string, exists bool) {
+	v := m.content
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContent returns the old "content" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldContent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContent: %w", err)
+	}
+	return oldValue.Content, nil
+}
+
+// ClearContent clears the value of the "content" field.
+func (m *SysNoticeMutation) ClearContent() {
+	m.content = nil
+	m.clearedFields[sysnotice.FieldContent] = struct{}{}
+}
+
+// ContentCleared returns if the "content" field was cleared in this mutation.
+func (m *SysNoticeMutation) ContentCleared() bool {
+	_, ok := m.clearedFields[sysnotice.FieldContent]
+	return ok
+}
+
+// ResetContent resets all changes to the "content" field.
+func (m *SysNoticeMutation) ResetContent() {
+	m.content = nil
+	delete(m.clearedFields, sysnotice.FieldContent)
+}
+
+// SetType sets the "type" field.
+func (m *SysNoticeMutation) SetType(i int) {
+	m._type = &i
+	m.add_type = nil
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *SysNoticeMutation) GetType() (r int, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldType(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// AddType adds i to the "type" field.
+func (m *SysNoticeMutation) AddType(i int) {
+	if m.add_type != nil {
+		*m.add_type += i
+	} else {
+		m.add_type = &i
+	}
+}
+
+// AddedType returns the value that was added to the "type" field in this mutation.
+func (m *SysNoticeMutation) AddedType() (r int, exists bool) {
+	v := m.add_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *SysNoticeMutation) ResetType() {
+	m._type = nil
+	m.add_type = nil
+}
+
+// SetReceiverType sets the "receiver_type" field.
+func (m *SysNoticeMutation) SetReceiverType(i int) {
+	m.receiver_type = &i
+	m.addreceiver_type = nil
+}
+
+// ReceiverType returns the value of the "receiver_type" field in the mutation.
+func (m *SysNoticeMutation) ReceiverType() (r int, exists bool) {
+	v := m.receiver_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReceiverType returns the old "receiver_type" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldReceiverType(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReceiverType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReceiverType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReceiverType: %w", err)
+	}
+	return oldValue.ReceiverType, nil
+}
+
+// AddReceiverType adds i to the "receiver_type" field.
+func (m *SysNoticeMutation) AddReceiverType(i int) {
+	if m.addreceiver_type != nil {
+		*m.addreceiver_type += i
+	} else {
+		m.addreceiver_type = &i
+	}
+}
+
+// AddedReceiverType returns the value that was added to the "receiver_type" field in this mutation.
+func (m *SysNoticeMutation) AddedReceiverType() (r int, exists bool) {
+	v := m.addreceiver_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReceiverType resets all changes to the "receiver_type" field.
+func (m *SysNoticeMutation) ResetReceiverType() {
+	m.receiver_type = nil
+	m.addreceiver_type = nil
+}
+
+// SetActionsJSON sets the "actions_json" field.
+func (m *SysNoticeMutation) SetActionsJSON(s string) {
+	m.actions_json = &s
+}
+
+// ActionsJSON returns the value of the "actions_json" field in the mutation.
+func (m *SysNoticeMutation) ActionsJSON() (r string, exists bool) {
+	v := m.actions_json
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActionsJSON returns the old "actions_json" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldActionsJSON(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActionsJSON is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActionsJSON requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActionsJSON: %w", err)
+	}
+	return oldValue.ActionsJSON, nil
+}
+
+// ClearActionsJSON clears the value of the "actions_json" field.
+func (m *SysNoticeMutation) ClearActionsJSON() {
+	m.actions_json = nil
+	m.clearedFields[sysnotice.FieldActionsJSON] = struct{}{}
+}
+
+// ActionsJSONCleared returns if the "actions_json" field was cleared in this mutation.
+func (m *SysNoticeMutation) ActionsJSONCleared() bool {
+	_, ok := m.clearedFields[sysnotice.FieldActionsJSON]
+	return ok
+}
+
+// ResetActionsJSON resets all changes to the "actions_json" field.
+func (m *SysNoticeMutation) ResetActionsJSON() {
+	m.actions_json = nil
+	delete(m.clearedFields, sysnotice.FieldActionsJSON)
+}
+
+// SetPublishTime sets the "publish_time" field.
+func (m *SysNoticeMutation) SetPublishTime(t time.Time) {
+	m.publish_time = &t
+}
+
+// PublishTime returns the value of the "publish_time" field in the mutation.
+func (m *SysNoticeMutation) PublishTime() (r time.Time, exists bool) {
+	v := m.publish_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublishTime returns the old "publish_time" field's value of the SysNotice entity.
+// If the SysNotice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeMutation) OldPublishTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublishTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublishTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublishTime: %w", err)
+	}
+	return oldValue.PublishTime, nil
+}
+
+// ResetPublishTime resets all changes to the "publish_time" field.
+func (m *SysNoticeMutation) ResetPublishTime() {
+	m.publish_time = nil
+}
+
+// Where appends a list predicates to the SysNoticeMutation builder.
+func (m *SysNoticeMutation) Where(ps ...predicate.SysNotice) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysNoticeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysNoticeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysNotice, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysNoticeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysNoticeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysNotice).
+func (m *SysNoticeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysNoticeMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m.create_time != nil {
+		fields = append(fields, sysnotice.FieldCreateTime)
+	}
+	if m.create_user_id != nil {
+		fields = append(fields, sysnotice.FieldCreateUserID)
+	}
+	if m.update_time != nil {
+		fields = append(fields, sysnotice.FieldUpdateTime)
+	}
+	if m.update_user_id != nil {
+		fields = append(fields, sysnotice.FieldUpdateUserID)
+	}
+	if m.is_delete != nil {
+		fields = append(fields, sysnotice.FieldIsDelete)
+	}
+	if m.delete_key != nil {
+		fields = append(fields, sysnotice.FieldDeleteKey)
+	}
+	if m.title != nil {
+		fields = append(fields, sysnotice.FieldTitle)
+	}
+	if m.content != nil {
+		fields = append(fields, sysnotice.FieldContent)
+	}
+	if m._type != nil {
+		fields = append(fields, sysnotice.FieldType)
+	}
+	if m.receiver_type != nil {
+		fields = append(fields, sysnotice.FieldReceiverType)
+	}
+	if m.actions_json != nil {
+		fields = append(fields, sysnotice.FieldActionsJSON)
+	}
+	if m.publish_time != nil {
+		fields = append(fields, sysnotice.FieldPublishTime)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysNoticeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysnotice.FieldCreateTime:
+		return m.CreateTime()
+	case sysnotice.FieldCreateUserID:
+		return m.CreateUserID()
+	case sysnotice.FieldUpdateTime:
+		return m.UpdateTime()
+	case sysnotice.FieldUpdateUserID:
+		return m.UpdateUserID()
+	case sysnotice.FieldIsDelete:
+		return m.IsDelete()
+	case sysnotice.FieldDeleteKey:
+		return m.DeleteKey()
+	case sysnotice.FieldTitle:
+		return m.Title()
+	case sysnotice.FieldContent:
+		return m.Content()
+	case sysnotice.FieldType:
+		return m.GetType()
+	case sysnotice.FieldReceiverType:
+		return m.ReceiverType()
+	case sysnotice.FieldActionsJSON:
+		return m.ActionsJSON()
+	case sysnotice.FieldPublishTime:
+		return m.PublishTime()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysNoticeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysnotice.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysnotice.FieldCreateUserID:
+		return m.OldCreateUserID(ctx)
+	case sysnotice.FieldUpdateTime:
+		return m.OldUpdateTime(ctx)
+	case sysnotice.FieldUpdateUserID:
+		return m.OldUpdateUserID(ctx)
+	case sysnotice.FieldIsDelete:
+		return m.OldIsDelete(ctx)
+	case sysnotice.FieldDeleteKey:
+		return m.OldDeleteKey(ctx)
+	case sysnotice.FieldTitle:
+		return m.OldTitle(ctx)
+	case sysnotice.FieldContent:
+		return m.OldContent(ctx)
+	case sysnotice.FieldType:
+		return m.OldType(ctx)
+	case sysnotice.FieldReceiverType:
+		return m.OldReceiverType(ctx)
+	case sysnotice.FieldActionsJSON:
+		return m.OldActionsJSON(ctx)
+	case sysnotice.FieldPublishTime:
+		return m.OldPublishTime(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysNotice field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysNoticeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysnotice.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysnotice.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateUserID(v)
+		return nil
+	case sysnotice.FieldUpdateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateTime(v)
+		return nil
+	case sysnotice.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateUserID(v)
+		return nil
+	case sysnotice.FieldIsDelete:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIsDelete(v)
+		return nil
+	case sysnotice.FieldDeleteKey:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeleteKey(v)
+		return nil
+	case sysnotice.FieldTitle:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTitle(v)
+		return nil
+	case sysnotice.FieldContent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContent(v)
+		return nil
+	case sysnotice.FieldType:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case sysnotice.FieldReceiverType:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReceiverType(v)
+		return nil
+	case sysnotice.FieldActionsJSON:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActionsJSON(v)
+		return nil
+	case sysnotice.FieldPublishTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublishTime(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysNotice field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysNoticeMutation) AddedFields() []string {
+	var fields []string
+	if m.addcreate_user_id != nil {
+		fields = append(fields, sysnotice.FieldCreateUserID)
+	}
+	if m.addupdate_user_id != nil {
+		fields = append(fields, sysnotice.FieldUpdateUserID)
+	}
+	if m.adddelete_key != nil {
+		fields = append(fields, sysnotice.FieldDeleteKey)
+	}
+	if m.add_type != nil {
+		fields = append(fields, sysnotice.FieldType)
+	}
+	if m.addreceiver_type != nil {
+		fields = append(fields, sysnotice.FieldReceiverType)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysNoticeMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysnotice.FieldCreateUserID:
+		return m.AddedCreateUserID()
+	case sysnotice.FieldUpdateUserID:
+		return m.AddedUpdateUserID()
+	case sysnotice.FieldDeleteKey:
+		return m.AddedDeleteKey()
+	case sysnotice.FieldType:
+		return m.AddedType()
+	case sysnotice.FieldReceiverType:
+		return m.AddedReceiverType()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysNoticeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysnotice.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreateUserID(v)
+		return nil
+	case sysnotice.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUpdateUserID(v)
+		return nil
+	case sysnotice.FieldDeleteKey:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDeleteKey(v)
+		return nil
+	case sysnotice.FieldType:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddType(v)
+		return nil
+	case sysnotice.FieldReceiverType:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReceiverType(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysNotice numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysNoticeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysnotice.FieldCreateUserID) {
+		fields = append(fields, sysnotice.FieldCreateUserID)
+	}
+	if m.FieldCleared(sysnotice.FieldUpdateTime) {
+		fields = append(fields, sysnotice.FieldUpdateTime)
+	}
+	if m.FieldCleared(sysnotice.FieldUpdateUserID) {
+		fields = append(fields, sysnotice.FieldUpdateUserID)
+	}
+	if m.FieldCleared(sysnotice.FieldContent) {
+		fields = append(fields, sysnotice.FieldContent)
+	}
+	if m.FieldCleared(sysnotice.FieldActionsJSON) {
+		fields = append(fields, sysnotice.FieldActionsJSON)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysNoticeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysNoticeMutation) ClearField(name string) error {
+	switch name {
+	case sysnotice.FieldCreateUserID:
+		m.ClearCreateUserID()
+		return nil
+	case sysnotice.FieldUpdateTime:
+		m.ClearUpdateTime()
+		return nil
+	case sysnotice.FieldUpdateUserID:
+		m.ClearUpdateUserID()
+		return nil
+	case sysnotice.FieldContent:
+		m.ClearContent()
+		return nil
+	case sysnotice.FieldActionsJSON:
+		m.ClearActionsJSON()
+		return nil
+	}
+	return fmt.Errorf("unknown SysNotice nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysNoticeMutation) ResetField(name string) error {
+	switch name {
+	case sysnotice.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysnotice.FieldCreateUserID:
+		m.ResetCreateUserID()
+		return nil
+	case sysnotice.FieldUpdateTime:
+		m.ResetUpdateTime()
+		return nil
+	case sysnotice.FieldUpdateUserID:
+		m.ResetUpdateUserID()
+		return nil
+	case sysnotice.FieldIsDelete:
+		m.ResetIsDelete()
+		return nil
+	case sysnotice.FieldDeleteKey:
+		m.ResetDeleteKey()
+		return nil
+	case sysnotice.FieldTitle:
+		m.ResetTitle()
+		return nil
+	case sysnotice.FieldContent:
+		m.ResetContent()
+		return nil
+	case sysnotice.FieldType:
+		m.ResetType()
+		return nil
+	case sysnotice.FieldReceiverType:
+		m.ResetReceiverType()
+		return nil
+	case sysnotice.FieldActionsJSON:
+		m.ResetActionsJSON()
+		return nil
+	case sysnotice.FieldPublishTime:
+		m.ResetPublishTime()
+		return nil
+	}
+	return fmt.Errorf("unknown SysNotice field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysNoticeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysNoticeMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysNoticeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysNoticeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysNoticeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysNoticeMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysNoticeMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysNotice unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysNoticeMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysNotice edge %s", name)
+}
+
+// SysNoticeReadMutation represents an operation that mutates the SysNoticeRead nodes in the graph.
+type SysNoticeReadMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	create_time       *time.Time
+	create_user_id    *int64
+	addcreate_user_id *int64
+	user_id           *int64
+	adduser_id        *int64
+	notice_id         *int64
+	addnotice_id      *int64
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*SysNoticeRead, error)
+	predicates        []predicate.SysNoticeRead
+}
+
+var _ ent.Mutation = (*SysNoticeReadMutation)(nil)
+
+// sysnoticereadOption allows management of the mutation configuration using functional options.
+type sysnoticereadOption func(*SysNoticeReadMutation)
+
+// newSysNoticeReadMutation creates new mutation for the SysNoticeRead entity.
+func newSysNoticeReadMutation(c config, op Op, opts ...sysnoticereadOption) *SysNoticeReadMutation {
+	m := &SysNoticeReadMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysNoticeRead,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysNoticeReadID sets the ID field of the mutation.
+func withSysNoticeReadID(id int64) sysnoticereadOption {
+	return func(m *SysNoticeReadMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysNoticeRead
+		)
+		m.oldValue = func(ctx context.Context) (*SysNoticeRead, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysNoticeRead.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysNoticeRead sets the old SysNoticeRead of the mutation.
+func withSysNoticeRead(node *SysNoticeRead) sysnoticereadOption {
+	return func(m *SysNoticeReadMutation) {
+		m.oldValue = func(context.Context) (*SysNoticeRead, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysNoticeReadMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysNoticeReadMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysNoticeRead entities.
+func (m *SysNoticeReadMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysNoticeReadMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysNoticeReadMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysNoticeRead.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysNoticeReadMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysNoticeReadMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysNoticeRead entity.
+// If the SysNoticeRead object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeReadMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysNoticeReadMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetCreateUserID sets the "create_user_id" field.
+func (m *SysNoticeReadMutation) SetCreateUserID(i int64) {
+	m.create_user_id = &i
+	m.addcreate_user_id = nil
+}
+
+// CreateUserID returns the value of the "create_user_id" field in the mutation.
+func (m *SysNoticeReadMutation) CreateUserID() (r int64, exists bool) {
+	v := m.create_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateUserID returns the old "create_user_id" field's value of the SysNoticeRead entity.
+// If the SysNoticeRead object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeReadMutation) OldCreateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateUserID: %w", err)
+	}
+	return oldValue.CreateUserID, nil
+}
+
+// AddCreateUserID adds i to the "create_user_id" field.
+func (m *SysNoticeReadMutation) AddCreateUserID(i int64) {
+	if m.addcreate_user_id != nil {
+		*m.addcreate_user_id += i
+	} else {
+		m.addcreate_user_id = &i
+	}
+}
+
+// AddedCreateUserID returns the value that was added to the "create_user_id" field in this mutation.
+func (m *SysNoticeReadMutation) AddedCreateUserID() (r int64, exists bool) {
+	v := m.addcreate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCreateUserID clears the value of the "create_user_id" field.
+func (m *SysNoticeReadMutation) ClearCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	m.clearedFields[sysnoticeread.FieldCreateUserID] = struct{}{}
+}
+
+// CreateUserIDCleared returns if the "create_user_id" field was cleared in this mutation.
+func (m *SysNoticeReadMutation) CreateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysnoticeread.FieldCreateUserID]
+	return ok
+}
+
+// ResetCreateUserID resets all changes to the "create_user_id" field.
+func (m *SysNoticeReadMutation) ResetCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	delete(m.clearedFields, sysnoticeread.FieldCreateUserID)
+}
+
+// SetUserID sets the "user_id" field.
+func (m *SysNoticeReadMutation) SetUserID(i int64) {
+	m.user_id = &i
+	m.adduser_id = nil
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *SysNoticeReadMutation) UserID() (r int64, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the SysNoticeRead entity.
+// If the SysNoticeRead object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeReadMutation) OldUserID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// AddUserID adds i to the "user_id" field.
+func (m *SysNoticeReadMutation) AddUserID(i int64) {
+	if m.adduser_id != nil {
+		*m.adduser_id += i
+	} else {
+		m.adduser_id = &i
+	}
+}
+
+// AddedUserID returns the value that was added to the "user_id" field in this mutation.
+func (m *SysNoticeReadMutation) AddedUserID() (r int64, exists bool) {
+	v := m.adduser_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *SysNoticeReadMutation) ResetUserID() {
+	m.user_id = nil
+	m.adduser_id = nil
+}
+
+// SetNoticeID sets the "notice_id" field.
+func (m *SysNoticeReadMutation) SetNoticeID(i int64) {
+	m.notice_id = &i
+	m.addnotice_id = nil
+}
+
+// NoticeID returns the value of the "notice_id" field in the mutation.
+func (m *SysNoticeReadMutation) NoticeID() (r int64, exists bool) {
+	v := m.notice_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNoticeID returns the old "notice_id" field's value of the SysNoticeRead entity.
+// If the SysNoticeRead object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeReadMutation) OldNoticeID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNoticeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNoticeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNoticeID: %w", err)
+	}
+	return oldValue.NoticeID, nil
+}
+
+// AddNoticeID adds i to the "notice_id" field.
+func (m *SysNoticeReadMutation) AddNoticeID(i int64) {
+	if m.addnotice_id != nil {
+		*m.addnotice_id += i
+	} else {
+		m.addnotice_id = &i
+	}
+}
+
+// AddedNoticeID returns the value that was added to the "notice_id" field in this mutation.
+func (m *SysNoticeReadMutation) AddedNoticeID() (r int64, exists bool) {
+	v := m.addnotice_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetNoticeID resets all changes to the "notice_id" field.
+func (m *SysNoticeReadMutation) ResetNoticeID() {
+	m.notice_id = nil
+	m.addnotice_id = nil
+}
+
+// Where appends a list predicates to the SysNoticeReadMutation builder.
+func (m *SysNoticeReadMutation) Where(ps ...predicate.SysNoticeRead) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysNoticeReadMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysNoticeReadMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysNoticeRead, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysNoticeReadMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysNoticeReadMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysNoticeRead).
+func (m *SysNoticeReadMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysNoticeReadMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.create_time != nil {
+		fields = append(fields, sysnoticeread.FieldCreateTime)
+	}
+	if m.create_user_id != nil {
+		fields = append(fields, sysnoticeread.FieldCreateUserID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, sysnoticeread.FieldUserID)
+	}
+	if m.notice_id != nil {
+		fields = append(fields, sysnoticeread.FieldNoticeID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysNoticeReadMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysnoticeread.FieldCreateTime:
+		return m.CreateTime()
+	case sysnoticeread.FieldCreateUserID:
+		return m.CreateUserID()
+	case sysnoticeread.FieldUserID:
+		return m.UserID()
+	case sysnoticeread.FieldNoticeID:
+		return m.NoticeID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysNoticeReadMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysnoticeread.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysnoticeread.FieldCreateUserID:
+		return m.OldCreateUserID(ctx)
+	case sysnoticeread.FieldUserID:
+		return m.OldUserID(ctx)
+	case sysnoticeread.FieldNoticeID:
+		return m.OldNoticeID(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysNoticeRead field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysNoticeReadMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysnoticeread.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysnoticeread.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateUserID(v)
+		return nil
+	case sysnoticeread.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case sysnoticeread.FieldNoticeID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNoticeID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeRead field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysNoticeReadMutation) AddedFields() []string {
+	var fields []string
+	if m.addcreate_user_id != nil {
+		fields = append(fields, sysnoticeread.FieldCreateUserID)
+	}
+	if m.adduser_id != nil {
+		fields = append(fields, sysnoticeread.FieldUserID)
+	}
+	if m.addnotice_id != nil {
+		fields = append(fields, sysnoticeread.FieldNoticeID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysNoticeReadMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysnoticeread.FieldCreateUserID:
+		return m.AddedCreateUserID()
+	case sysnoticeread.FieldUserID:
+		return m.AddedUserID()
+	case sysnoticeread.FieldNoticeID:
+		return m.AddedNoticeID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysNoticeReadMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysnoticeread.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreateUserID(v)
+		return nil
+	case sysnoticeread.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUserID(v)
+		return nil
+	case sysnoticeread.FieldNoticeID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNoticeID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeRead numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysNoticeReadMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysnoticeread.FieldCreateUserID) {
+		fields = append(fields, sysnoticeread.FieldCreateUserID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysNoticeReadMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysNoticeReadMutation) ClearField(name string) error {
+	switch name {
+	case sysnoticeread.FieldCreateUserID:
+		m.ClearCreateUserID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeRead nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysNoticeReadMutation) ResetField(name string) error {
+	switch name {
+	case sysnoticeread.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysnoticeread.FieldCreateUserID:
+		m.ResetCreateUserID()
+		return nil
+	case sysnoticeread.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case sysnoticeread.FieldNoticeID:
+		m.ResetNoticeID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeRead field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysNoticeReadMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysNoticeReadMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysNoticeReadMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysNoticeReadMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysNoticeReadMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysNoticeReadMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysNoticeReadMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysNoticeRead unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysNoticeReadMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysNoticeRead edge %s", name)
+}
+
+// SysNoticeReceiverMutation represents an operation that mutates the SysNoticeReceiver nodes in the graph.
+type SysNoticeReceiverMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	create_time       *time.Time
+	create_user_id    *int64
+	addcreate_user_id *int64
+	notice_id         *int64
+	addnotice_id      *int64
+	receiver_id       *int64
+	addreceiver_id    *int64
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*SysNoticeReceiver, error)
+	predicates        []predicate.SysNoticeReceiver
+}
+
+var _ ent.Mutation = (*SysNoticeReceiverMutation)(nil)
+
+// sysnoticereceiverOption allows management of the mutation configuration using functional options.
+type sysnoticereceiverOption func(*SysNoticeReceiverMutation)
+
+// newSysNoticeReceiverMutation creates new mutation for the SysNoticeReceiver entity.
+func newSysNoticeReceiverMutation(c config, op Op, opts ...sysnoticereceiverOption) *SysNoticeReceiverMutation {
+	m := &SysNoticeReceiverMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysNoticeReceiver,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysNoticeReceiverID sets the ID field of the mutation.
+func withSysNoticeReceiverID(id int64) sysnoticereceiverOption {
+	return func(m *SysNoticeReceiverMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysNoticeReceiver
+		)
+		m.oldValue = func(ctx context.Context) (*SysNoticeReceiver, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysNoticeReceiver.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysNoticeReceiver sets the old SysNoticeReceiver of the mutation.
+func withSysNoticeReceiver(node *SysNoticeReceiver) sysnoticereceiverOption {
+	return func(m *SysNoticeReceiverMutation) {
+		m.oldValue = func(context.Context) (*SysNoticeReceiver, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysNoticeReceiverMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysNoticeReceiverMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysNoticeReceiver entities.
+func (m *SysNoticeReceiverMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysNoticeReceiverMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysNoticeReceiverMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysNoticeReceiver.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysNoticeReceiverMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysNoticeReceiverMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysNoticeReceiver entity.
+// If the SysNoticeReceiver object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeReceiverMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysNoticeReceiverMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetCreateUserID sets the "create_user_id" field.
+func (m *SysNoticeReceiverMutation) SetCreateUserID(i int64) {
+	m.create_user_id = &i
+	m.addcreate_user_id = nil
+}
+
+// CreateUserID returns the value of the "create_user_id" field in the mutation.
+func (m *SysNoticeReceiverMutation) CreateUserID() (r int64, exists bool) {
+	v := m.create_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateUserID returns the old "create_user_id" field's value of the SysNoticeReceiver entity.
+// If the SysNoticeReceiver object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeReceiverMutation) OldCreateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateUserID: %w", err)
+	}
+	return oldValue.CreateUserID, nil
+}
+
+// AddCreateUserID adds i to the "create_user_id" field.
+func (m *SysNoticeReceiverMutation) AddCreateUserID(i int64) {
+	if m.addcreate_user_id != nil {
+		*m.addcreate_user_id += i
+	} else {
+		m.addcreate_user_id = &i
+	}
+}
+
+// AddedCreateUserID returns the value that was added to the "create_user_id" field in this mutation.
+func (m *SysNoticeReceiverMutation) AddedCreateUserID() (r int64, exists bool) {
+	v := m.addcreate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCreateUserID clears the value of the "create_user_id" field.
+func (m *SysNoticeReceiverMutation) ClearCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	m.clearedFields[sysnoticereceiver.FieldCreateUserID] = struct{}{}
+}
+
+// CreateUserIDCleared returns if the "create_user_id" field was cleared in this mutation.
+func (m *SysNoticeReceiverMutation) CreateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysnoticereceiver.FieldCreateUserID]
+	return ok
+}
+
+// ResetCreateUserID resets all changes to the "create_user_id" field.
+func (m *SysNoticeReceiverMutation) ResetCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	delete(m.clearedFields, sysnoticereceiver.FieldCreateUserID)
+}
+
+// SetNoticeID sets the "notice_id" field.
+func (m *SysNoticeReceiverMutation) SetNoticeID(i int64) {
+	m.notice_id = &i
+	m.addnotice_id = nil
+}
+
+// NoticeID returns the value of the "notice_id" field in the mutation.
+func (m *SysNoticeReceiverMutation) NoticeID() (r int64, exists bool) {
+	v := m.notice_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNoticeID returns the old "notice_id" field's value of the SysNoticeReceiver entity.
+// If the SysNoticeReceiver object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeReceiverMutation) OldNoticeID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNoticeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNoticeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNoticeID: %w", err)
+	}
+	return oldValue.NoticeID, nil
+}
+
+// AddNoticeID adds i to the "notice_id" field.
+func (m *SysNoticeReceiverMutation) AddNoticeID(i int64) {
+	if m.addnotice_id != nil {
+		*m.addnotice_id += i
+	} else {
+		m.addnotice_id = &i
+	}
+}
+
+// AddedNoticeID returns the value that was added to the "notice_id" field in this mutation.
+func (m *SysNoticeReceiverMutation) AddedNoticeID() (r int64, exists bool) {
+	v := m.addnotice_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetNoticeID resets all changes to the "notice_id" field.
+func (m *SysNoticeReceiverMutation) ResetNoticeID() {
+	m.notice_id = nil
+	m.addnotice_id = nil
+}
+
+// SetReceiverID sets the "receiver_id" field.
+func (m *SysNoticeReceiverMutation) SetReceiverID(i int64) {
+	m.receiver_id = &i
+	m.addreceiver_id = nil
+}
+
+// ReceiverID returns the value of the "receiver_id" field in the mutation.
+func (m *SysNoticeReceiverMutation) ReceiverID() (r int64, exists bool) {
+	v := m.receiver_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReceiverID returns the old "receiver_id" field's value of the SysNoticeReceiver entity.
+// If the SysNoticeReceiver object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeReceiverMutation) OldReceiverID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReceiverID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReceiverID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReceiverID: %w", err)
+	}
+	return oldValue.ReceiverID, nil
+}
+
+// AddReceiverID adds i to the "receiver_id" field.
+func (m *SysNoticeReceiverMutation) AddReceiverID(i int64) {
+	if m.addreceiver_id != nil {
+		*m.addreceiver_id += i
+	} else {
+		m.addreceiver_id = &i
+	}
+}
+
+// AddedReceiverID returns the value that was added to the "receiver_id" field in this mutation.
+func (m *SysNoticeReceiverMutation) AddedReceiverID() (r int64, exists bool) {
+	v := m.addreceiver_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReceiverID resets all changes to the "receiver_id" field.
+func (m *SysNoticeReceiverMutation) ResetReceiverID() {
+	m.receiver_id = nil
+	m.addreceiver_id = nil
+}
+
+// Where appends a list predicates to the SysNoticeReceiverMutation builder.
+func (m *SysNoticeReceiverMutation) Where(ps ...predicate.SysNoticeReceiver) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysNoticeReceiverMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysNoticeReceiverMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysNoticeReceiver, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysNoticeReceiverMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysNoticeReceiverMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysNoticeReceiver).
+func (m *SysNoticeReceiverMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysNoticeReceiverMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.create_time != nil {
+		fields = append(fields, sysnoticereceiver.FieldCreateTime)
+	}
+	if m.create_user_id != nil {
+		fields = append(fields, sysnoticereceiver.FieldCreateUserID)
+	}
+	if m.notice_id != nil {
+		fields = append(fields, sysnoticereceiver.FieldNoticeID)
+	}
+	if m.receiver_id != nil {
+		fields = append(fields, sysnoticereceiver.FieldReceiverID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysNoticeReceiverMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysnoticereceiver.FieldCreateTime:
+		return m.CreateTime()
+	case sysnoticereceiver.FieldCreateUserID:
+		return m.CreateUserID()
+	case sysnoticereceiver.FieldNoticeID:
+		return m.NoticeID()
+	case sysnoticereceiver.FieldReceiverID:
+		return m.ReceiverID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysNoticeReceiverMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysnoticereceiver.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysnoticereceiver.FieldCreateUserID:
+		return m.OldCreateUserID(ctx)
+	case sysnoticereceiver.FieldNoticeID:
+		return m.OldNoticeID(ctx)
+	case sysnoticereceiver.FieldReceiverID:
+		return m.OldReceiverID(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysNoticeReceiver field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysNoticeReceiverMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysnoticereceiver.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysnoticereceiver.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateUserID(v)
+		return nil
+	case sysnoticereceiver.FieldNoticeID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNoticeID(v)
+		return nil
+	case sysnoticereceiver.FieldReceiverID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReceiverID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeReceiver field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysNoticeReceiverMutation) AddedFields() []string {
+	var fields []string
+	if m.addcreate_user_id != nil {
+		fields = append(fields, sysnoticereceiver.FieldCreateUserID)
+	}
+	if m.addnotice_id != nil {
+		fields = append(fields, sysnoticereceiver.FieldNoticeID)
+	}
+	if m.addreceiver_id != nil {
+		fields = append(fields, sysnoticereceiver.FieldReceiverID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysNoticeReceiverMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysnoticereceiver.FieldCreateUserID:
+		return m.AddedCreateUserID()
+	case sysnoticereceiver.FieldNoticeID:
+		return m.AddedNoticeID()
+	case sysnoticereceiver.FieldReceiverID:
+		return m.AddedReceiverID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysNoticeReceiverMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysnoticereceiver.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreateUserID(v)
+		return nil
+	case sysnoticereceiver.FieldNoticeID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNoticeID(v)
+		return nil
+	case sysnoticereceiver.FieldReceiverID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReceiverID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeReceiver numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysNoticeReceiverMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysnoticereceiver.FieldCreateUserID) {
+		fields = append(fields, sysnoticereceiver.FieldCreateUserID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysNoticeReceiverMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysNoticeReceiverMutation) ClearField(name string) error {
+	switch name {
+	case sysnoticereceiver.FieldCreateUserID:
+		m.ClearCreateUserID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeReceiver nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysNoticeReceiverMutation) ResetField(name string) error {
+	switch name {
+	case sysnoticereceiver.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysnoticereceiver.FieldCreateUserID:
+		m.ResetCreateUserID()
+		return nil
+	case sysnoticereceiver.FieldNoticeID:
+		m.ResetNoticeID()
+		return nil
+	case sysnoticereceiver.FieldReceiverID:
+		m.ResetReceiverID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeReceiver field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysNoticeReceiverMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysNoticeReceiverMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysNoticeReceiverMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysNoticeReceiverMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysNoticeReceiverMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysNoticeReceiverMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysNoticeReceiverMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysNoticeReceiver unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysNoticeReceiverMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysNoticeReceiver edge %s", name)
+}
+
+// SysNoticeWatermarkMutation represents an operation that mutates the SysNoticeWatermark nodes in the graph.
+type SysNoticeWatermarkMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	create_time       *time.Time
+	create_user_id    *int64
+	addcreate_user_id *int64
+	update_time       *time.Time
+	update_user_id    *int64
+	addupdate_user_id *int64
+	user_id           *int64
+	adduser_id        *int64
+	read_upto_id      *int64
+	addread_upto_id   *int64
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*SysNoticeWatermark, error)
+	predicates        []predicate.SysNoticeWatermark
+}
+
+var _ ent.Mutation = (*SysNoticeWatermarkMutation)(nil)
+
+// sysnoticewatermarkOption allows management of the mutation configuration using functional options.
+type sysnoticewatermarkOption func(*SysNoticeWatermarkMutation)
+
+// newSysNoticeWatermarkMutation creates new mutation for the SysNoticeWatermark entity.
+func newSysNoticeWatermarkMutation(c config, op Op, opts ...sysnoticewatermarkOption) *SysNoticeWatermarkMutation {
+	m := &SysNoticeWatermarkMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysNoticeWatermark,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysNoticeWatermarkID sets the ID field of the mutation.
+func withSysNoticeWatermarkID(id int64) sysnoticewatermarkOption {
+	return func(m *SysNoticeWatermarkMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysNoticeWatermark
+		)
+		m.oldValue = func(ctx context.Context) (*SysNoticeWatermark, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysNoticeWatermark.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysNoticeWatermark sets the old SysNoticeWatermark of the mutation.
+func withSysNoticeWatermark(node *SysNoticeWatermark) sysnoticewatermarkOption {
+	return func(m *SysNoticeWatermarkMutation) {
+		m.oldValue = func(context.Context) (*SysNoticeWatermark, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysNoticeWatermarkMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysNoticeWatermarkMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysNoticeWatermark entities.
+func (m *SysNoticeWatermarkMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysNoticeWatermarkMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysNoticeWatermarkMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysNoticeWatermark.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysNoticeWatermarkMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysNoticeWatermarkMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysNoticeWatermark entity.
+// If the SysNoticeWatermark object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeWatermarkMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysNoticeWatermarkMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetCreateUserID sets the "create_user_id" field.
+func (m *SysNoticeWatermarkMutation) SetCreateUserID(i int64) {
+	m.create_user_id = &i
+	m.addcreate_user_id = nil
+}
+
+// CreateUserID returns the value of the "create_user_id" field in the mutation.
+func (m *SysNoticeWatermarkMutation) CreateUserID() (r int64, exists bool) {
+	v := m.create_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateUserID returns the old "create_user_id" field's value of the SysNoticeWatermark entity.
+// If the SysNoticeWatermark object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeWatermarkMutation) OldCreateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateUserID: %w", err)
+	}
+	return oldValue.CreateUserID, nil
+}
+
+// AddCreateUserID adds i to the "create_user_id" field.
+func (m *SysNoticeWatermarkMutation) AddCreateUserID(i int64) {
+	if m.addcreate_user_id != nil {
+		*m.addcreate_user_id += i
+	} else {
+		m.addcreate_user_id = &i
+	}
+}
+
+// AddedCreateUserID returns the value that was added to the "create_user_id" field in this mutation.
+func (m *SysNoticeWatermarkMutation) AddedCreateUserID() (r int64, exists bool) {
+	v := m.addcreate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCreateUserID clears the value of the "create_user_id" field.
+func (m *SysNoticeWatermarkMutation) ClearCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	m.clearedFields[sysnoticewatermark.FieldCreateUserID] = struct{}{}
+}
+
+// CreateUserIDCleared returns if the "create_user_id" field was cleared in this mutation.
+func (m *SysNoticeWatermarkMutation) CreateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysnoticewatermark.FieldCreateUserID]
+	return ok
+}
+
+// ResetCreateUserID resets all changes to the "create_user_id" field.
+func (m *SysNoticeWatermarkMutation) ResetCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	delete(m.clearedFields, sysnoticewatermark.FieldCreateUserID)
+}
+
+// SetUpdateTime sets the "update_time" field.
+func (m *SysNoticeWatermarkMutation) SetUpdateTime(t time.Time) {
+	m.update_time = &t
+}
+
+// UpdateTime returns the value of the "update_time" field in the mutation.
+func (m *SysNoticeWatermarkMutation) UpdateTime() (r time.Time, exists bool) {
+	v := m.update_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateTime returns the old "update_time" field's value of the SysNoticeWatermark entity.
+// If the SysNoticeWatermark object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeWatermarkMutation) OldUpdateTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateTime: %w", err)
+	}
+	return oldValue.UpdateTime, nil
+}
+
+// ClearUpdateTime clears the value of the "update_time" field.
+func (m *SysNoticeWatermarkMutation) ClearUpdateTime() {
+	m.update_time = nil
+	m.clearedFields[sysnoticewatermark.FieldUpdateTime] = struct{}{}
+}
+
+// UpdateTimeCleared returns if the "update_time" field was cleared in this mutation.
+func (m *SysNoticeWatermarkMutation) UpdateTimeCleared() bool {
+	_, ok := m.clearedFields[sysnoticewatermark.FieldUpdateTime]
+	return ok
+}
+
+// ResetUpdateTime resets all changes to the "update_time" field.
+func (m *SysNoticeWatermarkMutation) ResetUpdateTime() {
+	m.update_time = nil
+	delete(m.clearedFields, sysnoticewatermark.FieldUpdateTime)
+}
+
+// SetUpdateUserID sets the "update_user_id" field.
+func (m *SysNoticeWatermarkMutation) SetUpdateUserID(i int64) {
+	m.update_user_id = &i
+	m.addupdate_user_id = nil
+}
+
+// UpdateUserID returns the value of the "update_user_id" field in the mutation.
+func (m *SysNoticeWatermarkMutation) UpdateUserID() (r int64, exists bool) {
+	v := m.update_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateUserID returns the old "update_user_id" field's value of the SysNoticeWatermark entity.
+// If the SysNoticeWatermark object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeWatermarkMutation) OldUpdateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateUserID: %w", err)
+	}
+	return oldValue.UpdateUserID, nil
+}
+
+// AddUpdateUserID adds i to the "update_user_id" field.
+func (m *SysNoticeWatermarkMutation) AddUpdateUserID(i int64) {
+	if m.addupdate_user_id != nil {
+		*m.addupdate_user_id += i
+	} else {
+		m.addupdate_user_id = &i
+	}
+}
+
+// AddedUpdateUserID returns the value that was added to the "update_user_id" field in this mutation.
+func (m *SysNoticeWatermarkMutation) AddedUpdateUserID() (r int64, exists bool) {
+	v := m.addupdate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearUpdateUserID clears the value of the "update_user_id" field.
+func (m *SysNoticeWatermarkMutation) ClearUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	m.clearedFields[sysnoticewatermark.FieldUpdateUserID] = struct{}{}
+}
+
+// UpdateUserIDCleared returns if the "update_user_id" field was cleared in this mutation.
+func (m *SysNoticeWatermarkMutation) UpdateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysnoticewatermark.FieldUpdateUserID]
+	return ok
+}
+
+// ResetUpdateUserID resets all changes to the "update_user_id" field.
+func (m *SysNoticeWatermarkMutation) ResetUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	delete(m.clearedFields, sysnoticewatermark.FieldUpdateUserID)
+}
+
+// SetUserID sets the "user_id" field.
+func (m *SysNoticeWatermarkMutation) SetUserID(i int64) {
+	m.user_id = &i
+	m.adduser_id = nil
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *SysNoticeWatermarkMutation) UserID() (r int64, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the SysNoticeWatermark entity.
+// If the SysNoticeWatermark object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeWatermarkMutation) OldUserID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// AddUserID adds i to the "user_id" field.
+func (m *SysNoticeWatermarkMutation) AddUserID(i int64) {
+	if m.adduser_id != nil {
+		*m.adduser_id += i
+	} else {
+		m.adduser_id = &i
+	}
+}
+
+// AddedUserID returns the value that was added to the "user_id" field in this mutation.
+func (m *SysNoticeWatermarkMutation) AddedUserID() (r int64, exists bool) {
+	v := m.adduser_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *SysNoticeWatermarkMutation) ResetUserID() {
+	m.user_id = nil
+	m.adduser_id = nil
+}
+
+// SetReadUptoID sets the "read_upto_id" field.
+func (m *SysNoticeWatermarkMutation) SetReadUptoID(i int64) {
+	m.read_upto_id = &i
+	m.addread_upto_id = nil
+}
+
+// ReadUptoID returns the value of the "read_upto_id" field in the mutation.
+func (m *SysNoticeWatermarkMutation) ReadUptoID() (r int64, exists bool) {
+	v := m.read_upto_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReadUptoID returns the old "read_upto_id" field's value of the SysNoticeWatermark entity.
+// If the SysNoticeWatermark object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysNoticeWatermarkMutation) OldReadUptoID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReadUptoID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReadUptoID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReadUptoID: %w", err)
+	}
+	return oldValue.ReadUptoID, nil
+}
+
+// AddReadUptoID adds i to the "read_upto_id" field.
+func (m *SysNoticeWatermarkMutation) AddReadUptoID(i int64) {
+	if m.addread_upto_id != nil {
+		*m.addread_upto_id += i
+	} else {
+		m.addread_upto_id = &i
+	}
+}
+
+// AddedReadUptoID returns the value that was added to the "read_upto_id" field in this mutation.
+func (m *SysNoticeWatermarkMutation) AddedReadUptoID() (r int64, exists bool) {
+	v := m.addread_upto_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReadUptoID resets all changes to the "read_upto_id" field.
+func (m *SysNoticeWatermarkMutation) ResetReadUptoID() {
+	m.read_upto_id = nil
+	m.addread_upto_id = nil
+}
+
+// Where appends a list predicates to the SysNoticeWatermarkMutation builder.
+func (m *SysNoticeWatermarkMutation) Where(ps ...predicate.SysNoticeWatermark) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysNoticeWatermarkMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysNoticeWatermarkMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysNoticeWatermark, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysNoticeWatermarkMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysNoticeWatermarkMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysNoticeWatermark).
+func (m *SysNoticeWatermarkMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysNoticeWatermarkMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.create_time != nil {
+		fields = append(fields, sysnoticewatermark.FieldCreateTime)
+	}
+	if m.create_user_id != nil {
+		fields = append(fields, sysnoticewatermark.FieldCreateUserID)
+	}
+	if m.update_time != nil {
+		fields = append(fields, sysnoticewatermark.FieldUpdateTime)
+	}
+	if m.update_user_id != nil {
+		fields = append(fields, sysnoticewatermark.FieldUpdateUserID)
+	}
+	if m.user_id != nil {
+		fields = append(fields, sysnoticewatermark.FieldUserID)
+	}
+	if m.read_upto_id != nil {
+		fields = append(fields, sysnoticewatermark.FieldReadUptoID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysNoticeWatermarkMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysnoticewatermark.FieldCreateTime:
+		return m.CreateTime()
+	case sysnoticewatermark.FieldCreateUserID:
+		return m.CreateUserID()
+	case sysnoticewatermark.FieldUpdateTime:
+		return m.UpdateTime()
+	case sysnoticewatermark.FieldUpdateUserID:
+		return m.UpdateUserID()
+	case sysnoticewatermark.FieldUserID:
+		return m.UserID()
+	case sysnoticewatermark.FieldReadUptoID:
+		return m.ReadUptoID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysNoticeWatermarkMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysnoticewatermark.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysnoticewatermark.FieldCreateUserID:
+		return m.OldCreateUserID(ctx)
+	case sysnoticewatermark.FieldUpdateTime:
+		return m.OldUpdateTime(ctx)
+	case sysnoticewatermark.FieldUpdateUserID:
+		return m.OldUpdateUserID(ctx)
+	case sysnoticewatermark.FieldUserID:
+		return m.OldUserID(ctx)
+	case sysnoticewatermark.FieldReadUptoID:
+		return m.OldReadUptoID(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysNoticeWatermark field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysNoticeWatermarkMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysnoticewatermark.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysnoticewatermark.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateUserID(v)
+		return nil
+	case sysnoticewatermark.FieldUpdateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateTime(v)
+		return nil
+	case sysnoticewatermark.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateUserID(v)
+		return nil
+	case sysnoticewatermark.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case sysnoticewatermark.FieldReadUptoID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReadUptoID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeWatermark field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysNoticeWatermarkMutation) AddedFields() []string {
+	var fields []string
+	if m.addcreate_user_id != nil {
+		fields = append(fields, sysnoticewatermark.FieldCreateUserID)
+	}
+	if m.addupdate_user_id != nil {
+		fields = append(fields, sysnoticewatermark.FieldUpdateUserID)
+	}
+	if m.adduser_id != nil {
+		fields = append(fields, sysnoticewatermark.FieldUserID)
+	}
+	if m.addread_upto_id != nil {
+		fields = append(fields, sysnoticewatermark.FieldReadUptoID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysNoticeWatermarkMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysnoticewatermark.FieldCreateUserID:
+		return m.AddedCreateUserID()
+	case sysnoticewatermark.FieldUpdateUserID:
+		return m.AddedUpdateUserID()
+	case sysnoticewatermark.FieldUserID:
+		return m.AddedUserID()
+	case sysnoticewatermark.FieldReadUptoID:
+		return m.AddedReadUptoID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysNoticeWatermarkMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysnoticewatermark.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreateUserID(v)
+		return nil
+	case sysnoticewatermark.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUpdateUserID(v)
+		return nil
+	case sysnoticewatermark.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUserID(v)
+		return nil
+	case sysnoticewatermark.FieldReadUptoID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReadUptoID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeWatermark numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysNoticeWatermarkMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysnoticewatermark.FieldCreateUserID) {
+		fields = append(fields, sysnoticewatermark.FieldCreateUserID)
+	}
+	if m.FieldCleared(sysnoticewatermark.FieldUpdateTime) {
+		fields = append(fields, sysnoticewatermark.FieldUpdateTime)
+	}
+	if m.FieldCleared(sysnoticewatermark.FieldUpdateUserID) {
+		fields = append(fields, sysnoticewatermark.FieldUpdateUserID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysNoticeWatermarkMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysNoticeWatermarkMutation) ClearField(name string) error {
+	switch name {
+	case sysnoticewatermark.FieldCreateUserID:
+		m.ClearCreateUserID()
+		return nil
+	case sysnoticewatermark.FieldUpdateTime:
+		m.ClearUpdateTime()
+		return nil
+	case sysnoticewatermark.FieldUpdateUserID:
+		m.ClearUpdateUserID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeWatermark nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysNoticeWatermarkMutation) ResetField(name string) error {
+	switch name {
+	case sysnoticewatermark.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysnoticewatermark.FieldCreateUserID:
+		m.ResetCreateUserID()
+		return nil
+	case sysnoticewatermark.FieldUpdateTime:
+		m.ResetUpdateTime()
+		return nil
+	case sysnoticewatermark.FieldUpdateUserID:
+		m.ResetUpdateUserID()
+		return nil
+	case sysnoticewatermark.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case sysnoticewatermark.FieldReadUptoID:
+		m.ResetReadUptoID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysNoticeWatermark field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysNoticeWatermarkMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysNoticeWatermarkMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysNoticeWatermarkMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysNoticeWatermarkMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysNoticeWatermarkMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysNoticeWatermarkMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysNoticeWatermarkMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysNoticeWatermark unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysNoticeWatermarkMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysNoticeWatermark edge %s", name)
 }
 
 // SysOpLogMutation represents an operation that mutates the SysOpLog nodes in the graph.

@@ -14,6 +14,10 @@ import (
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
 	"github.com/adminkernel/kernel/ent/sysmodule"
+	"github.com/adminkernel/kernel/ent/sysnotice"
+	"github.com/adminkernel/kernel/ent/sysnoticeread"
+	"github.com/adminkernel/kernel/ent/sysnoticereceiver"
+	"github.com/adminkernel/kernel/ent/sysnoticewatermark"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysposition"
@@ -487,6 +491,106 @@ func init() {
 	sysmoduleDescID := sysmoduleMixinFields0[0].Descriptor()
 	// sysmodule.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysmodule.IDValidator = sysmoduleDescID.Validators[0].(func(int64) error)
+	sysnoticeMixin := schema.SysNotice{}.Mixin()
+	sysnoticeMixinFields0 := sysnoticeMixin[0].Fields()
+	_ = sysnoticeMixinFields0
+	sysnoticeMixinFields1 := sysnoticeMixin[1].Fields()
+	_ = sysnoticeMixinFields1
+	sysnoticeMixinFields2 := sysnoticeMixin[2].Fields()
+	_ = sysnoticeMixinFields2
+	sysnoticeFields := schema.SysNotice{}.Fields()
+	_ = sysnoticeFields
+	// sysnoticeDescCreateTime is the schema descriptor for create_time field.
+	sysnoticeDescCreateTime := sysnoticeMixinFields1[0].Descriptor()
+	// sysnotice.DefaultCreateTime holds the default value on creation for the create_time field.
+	sysnotice.DefaultCreateTime = sysnoticeDescCreateTime.Default.(func() time.Time)
+	// sysnoticeDescUpdateTime is the schema descriptor for update_time field.
+	sysnoticeDescUpdateTime := sysnoticeMixinFields1[2].Descriptor()
+	// sysnotice.UpdateDefaultUpdateTime holds the default value on update for the update_time field.
+	sysnotice.UpdateDefaultUpdateTime = sysnoticeDescUpdateTime.UpdateDefault.(func() time.Time)
+	// sysnoticeDescIsDelete is the schema descriptor for is_delete field.
+	sysnoticeDescIsDelete := sysnoticeMixinFields2[0].Descriptor()
+	// sysnotice.DefaultIsDelete holds the default value on creation for the is_delete field.
+	sysnotice.DefaultIsDelete = sysnoticeDescIsDelete.Default.(bool)
+	// sysnoticeDescDeleteKey is the schema descriptor for delete_key field.
+	sysnoticeDescDeleteKey := sysnoticeMixinFields2[1].Descriptor()
+	// sysnotice.DefaultDeleteKey holds the default value on creation for the delete_key field.
+	sysnotice.DefaultDeleteKey = sysnoticeDescDeleteKey.Default.(int64)
+	// sysnoticeDescTitle is the schema descriptor for title field.
+	sysnoticeDescTitle := sysnoticeFields[0].Descriptor()
+	// sysnotice.TitleValidator is a validator for the "title" field. It is called by the builders before save.
+	sysnotice.TitleValidator = func() func(string) error {
+		validators := sysnoticeDescTitle.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(title string) error {
+			for _, fn := range fns {
+				if err := fn(title); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysnoticeDescPublishTime is the schema descriptor for publish_time field.
+	sysnoticeDescPublishTime := sysnoticeFields[5].Descriptor()
+	// sysnotice.DefaultPublishTime holds the default value on creation for the publish_time field.
+	sysnotice.DefaultPublishTime = sysnoticeDescPublishTime.Default.(func() time.Time)
+	// sysnoticeDescID is the schema descriptor for id field.
+	sysnoticeDescID := sysnoticeMixinFields0[0].Descriptor()
+	// sysnotice.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysnotice.IDValidator = sysnoticeDescID.Validators[0].(func(int64) error)
+	sysnoticereadMixin := schema.SysNoticeRead{}.Mixin()
+	sysnoticereadMixinFields0 := sysnoticereadMixin[0].Fields()
+	_ = sysnoticereadMixinFields0
+	sysnoticereadMixinFields1 := sysnoticereadMixin[1].Fields()
+	_ = sysnoticereadMixinFields1
+	sysnoticereadFields := schema.SysNoticeRead{}.Fields()
+	_ = sysnoticereadFields
+	// sysnoticereadDescCreateTime is the schema descriptor for create_time field.
+	sysnoticereadDescCreateTime := sysnoticereadMixinFields1[0].Descriptor()
+	// sysnoticeread.DefaultCreateTime holds the default value on creation for the create_time field.
+	sysnoticeread.DefaultCreateTime = sysnoticereadDescCreateTime.Default.(func() time.Time)
+	// sysnoticereadDescID is the schema descriptor for id field.
+	sysnoticereadDescID := sysnoticereadMixinFields0[0].Descriptor()
+	// sysnoticeread.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysnoticeread.IDValidator = sysnoticereadDescID.Validators[0].(func(int64) error)
+	sysnoticereceiverMixin := schema.SysNoticeReceiver{}.Mixin()
+	sysnoticereceiverMixinFields0 := sysnoticereceiverMixin[0].Fields()
+	_ = sysnoticereceiverMixinFields0
+	sysnoticereceiverMixinFields1 := sysnoticereceiverMixin[1].Fields()
+	_ = sysnoticereceiverMixinFields1
+	sysnoticereceiverFields := schema.SysNoticeReceiver{}.Fields()
+	_ = sysnoticereceiverFields
+	// sysnoticereceiverDescCreateTime is the schema descriptor for create_time field.
+	sysnoticereceiverDescCreateTime := sysnoticereceiverMixinFields1[0].Descriptor()
+	// sysnoticereceiver.DefaultCreateTime holds the default value on creation for the create_time field.
+	sysnoticereceiver.DefaultCreateTime = sysnoticereceiverDescCreateTime.Default.(func() time.Time)
+	// sysnoticereceiverDescID is the schema descriptor for id field.
+	sysnoticereceiverDescID := sysnoticereceiverMixinFields0[0].Descriptor()
+	// sysnoticereceiver.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysnoticereceiver.IDValidator = sysnoticereceiverDescID.Validators[0].(func(int64) error)
+	sysnoticewatermarkMixin := schema.SysNoticeWatermark{}.Mixin()
+	sysnoticewatermarkMixinFields0 := sysnoticewatermarkMixin[0].Fields()
+	_ = sysnoticewatermarkMixinFields0
+	sysnoticewatermarkMixinFields1 := sysnoticewatermarkMixin[1].Fields()
+	_ = sysnoticewatermarkMixinFields1
+	sysnoticewatermarkFields := schema.SysNoticeWatermark{}.Fields()
+	_ = sysnoticewatermarkFields
+	// sysnoticewatermarkDescCreateTime is the schema descriptor for create_time field.
+	sysnoticewatermarkDescCreateTime := sysnoticewatermarkMixinFields1[0].Descriptor()
+	// sysnoticewatermark.DefaultCreateTime holds the default value on creation for the create_time field.
+	sysnoticewatermark.DefaultCreateTime = sysnoticewatermarkDescCreateTime.Default.(func() time.Time)
+	// sysnoticewatermarkDescUpdateTime is the schema descriptor for update_time field.
+	sysnoticewatermarkDescUpdateTime := sysnoticewatermarkMixinFields1[2].Descriptor()
+	// sysnoticewatermark.UpdateDefaultUpdateTime holds the default value on update for the update_time field.
+	sysnoticewatermark.UpdateDefaultUpdateTime = sysnoticewatermarkDescUpdateTime.UpdateDefault.(func() time.Time)
+	// sysnoticewatermarkDescID is the schema descriptor for id field.
+	sysnoticewatermarkDescID := sysnoticewatermarkMixinFields0[0].Descriptor()
+	// sysnoticewatermark.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysnoticewatermark.IDValidator = sysnoticewatermarkDescID.Validators[0].(func(int64) error)
 	sysoplogMixin := schema.SysOpLog{}.Mixin()
 	sysoplogMixinFields0 := sysoplogMixin[0].Fields()
 	_ = sysoplogMixinFields0

@@ -30,6 +30,14 @@ type Tx struct {
 	SysMfaHighSensitivity *SysMfaHighSensitivityClient
 	// SysModule is the client for interacting with the SysModule builders.
 	SysModule *SysModuleClient
+	// SysNotice is the client for interacting with the SysNotice builders.
+	SysNotice *SysNoticeClient
+	// SysNoticeRead is the client for interacting with the SysNoticeRead builders.
+	SysNoticeRead *SysNoticeReadClient
+	// SysNoticeReceiver is the client for interacting with the SysNoticeReceiver builders.
+	SysNoticeReceiver *SysNoticeReceiverClient
+	// SysNoticeWatermark is the client for interacting with the SysNoticeWatermark builders.
+	SysNoticeWatermark *SysNoticeWatermarkClient
 	// SysOpLog is the client for interacting with the SysOpLog builders.
 	SysOpLog *SysOpLogClient
 	// SysOrg is the client for interacting with the SysOrg builders.
@@ -195,6 +203,10 @@ func (tx *Tx) init() {
 	tx.SysMenu = NewSysMenuClient(tx.config)
 	tx.SysMfaHighSensitivity = NewSysMfaHighSensitivityClient(tx.config)
 	tx.SysModule = NewSysModuleClient(tx.config)
+	tx.SysNotice = NewSysNoticeClient(tx.config)
+	tx.SysNoticeRead = NewSysNoticeReadClient(tx.config)
+	tx.SysNoticeReceiver = NewSysNoticeReceiverClient(tx.config)
+	tx.SysNoticeWatermark = NewSysNoticeWatermarkClient(tx.config)
 	tx.SysOpLog = NewSysOpLogClient(tx.config)
 	tx.SysOrg = NewSysOrgClient(tx.config)
 	tx.SysPosition = NewSysPositionClient(tx.config)

@@ -6,6 +6,7 @@ package host
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ import (
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/exceptionlog"
 	"github.com/adminkernel/kernel/host/health"
+	"github.com/adminkernel/kernel/host/hub"
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/idp/pluginhost"
 	"github.com/adminkernel/kernel/host/logging"
@@ -92,6 +94,7 @@ type Kernel struct {
 	ids       *snowflake.Generator // this kernel's ids (worker id set or leased)
 	store     cache.Store
 	events    *events.Bus
+	hub       *hub.Hub
 	scale     *scaleOut
 	settings  *sysconfig.Service
 	registry  *sysconfig.Registry
@@ -294,6 +297,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 	// the CSRF check runs in front of every /api route (refresh included).
 	k.auth.Cookies().Mount(k.app, "/api")
 	k.app.Use(sqllog.Middleware(k.logs.For(sqllog.Category), sqllog.RequestSummary(cfg)))
+	k.mountHub()
 
 	deps := k.deps()
 	for _, m := range modules {
@@ -407,6 +411,10 @@ func (k *Kernel) Logger(category string) hclog.Logger { return k.logs.For(catego
 // Ent returns the ent client.
 func (k *Kernel) Ent() *ent.Client { return k.db.Client }
 
+// SQL returns the connection pool under Ent (tests and tools that need a
+// statement ent does not build).
+func (k *Kernel) SQL() *sql.DB { return k.db.SQL }
+
 // Events returns the kernel's change events (config, dictionary and
 // permission invalidations; relayed between replicas with Redis).
 func (k *Kernel) Events() *events.Bus { return k.events }
@@ -466,6 +474,9 @@ func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	k.log.Info("shutting down")
+	// Sockets are hijacked connections the HTTP drain does not wait for:
+	// close them first (going away), so clients reconnect elsewhere.
+	k.hub.Close()
 	timeout := time.Duration(k.cfg.Service.HTTP.ShutdownTimeoutSeconds) * time.Second
 	if err := k.app.ShutdownWithTimeout(timeout); err != nil {
 		return fmt.Errorf("graceful shutdown: %w", err)
@@ -484,6 +495,9 @@ func (k *Kernel) Close() error {
 		}
 		cancel()
 		k.oplog = nil
+	}
+	if k.hub != nil {
+		k.hub.Close()
 	}
 	if k.plugins != nil {
 		errs = append(errs, k.plugins.Close())

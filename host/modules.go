@@ -10,6 +10,7 @@ import (
 	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/monitor"
+	"github.com/adminkernel/kernel/host/notice"
 	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/org"
 	"github.com/adminkernel/kernel/host/reauth"
@@ -37,6 +38,7 @@ func builtinModules(login *auth.Service, re *reauth.Service) []Module {
 		oplog.Module(),
 		monitor.Module(),
 		cacheadmin.Module(),
+		notice.Module(),
 	}
 }
 

@@ -67,6 +67,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Log:          k.logs.For("AdminKernel.Session"),
 		NextID:       k.ids.Next,
 		Now:          k.sessionClock,
+		Events:       k.events,
 	})
 	k.authn = authn.New(k.tokens, k.sessions, k.perms, authn.Options{Log: k.logs.For("AdminKernel.Authn")})
 	if k.trusted, err = request.ParseTrusted(cfg.Service.HTTP.TrustedProxies); err != nil {

@@ -105,6 +105,54 @@ func (f SysModuleFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysModuleMutation", m)
 }
 
+// The SysNoticeFunc type is an adapter to allow the use of ordinary
+// function as SysNotice mutator.
+type SysNoticeFunc func(context.Context, *ent.SysNoticeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysNoticeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysNoticeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysNoticeMutation", m)
+}
+
+// The SysNoticeReadFunc type is an adapter to allow the use of ordinary
+// function as SysNoticeRead mutator.
+type SysNoticeReadFunc func(context.Context, *ent.SysNoticeReadMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysNoticeReadFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysNoticeReadMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysNoticeReadMutation", m)
+}
+
+// The SysNoticeReceiverFunc type is an adapter to allow the use of ordinary
+// function as SysNoticeReceiver mutator.
+type SysNoticeReceiverFunc func(context.Context, *ent.SysNoticeReceiverMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysNoticeReceiverFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysNoticeReceiverMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysNoticeReceiverMutation", m)
+}
+
+// The SysNoticeWatermarkFunc type is an adapter to allow the use of ordinary
+// function as SysNoticeWatermark mutator.
+type SysNoticeWatermarkFunc func(context.Context, *ent.SysNoticeWatermarkMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysNoticeWatermarkFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysNoticeWatermarkMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysNoticeWatermarkMutation", m)
+}
+
 // The SysOpLogFunc type is an adapter to allow the use of ordinary
 // function as SysOpLog mutator.
 type SysOpLogFunc func(context.Context, *ent.SysOpLogMutation) (ent.Value, error)

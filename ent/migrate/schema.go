@@ -251,6 +251,105 @@ var (
 			},
 		},
 	}
+	// SysNoticeColumns holds the columns for the "sys_notice" table.
+	SysNoticeColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "create_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "update_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "update_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "is_delete", Type: field.TypeBool, Default: false},
+		{Name: "delete_key", Type: field.TypeInt64, Default: 0},
+		{Name: "title", Type: field.TypeString, Size: 256},
+		{Name: "content", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "type", Type: field.TypeInt},
+		{Name: "receiver_type", Type: field.TypeInt},
+		{Name: "actions_json", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "publish_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// SysNoticeTable holds the schema information for the "sys_notice" table.
+	SysNoticeTable = &schema.Table{
+		Name:       "sys_notice",
+		Columns:    SysNoticeColumns,
+		PrimaryKey: []*schema.Column{SysNoticeColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysnotice_is_delete_receiver_type",
+				Unique:  false,
+				Columns: []*schema.Column{SysNoticeColumns[5], SysNoticeColumns[10]},
+			},
+		},
+	}
+	// SysNoticeReadColumns holds the columns for the "sys_notice_read" table.
+	SysNoticeReadColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "create_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "user_id", Type: field.TypeInt64},
+		{Name: "notice_id", Type: field.TypeInt64},
+	}
+	// SysNoticeReadTable holds the schema information for the "sys_notice_read" table.
+	SysNoticeReadTable = &schema.Table{
+		Name:       "sys_notice_read",
+		Columns:    SysNoticeReadColumns,
+		PrimaryKey: []*schema.Column{SysNoticeReadColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysnoticeread_user_id_notice_id",
+				Unique:  true,
+				Columns: []*schema.Column{SysNoticeReadColumns[3], SysNoticeReadColumns[4]},
+			},
+		},
+	}
+	// SysNoticeReceiverColumns holds the columns for the "sys_notice_receiver" table.
+	SysNoticeReceiverColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "create_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "notice_id", Type: field.TypeInt64},
+		{Name: "receiver_id", Type: field.TypeInt64},
+	}
+	// SysNoticeReceiverTable holds the schema information for the "sys_notice_receiver" table.
+	SysNoticeReceiverTable = &schema.Table{
+		Name:       "sys_notice_receiver",
+		Columns:    SysNoticeReceiverColumns,
+		PrimaryKey: []*schema.Column{SysNoticeReceiverColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysnoticereceiver_notice_id_receiver_id",
+				Unique:  true,
+				Columns: []*schema.Column{SysNoticeReceiverColumns[3], SysNoticeReceiverColumns[4]},
+			},
+			{
+				Name:    "sysnoticereceiver_receiver_id_notice_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysNoticeReceiverColumns[4], SysNoticeReceiverColumns[3]},
+			},
+		},
+	}
+	// SysNoticeWatermarkColumns holds the columns for the "sys_notice_watermark" table.
+	SysNoticeWatermarkColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "create_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "update_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "update_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "user_id", Type: field.TypeInt64},
+		{Name: "read_upto_id", Type: field.TypeInt64},
+	}
+	// SysNoticeWatermarkTable holds the schema information for the "sys_notice_watermark" table.
+	SysNoticeWatermarkTable = &schema.Table{
+		Name:       "sys_notice_watermark",
+		Columns:    SysNoticeWatermarkColumns,
+		PrimaryKey: []*schema.Column{SysNoticeWatermarkColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysnoticewatermark_user_id",
+				Unique:  true,
+				Columns: []*schema.Column{SysNoticeWatermarkColumns[5]},
+			},
+		},
+	}
 	// SysOpLogColumns holds the columns for the "sys_op_log" table.
 	SysOpLogColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64},
@@ -699,6 +798,10 @@ var (
 		SysMenuTable,
 		SysMfaHighSensitivityTable,
 		SysModuleTable,
+		SysNoticeTable,
+		SysNoticeReadTable,
+		SysNoticeReceiverTable,
+		SysNoticeWatermarkTable,
 		SysOpLogTable,
 		SysOrgTable,
 		SysPositionTable,
@@ -739,6 +842,18 @@ func init() {
 	}
 	SysModuleTable.Annotation = &entsql.Annotation{
 		Table: "sys_module",
+	}
+	SysNoticeTable.Annotation = &entsql.Annotation{
+		Table: "sys_notice",
+	}
+	SysNoticeReadTable.Annotation = &entsql.Annotation{
+		Table: "sys_notice_read",
+	}
+	SysNoticeReceiverTable.Annotation = &entsql.Annotation{
+		Table: "sys_notice_receiver",
+	}
+	SysNoticeWatermarkTable.Annotation = &entsql.Annotation{
+		Table: "sys_notice_watermark",
 	}
 	SysOpLogTable.Annotation = &entsql.Annotation{
 		Table: "sys_op_log",

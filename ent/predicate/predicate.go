@@ -30,6 +30,18 @@ type SysMfaHighSensitivity func(*sql.Selector)
 // SysModule is the predicate function for sysmodule builders.
 type SysModule func(*sql.Selector)
 
+// SysNotice is the predicate function for sysnotice builders.
+type SysNotice func(*sql.Selector)
+
+// SysNoticeRead is the predicate function for sysnoticeread builders.
+type SysNoticeRead func(*sql.Selector)
+
+// SysNoticeReceiver is the predicate function for sysnoticereceiver builders.
+type SysNoticeReceiver func(*sql.Selector)
+
+// SysNoticeWatermark is the predicate function for sysnoticewatermark builders.
+type SysNoticeWatermark func(*sql.Selector)
+
 // SysOpLog is the predicate function for sysoplog builders.
 type SysOpLog func(*sql.Selector)
 

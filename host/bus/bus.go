@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,11 +53,18 @@ const (
 	KindDict = "dict"
 	// KindPermission: events.PermissionsChanged.
 	KindPermission = "permission"
+	// KindNotice: events.NoticePublished (key: the notice id).
+	KindNotice = "notice"
+	// KindNoticeRead: events.NoticeRead (key: the user id).
+	KindNoticeRead = "notice-read"
+	// KindSession: events.SessionsEnded (key: the session ids, comma
+	// separated; absent: re-check every connection).
+	KindSession = "session"
 )
 
 // Kinds lists every kind a Relay carries; a resync relays one all-keys
 // event of each.
-var Kinds = []string{KindConfig, KindDict, KindPermission}
+var Kinds = []string{KindConfig, KindDict, KindPermission, KindNotice, KindNoticeRead, KindSession}
 
 // encode is the wire form of an event (ok false for an event the wire does
 // not carry).
@@ -71,6 +79,12 @@ func encode(e events.Event) (kind, key string, ok bool) {
 			return KindPermission, "", true
 		}
 		return KindPermission, strconv.FormatInt(e.UserID, 10), true
+	case events.NoticePublished:
+		return KindNotice, idKey(e.ID), true
+	case events.NoticeRead:
+		return KindNoticeRead, idKey(e.UserID), true
+	case events.SessionsEnded:
+		return KindSession, strings.Join(e.SessionIDs, ","), true
 	}
 	return "", "", false
 }
@@ -92,8 +106,33 @@ func decode(kind, key string) (events.Event, bool) {
 			return nil, false
 		}
 		return events.PermissionsChanged{UserID: id}, true
+	case KindNotice, KindNoticeRead:
+		var id int64
+		if key != "" {
+			var err error
+			if id, err = strconv.ParseInt(key, 10, 64); err != nil || id <= 0 {
+				return nil, false
+			}
+		}
+		if kind == KindNotice {
+			return events.NoticePublished{ID: id}, true
+		}
+		return events.NoticeRead{UserID: id}, true
+	case KindSession:
+		if key == "" {
+			return events.SessionsEnded{}, true
+		}
+		return events.SessionsEnded{SessionIDs: strings.Split(key, ",")}, true
 	}
 	return nil, false
+}
+
+// idKey is the wire key of an id: absent for 0 (all).
+func idKey(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return strconv.FormatInt(id, 10)
 }
 
 // DefaultChannel is the channel name after the key prefix. Pub/sub channels

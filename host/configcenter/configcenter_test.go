@@ -115,7 +115,7 @@ func TestPage(t *testing.T) {
 		{"key fuzzy, case-insensitive", "ConfigKey=SECURITY.PASSWORD.REQUIRE", 4, []string{"sys.security.password.requireUpper", "sys.security.password.requireLower", "sys.security.password.requireDigit", "sys.security.password.requireSpecial"}},
 		{"name fuzzy", "Name=分组", 1, []string{"biz.grouped"}},
 		{"lowercase parameter names", "configkey=security.password.require&size=1", 4, []string{"sys.security.password.requireUpper"}},
-		{"excluded groups keep rows without a group", "ExcludedGroupCodes=sys&ExcludedGroupCodes=security&ExcludedGroupCodes=upload&ExcludedGroupCodes=job&ExcludedGroupCodes=externalauth", 2, []string{"biz.plain", "biz.grouped"}},
+		{"excluded groups keep rows without a group", "ExcludedGroupCodes=sys&ExcludedGroupCodes=security&ExcludedGroupCodes=upload&ExcludedGroupCodes=job&ExcludedGroupCodes=externalauth&ExcludedGroupCodes=realtime", 2, []string{"biz.plain", "biz.grouped"}},
 		{"sort field desc", "GroupCode=sys&SortField=configKey&SortOrder=DESC", 5, []string{"sys.site.title", "sys.site.subtitle", "sys.site.logo", "sys.site.copyrightUrl", "sys.site.copyright"}},
 		{"unknown sort field is ignored", "ConfigKey=security.session&SortField=nope;drop", 2, []string{"sys.security.session.accessMinutes", "sys.security.session.refreshMinutes"}},
 		{"second page", "GroupCode=sys&Size=2&Current=3&SortField=configKey", 5, []string{"sys.site.title"}},
@@ -520,7 +520,7 @@ func TestOnEveryDialect(t *testing.T) {
 			if p := getPage(t, k, tok, "ConfigKey=%25"); p.Total != 0 {
 				t.Fatalf("%% must be literal in a fuzzy filter: %v", keys(p.Items))
 			}
-			if p := getPage(t, k, tok, "ExcludedGroupCodes=sys&ExcludedGroupCodes=security&ExcludedGroupCodes=upload&ExcludedGroupCodes=job&ExcludedGroupCodes=externalauth&SortField=configKey"); fmt.Sprint(keys(p.Items)) != "[Biz.Mixed_Case-1 biz.null]" {
+			if p := getPage(t, k, tok, "ExcludedGroupCodes=sys&ExcludedGroupCodes=security&ExcludedGroupCodes=upload&ExcludedGroupCodes=job&ExcludedGroupCodes=externalauth&ExcludedGroupCodes=realtime&SortField=configKey"); fmt.Sprint(keys(p.Items)) != "[Biz.Mixed_Case-1 biz.null]" {
 				t.Fatalf("other groups = %v", keys(p.Items))
 			}
 			k.Do("PUT", base+"/batch", tok, []map[string]any{

@@ -15,7 +15,8 @@ import (
 	"sync/atomic"
 )
 
-// Event is one of ConfigChanged, DictChanged, PermissionsChanged.
+// Event is one of ConfigChanged, DictChanged, PermissionsChanged,
+// NoticePublished, NoticeRead, SessionsEnded.
 type Event interface{ event() }
 
 // ConfigChanged (the spec's ConfigChangedEvent): the cached value of a
@@ -31,9 +32,27 @@ type DictChanged struct{ TypeCode string }
 // UserID 0 means every user.
 type PermissionsChanged struct{ UserID int64 }
 
+// NoticePublished: a notice was published (committed). The realtime hub
+// pushes it to the connected receivers. ID 0 (a resync) means "a notice
+// may have been missed": nothing is pushed, clients still poll.
+type NoticePublished struct{ ID int64 }
+
+// NoticeRead: a user read notices (one or all); the hub pushes the user's
+// unread count to the user's other connections. UserID 0 means anyone.
+type NoticeRead struct{ UserID int64 }
+
+// SessionsEnded: the sessions were revoked (logout, force-logout, password
+// change, disabled account, idle). The hub closes their connections with a
+// force-logout message. No ids (a resync, or every session ended) means
+// "re-check every connection's session".
+type SessionsEnded struct{ SessionIDs []string }
+
 func (ConfigChanged) event()      {}
 func (DictChanged) event()        {}
 func (PermissionsChanged) event() {}
+func (NoticePublished) event()    {}
+func (NoticeRead) event()         {}
+func (SessionsEnded) event()      {}
 
 // subscriberBuffer is how many events a slow subscriber may fall behind
 // before further events to it are dropped (and counted).

@@ -147,6 +147,7 @@ var configs = []configRow{
 	{29, "sys.security.totp.enabled", "false", "TOTP 二次验证", "security"},
 	{30, "sys.security.totp.requireForSuperAdmin", "false", "超级管理员强制 TOTP", "security"},
 	{46, "sys.security.passkey.passwordless", "false", "通行密钥免密登录", "security"},
+	{50, "sys.realtime.maxConnectionsPerUser", "5", "每用户实时连接上限", "realtime"},
 }
 
 // formerlyRetired are the ids of configs rows that an older release

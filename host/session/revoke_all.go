@@ -29,5 +29,8 @@ func (s *Service) RevokeAll(ctx context.Context, reason string) (int, error) {
 		s.log.Error("clearing the cache of revoked sessions failed", "sessions", n, "error", err)
 		return n, fmt.Errorf("session: the sessions are revoked but their cache entries could not be cleared: %w", err)
 	}
+	if n > 0 {
+		s.ended(nil)
+	}
 	return n, nil
 }

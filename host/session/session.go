@@ -78,6 +78,7 @@ import (
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/token"
 )
 
@@ -189,6 +190,10 @@ type Options struct {
 	// NextID issues row ids (the kernel's snowflake generator); required:
 	// a rotation needs the id of the next token before inserting it.
 	NextID func() int64
+	// Events receives a SessionsEnded event after sessions are revoked
+	// (nil = none): the realtime hub closes their connections, on every
+	// replica through the relay (host/bus).
+	Events *events.Bus
 }
 
 // Service manages sessions. It is safe for concurrent use.
@@ -202,12 +207,13 @@ type Service struct {
 	now      func() time.Time
 	log      hclog.Logger
 	nextID   func() int64
+	events   *events.Bus
 }
 
 // New returns a Service over the kernel's tables and cache.
 func New(client *ent.Client, store cache.Store, opts Options) *Service {
 	s := &Service{client: client, store: store, grace: max(opts.RefreshGrace, 0), idle: max(opts.Idle, 0),
-		cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log, nextID: opts.NextID}
+		cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log, nextID: opts.NextID, events: opts.Events}
 	s.touch = TouchEvery(s.idle)
 	if s.nextID == nil {
 		panic("session: Options.NextID is required")
@@ -267,7 +273,9 @@ func (s *Service) expireIdle(ctx context.Context, sid string, now time.Time) (bo
 		return false, fmt.Errorf("session: end an idle session: %w", err)
 	}
 	if n == 1 {
-		return true, s.forget(ctx, []string{sid})
+		err := s.forget(ctx, []string{sid})
+		s.ended([]string{sid})
+		return true, err
 	}
 	row, err := s.client.SysSession.Query().
 		Where(syssession.SessionID(sid)).
@@ -782,7 +790,17 @@ func (s *Service) revoke(ctx context.Context, sids []string, reason string) (int
 	if err != nil {
 		return 0, err
 	}
-	return n, s.forget(ctx, sids)
+	err = s.forget(ctx, sids)
+	if n > 0 {
+		s.ended(sids)
+	}
+	return n, err
+}
+
+// ended tells the realtime hub (every replica's) that the sessions are
+// over; nil means "re-check every connection".
+func (s *Service) ended(sids []string) {
+	s.events.Publish(events.SessionsEnded{SessionIDs: sids})
 }
 
 // Revoke ends one session (logout, force-logout). Revoking a revoked
@@ -829,7 +847,11 @@ func (s *Service) RevokeUser(ctx context.Context, userID int64, reason, exceptSI
 	if err != nil {
 		return n, fmt.Errorf("session: revoke the sessions of user %d: %w", userID, err)
 	}
-	return n, s.forget(ctx, sids)
+	err = s.forget(ctx, sids)
+	if n > 0 && len(sids) > 0 {
+		s.ended(sids)
+	}
+	return n, err
 }
 
 // RevokeOwn ends one of the caller's own sessions. A session that does not

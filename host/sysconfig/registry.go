@@ -173,6 +173,7 @@ const (
 	AreaExternalAuth = "externalauth"
 	AreaUpload       = "upload"
 	AreaJob          = "job"
+	AreaRealtime     = "realtime"
 )
 
 // kernelEntries are the sys_config keys the kernel reads, with their
@@ -203,6 +204,7 @@ func kernelEntries() []Entry {
 		{Key: "sys.security.captcha.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "login and SMS sending need a captcha (Service:Security:Captcha:Enabled forces it on)"},
 		{Key: "sys.security.smsLogin.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "SMS-code login"},
 		{Key: "sys.security.rateLimit.enabled", Kind: KindBool, Default: "true", Area: AreaSecurity, Description: "per-client rate limiting of /api"},
+		{Key: "sys.realtime.maxConnectionsPerUser", Kind: KindInt, Min: 1, Max: 100, Default: "5", Area: AreaRealtime, Description: "open realtime-hub connections one user may hold; the oldest is closed beyond it"},
 		{Key: "sys.security.rateLimit.windowSeconds", Kind: KindInt, Min: 1, Max: 3600, Default: "60", Area: AreaSecurity, Description: "rate-limit window in seconds"},
 		{Key: "sys.security.rateLimit.permitPerWindow", Kind: KindInt, Min: 1, Max: 1000000, Default: "300", Area: AreaSecurity, Description: "requests per client and window"},
 		{Key: "sys.security.rateLimit.authPermitPerWindow", Kind: KindInt, Min: 1, Max: 100000, Default: "1200", Area: AreaSecurity, Description: "login-endpoint requests per client and window"},

@@ -1,0 +1,696 @@
+// Package hub is the kernel's realtime hub: WebSocket connections at
+// /hub/realtime (github.com/coder/websocket) over which the kernel pushes
+// `notice`, `unread-count`, `force-logout` and `permissions-changed`
+// messages to the signed-in console.
+//
+// Authentication is the access token, in the `access_token` query
+// parameter (browsers cannot set headers on a WebSocket) or in the first
+// message ({"type":"auth","token":"..."}) within AuthTimeout; the token's
+// session is checked as on any Session route (active, not restricted to a
+// password change). Cookies are never accepted: a WebSocket is not covered
+// by CORS, so a cookie-authenticated socket could be opened by any site
+// (cross-site WebSocket hijacking).
+//
+// What reaches a connection comes from the kernel's change events
+// (host/events), which the relay (host/bus) carries between replicas
+// through Redis: a notice published or a session ended on another replica
+// reaches the connections held here. Without Redis the events stay in
+// process.
+//
+// Each connection has a bounded send queue: a message that does not fit
+// closes the connection (a slow reader never blocks the others), and every
+// write has a deadline. A heartbeat (WebSocket ping) runs every Heartbeat
+// and re-checks the session, so a session that ended without an event
+// reaching this replica is closed within one heartbeat. One user holds at
+// most sys.realtime.maxConnectionsPerUser connections per replica: the
+// oldest is closed beyond it.
+package hub
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/host/events"
+	"github.com/adminkernel/kernel/host/session"
+	"github.com/adminkernel/kernel/host/token"
+)
+
+// Path is where the hub is served.
+const Path = "/hub/realtime"
+
+// TokenParam is the query parameter carrying the access token.
+const TokenParam = "access_token"
+
+// Message types.
+const (
+	TypeNotice             = "notice"
+	TypeUnreadCount        = "unread-count"
+	TypeForceLogout        = "force-logout"
+	TypePermissionsChanged = "permissions-changed"
+	TypeAuth               = "auth"
+	TypePing               = "ping"
+	TypePong               = "pong"
+)
+
+// Close codes (the 4000-4999 application range).
+const (
+	// CloseUnauthorized: no valid token or session (first message missing,
+	// late or wrong).
+	CloseUnauthorized websocket.StatusCode = 4401
+	// CloseSessionEnded follows a force-logout message.
+	CloseSessionEnded websocket.StatusCode = 4001
+	// CloseTooSlow: the send queue overflowed or a write timed out.
+	CloseTooSlow websocket.StatusCode = 4008
+	// CloseReplaced: the user opened more connections than the cap.
+	CloseReplaced websocket.StatusCode = 4029
+)
+
+// Defaults of Options.
+const (
+	DefaultQueue        = 16
+	DefaultHeartbeat    = 25 * time.Second
+	DefaultWriteTimeout = 5 * time.Second
+	DefaultAuthTimeout  = 10 * time.Second
+	// readLimit bounds a client message (only auth and ping are read).
+	readLimit = 4096
+)
+
+// MaxConnectionsKey is the sys_config key of the per-user cap.
+const MaxConnectionsKey = "sys.realtime.maxConnectionsPerUser"
+
+// Tokens verifies access tokens (*token.Issuer).
+type Tokens interface {
+	Verify(raw string) (token.Claims, error)
+}
+
+// Sessions answers a session's state from the cache (*session.Service).
+type Sessions interface {
+	State(ctx context.Context, sid string) (session.State, error)
+}
+
+// Notices is what the hub reads of notices (*notice.Service).
+type Notices interface {
+	// Audience returns the message of a published notice and whether
+	// each of the given users receives it (nil, false when the notice is
+	// gone).
+	Audience(ctx context.Context, noticeID int64, users []int64) (msg any, receives func(userID int64) bool, ok bool, err error)
+	UnreadCount(ctx context.Context, userID int64) (int, error)
+}
+
+// Options configures a Hub.
+type Options struct {
+	Tokens   Tokens
+	Sessions Sessions
+	// Notices may be nil (the Notice module disabled): no notice messages.
+	Notices Notices
+	// Events is the kernel's change-event bus (nil: nothing is pushed).
+	Events *events.Bus
+	// MaxPerUser reads the per-user cap (nil: 5).
+	MaxPerUser func(context.Context) int
+	// OriginPatterns are the host patterns of other origins allowed to
+	// open a socket (the Api:Cors:AllowedOrigins hosts); the request's own
+	// host is always allowed.
+	OriginPatterns []string
+	Queue          int
+	Heartbeat      time.Duration
+	WriteTimeout   time.Duration
+	AuthTimeout    time.Duration
+	Log            hclog.Logger
+}
+
+// Hub holds the connections of one replica. It is safe for concurrent use.
+type Hub struct {
+	opts   Options
+	log    hclog.Logger
+	cancel func()
+
+	mu     sync.RWMutex
+	byUser map[int64][]*conn
+	bySID  map[string][]*conn
+	closed bool
+	// unread caches users' unread counts for new connections: dropped for
+	// everyone when a notice is published, for the user after a read.
+	unread map[int64]int
+
+	count    atomic.Int64
+	slow     atomic.Int64
+	replaced atomic.Int64
+	ctx      context.Context
+	stop     context.CancelFunc
+}
+
+// New returns a Hub subscribed to opts.Events; Close unsubscribes.
+func New(opts Options) *Hub {
+	if opts.Queue <= 0 {
+		opts.Queue = DefaultQueue
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.AuthTimeout <= 0 {
+		opts.AuthTimeout = DefaultAuthTimeout
+	}
+	if opts.MaxPerUser == nil {
+		opts.MaxPerUser = func(context.Context) int { return 5 }
+	}
+	h := &Hub{opts: opts, log: opts.Log, byUser: map[int64][]*conn{}, bySID: map[string][]*conn{}, unread: map[int64]int{}}
+	if h.log == nil {
+		h.log = hclog.NewNullLogger()
+	}
+	h.ctx, h.stop = context.WithCancel(context.Background())
+	h.cancel = func() {}
+	if opts.Events != nil {
+		h.cancel = opts.Events.Subscribe(h.onEvent)
+	}
+	return h
+}
+
+// Stats are counters of a Hub.
+type Stats struct {
+	// Connections open now; Slow: closed for a full queue or a write
+	// timeout; Replaced: closed by the per-user cap.
+	Connections, Slow, Replaced int64
+}
+
+// Stats returns the counters.
+func (h *Hub) Stats() Stats {
+	return Stats{Connections: h.count.Load(), Slow: h.slow.Load(), Replaced: h.replaced.Load()}
+}
+
+// Close unsubscribes and closes every connection (going away).
+func (h *Hub) Close() {
+	h.cancel()
+	h.mu.Lock()
+	h.closed = true
+	var all []*conn
+	for _, cs := range h.byUser {
+		all = append(all, cs...)
+	}
+	h.mu.Unlock()
+	for _, c := range all {
+		c.close(websocket.StatusGoingAway, "server shutting down")
+	}
+	h.stop()
+}
+
+// conn is one open socket.
+type conn struct {
+	hub    *Hub
+	ws     *websocket.Conn
+	userID int64
+	sid    string
+	send   chan []byte
+	done   chan struct{}
+	once   sync.Once
+	cancel context.CancelFunc
+	// registered: in byUser and bySID (guarded by hub.mu).
+	registered bool
+}
+
+// Principal is an authenticated caller of the hub.
+type Principal struct {
+	UserID    int64
+	SessionID string
+}
+
+// ErrUnauthorized: the token is missing, invalid or its session inactive.
+var ErrUnauthorized = errors.New("hub: no valid access token or session")
+
+// Authenticate verifies an access token and its session as a Session route
+// does. A read failure of the session is returned as is.
+func (h *Hub) Authenticate(ctx context.Context, raw string) (Principal, error) {
+	if raw == "" {
+		return Principal{}, ErrUnauthorized
+	}
+	claims, err := h.opts.Tokens.Verify(raw)
+	if err != nil {
+		return Principal{}, errors.Join(ErrUnauthorized, err)
+	}
+	st, err := h.opts.Sessions.State(ctx, claims.SessionID)
+	if err != nil {
+		return Principal{}, err
+	}
+	if st != session.Active {
+		return Principal{}, ErrUnauthorized
+	}
+	return Principal{UserID: claims.UserID, SessionID: claims.SessionID}, nil
+}
+
+// Handler serves one WebSocket upgrade for p (already authenticated from
+// the query parameter), or for the first message when p is nil. With
+// adapted true the writer is the fasthttp adaptor's (see upgradeWriter).
+func (h *Hub) Handler(p *Principal, adapted bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if adapted {
+			w = &upgradeWriter{ResponseWriter: w}
+		}
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.opts.OriginPatterns})
+		if err != nil {
+			h.log.Debug("websocket upgrade refused", "error", err)
+			return
+		}
+		ws.SetReadLimit(readLimit)
+		// The request (and its fasthttp context) is not used past this
+		// point: the connection lives on its own context.
+		h.serve(ws, p)
+	})
+}
+
+type inbound struct {
+	Type  string `json:"type"`
+	Token string `json:"token"`
+}
+
+func (h *Hub) serve(ws *websocket.Conn, p *Principal) {
+	ctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	if p == nil {
+		actx, acancel := context.WithTimeout(ctx, h.opts.AuthTimeout)
+		got, err := h.firstMessage(actx, ws)
+		acancel()
+		if err != nil {
+			_ = ws.Close(CloseUnauthorized, "unauthorized")
+			return
+		}
+		p = &got
+	}
+	c := &conn{hub: h, ws: ws, userID: p.UserID, sid: p.SessionID, send: make(chan []byte, h.opts.Queue), done: make(chan struct{}), cancel: cancel}
+	if !h.add(ctx, c) {
+		_ = ws.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	defer h.remove(c)
+	if n, ok := h.unreadCount(ctx, c.userID, false); ok {
+		c.push(encode(TypeUnreadCount, n))
+	}
+	go c.writeLoop(ctx)
+	c.readLoop(ctx)
+}
+
+func (h *Hub) firstMessage(ctx context.Context, ws *websocket.Conn) (Principal, error) {
+	typ, data, err := ws.Read(ctx)
+	if err != nil || typ != websocket.MessageText {
+		return Principal{}, ErrUnauthorized
+	}
+	var m inbound
+	if json.Unmarshal(data, &m) != nil || m.Type != TypeAuth {
+		return Principal{}, ErrUnauthorized
+	}
+	return h.Authenticate(ctx, m.Token)
+}
+
+// add registers c and enforces the per-user cap (closing the oldest).
+func (h *Hub) add(ctx context.Context, c *conn) bool {
+	limit := max(h.opts.MaxPerUser(ctx), 1)
+	var evicted []*conn
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return false
+	}
+	c.registered = true
+	h.byUser[c.userID] = append(h.byUser[c.userID], c)
+	h.bySID[c.sid] = append(h.bySID[c.sid], c)
+	h.count.Add(1)
+	if over := len(h.byUser[c.userID]) - limit; over > 0 {
+		evicted = append(evicted, h.byUser[c.userID][:over]...)
+		for _, old := range evicted {
+			h.unregister(old)
+		}
+	}
+	h.mu.Unlock()
+	for _, old := range evicted {
+		h.replaced.Add(1)
+		old.close(CloseReplaced, "too many connections")
+	}
+	return true
+}
+
+// unregister drops c from the indexes (h.mu held).
+func (h *Hub) unregister(c *conn) {
+	if !c.registered {
+		return
+	}
+	c.registered = false
+	h.count.Add(-1)
+	if cs := without(h.byUser[c.userID], c); len(cs) > 0 {
+		h.byUser[c.userID] = cs
+	} else {
+		delete(h.byUser, c.userID)
+		delete(h.unread, c.userID)
+	}
+	if cs := without(h.bySID[c.sid], c); len(cs) > 0 {
+		h.bySID[c.sid] = cs
+	} else {
+		delete(h.bySID, c.sid)
+	}
+}
+
+func without(cs []*conn, c *conn) []*conn {
+	out := make([]*conn, 0, len(cs))
+	for _, x := range cs {
+		if x != c {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (h *Hub) remove(c *conn) {
+	h.mu.Lock()
+	h.unregister(c)
+	h.mu.Unlock()
+	c.close(websocket.StatusNormalClosure, "")
+}
+
+// readLoop reads client messages (application pings) until the socket
+// closes.
+func (c *conn) readLoop(ctx context.Context) {
+	for {
+		typ, data, err := c.ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		if typ != websocket.MessageText {
+			continue
+		}
+		var m inbound
+		if json.Unmarshal(data, &m) == nil && m.Type == TypePing {
+			c.push(pong)
+		}
+	}
+}
+
+var pong = encode(TypePong, nil)
+
+// writeLoop writes queued messages, pings every heartbeat and re-checks
+// the session.
+func (c *conn) writeLoop(ctx context.Context) {
+	h := c.hub
+	tick := time.NewTicker(h.opts.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-ctx.Done():
+			return
+		case msg := <-c.send:
+			if !c.write(ctx, msg) {
+				return
+			}
+		case <-tick.C:
+			if !c.check(ctx) {
+				return
+			}
+			pctx, cancel := context.WithTimeout(ctx, h.opts.WriteTimeout)
+			err := c.ws.Ping(pctx)
+			cancel()
+			if err != nil {
+				c.close(CloseTooSlow, "no pong")
+				return
+			}
+		}
+	}
+}
+
+func (c *conn) write(ctx context.Context, msg []byte) bool {
+	wctx, cancel := context.WithTimeout(ctx, c.hub.opts.WriteTimeout)
+	err := c.ws.Write(wctx, websocket.MessageText, msg)
+	cancel()
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			c.hub.slow.Add(1)
+		}
+		c.close(CloseTooSlow, "write failed")
+		return false
+	}
+	return true
+}
+
+// check re-reads the session; an ended one gets force-logout and closes.
+func (c *conn) check(ctx context.Context) bool {
+	st, err := c.hub.opts.Sessions.State(ctx, c.sid)
+	if err != nil {
+		return true // fail open for the socket only: every HTTP request re-checks
+	}
+	if st == session.Active {
+		return true
+	}
+	c.forceLogout(ctx, "session ended")
+	return false
+}
+
+// forceLogout writes the force-logout message (bounded by the write
+// timeout, past the queue) and closes the connection.
+func (c *conn) forceLogout(ctx context.Context, reason string) {
+	wctx, cancel := context.WithTimeout(ctx, c.hub.opts.WriteTimeout)
+	_ = c.ws.Write(wctx, websocket.MessageText, encode(TypeForceLogout, map[string]string{"reason": reason}))
+	cancel()
+	c.close(CloseSessionEnded, "session ended")
+}
+
+// push queues msg without blocking; a full queue closes the connection.
+func (c *conn) push(msg []byte) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	select {
+	case c.send <- msg:
+	default:
+		c.hub.slow.Add(1)
+		go c.close(CloseTooSlow, "too slow")
+	}
+}
+
+func (c *conn) close(code websocket.StatusCode, reason string) {
+	c.once.Do(func() {
+		close(c.done)
+		go func() {
+			// Close waits (up to 5 s) for the peer's close frame; it must
+			// never hold the caller.
+			_ = c.ws.Close(code, reason)
+			c.cancel()
+		}()
+	})
+}
+
+// envelope is the wire form of a server message.
+type envelope struct {
+	Type string `json:"type"`
+	Data any    `json:"data,omitempty"`
+}
+
+func encode(typ string, data any) []byte {
+	raw, err := json.Marshal(envelope{Type: typ, Data: data})
+	if err != nil {
+		raw, _ = json.Marshal(envelope{Type: typ})
+	}
+	return raw
+}
+
+// onEvent turns change events into messages for the local connections.
+func (h *Hub) onEvent(e events.Event) {
+	switch e := e.(type) {
+	case events.SessionsEnded:
+		h.sessionsEnded(e.SessionIDs)
+	case events.PermissionsChanged:
+		msg := encode(TypePermissionsChanged, nil)
+		for _, c := range h.conns(e.UserID) {
+			c.push(msg)
+		}
+	case events.NoticePublished:
+		h.mu.Lock()
+		clear(h.unread)
+		h.mu.Unlock()
+		if e.ID != 0 {
+			h.noticePublished(e.ID)
+		}
+	case events.NoticeRead:
+		if e.UserID != 0 {
+			h.sendUnread(e.UserID)
+		}
+	}
+}
+
+// conns returns the connections of a user, or all of them for 0.
+func (h *Hub) conns(userID int64) []*conn {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if userID != 0 {
+		return append([]*conn(nil), h.byUser[userID]...)
+	}
+	out := make([]*conn, 0, h.count.Load())
+	for _, cs := range h.byUser {
+		out = append(out, cs...)
+	}
+	return out
+}
+
+func (h *Hub) users() []int64 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]int64, 0, len(h.byUser))
+	for id := range h.byUser {
+		out = append(out, id)
+	}
+	return out
+}
+
+func (h *Hub) sessionsEnded(sids []string) {
+	if len(sids) == 0 {
+		// Unknown which: re-check every connection's session.
+		for _, c := range h.conns(0) {
+			go c.check(h.ctx)
+		}
+		return
+	}
+	var hit []*conn
+	h.mu.RLock()
+	for _, sid := range sids {
+		hit = append(hit, h.bySID[strings.TrimSpace(sid)]...)
+	}
+	h.mu.RUnlock()
+	for _, c := range hit {
+		go c.forceLogout(h.ctx, "session ended")
+	}
+}
+
+func (h *Hub) noticePublished(id int64) {
+	if h.opts.Notices == nil {
+		return
+	}
+	users := h.users()
+	if len(users) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
+	defer cancel()
+	data, receives, ok, err := h.opts.Notices.Audience(ctx, id, users)
+	if err != nil {
+		h.log.Warn("cannot resolve the receivers of a notice; clients will see it on their next poll", "notice_id", id, "error", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	msg := encode(TypeNotice, data)
+	h.mu.RLock()
+	var to []*conn
+	for uid, cs := range h.byUser {
+		if receives(uid) {
+			to = append(to, cs...)
+		}
+	}
+	h.mu.RUnlock()
+	for _, c := range to {
+		c.push(msg)
+	}
+}
+
+// unreadCount returns the user's unread count, from the cache unless
+// fresh is set (ok false without notices or on a read error).
+func (h *Hub) unreadCount(ctx context.Context, userID int64, fresh bool) (int, bool) {
+	if h.opts.Notices == nil {
+		return 0, false
+	}
+	if !fresh {
+		h.mu.RLock()
+		n, ok := h.unread[userID]
+		h.mu.RUnlock()
+		if ok {
+			return n, true
+		}
+	}
+	n, err := h.opts.Notices.UnreadCount(ctx, userID)
+	if err != nil {
+		return 0, false
+	}
+	h.mu.Lock()
+	h.unread[userID] = n
+	h.mu.Unlock()
+	return n, true
+}
+
+func (h *Hub) sendUnread(userID int64) {
+	cs := h.conns(userID)
+	if len(cs) == 0 {
+		h.mu.Lock()
+		delete(h.unread, userID)
+		h.mu.Unlock()
+		return
+	}
+	n, ok := h.unreadCount(h.ctx, userID, true)
+	if !ok {
+		return
+	}
+	msg := encode(TypeUnreadCount, n)
+	for _, c := range cs {
+		c.push(msg)
+	}
+}
+
+// upgradeWriter sends the 101 answer itself when the connection is
+// hijacked: the fasthttp adaptor (the kernel serves on fasthttp) drops
+// the status line and headers written before Hijack, which net/http would
+// have sent.
+type upgradeWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (u *upgradeWriter) WriteHeader(code int) {
+	u.status = code
+	if code != http.StatusSwitchingProtocols {
+		u.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (u *upgradeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := u.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("hub: the response writer cannot be hijacked")
+	}
+	c, brw, err := hj.Hijack()
+	if err != nil || u.status != http.StatusSwitchingProtocols {
+		return c, brw, err
+	}
+	if _, err := brw.WriteString("HTTP/1.1 101 Switching Protocols\r\n"); err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	if err := u.Header().Write(brw); err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	if _, err := brw.WriteString("\r\n"); err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	if err := brw.Flush(); err != nil {
+		return nil, nil, errors.Join(err, c.Close())
+	}
+	// Smaller buffers than the adaptor's 4 KiB pair: an idle socket keeps
+	// them for its lifetime, and the hub's messages are small. Nothing is
+	// buffered yet (the client waits for the 101 before sending).
+	if brw.Reader.Buffered() == 0 {
+		brw = bufio.NewReadWriter(bufio.NewReaderSize(c, connBuffer), bufio.NewWriterSize(c, connBuffer))
+	}
+	return c, brw, nil
+}
+
+// connBuffer is the read and write buffer size of a hub connection.
+const connBuffer = 512
