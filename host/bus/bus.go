@@ -52,6 +52,10 @@ const (
 	KindDict = "dict"
 	// KindPermission: events.PermissionsChanged.
 	KindPermission = "permission"
+	// KindJobKill: events.JobKillRequested (the sys_job_log id). It is not
+	// in Kinds: it invalidates nothing, so a resync has nothing to relay
+	// for it (the scheduler's database poll covers a lost message).
+	KindJobKill = "jobkill"
 )
 
 // Kinds lists every kind a Relay carries; a resync relays one all-keys
@@ -71,6 +75,11 @@ func encode(e events.Event) (kind, key string, ok bool) {
 			return KindPermission, "", true
 		}
 		return KindPermission, strconv.FormatInt(e.UserID, 10), true
+	case events.JobKillRequested:
+		if e.LogID <= 0 {
+			return "", "", false
+		}
+		return KindJobKill, strconv.FormatInt(e.LogID, 10), true
 	}
 	return "", "", false
 }
@@ -92,6 +101,12 @@ func decode(kind, key string) (events.Event, bool) {
 			return nil, false
 		}
 		return events.PermissionsChanged{UserID: id}, true
+	case KindJobKill:
+		id, err := strconv.ParseInt(key, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, false
+		}
+		return events.JobKillRequested{LogID: id}, true
 	}
 	return nil, false
 }
