@@ -24,10 +24,10 @@ const (
 	// HandlerLogRetention deletes operation, login, exception and job log
 	// rows older than sys.job.logRetentionDays (handlerParam {"days":n}
 	// overrides it).
-	HandlerLogRetention = "sys.logRetention"
+	HandlerLogRetention = "kernel.logRetention"
 	// HandlerSessionCleanup deletes sessions (and their refresh tokens)
 	// that expired or were revoked more than graceDays (default 7) ago.
-	HandlerSessionCleanup = "sys.sessionCleanup"
+	HandlerSessionCleanup = "kernel.sessionCleanup"
 	// KeyLogRetentionDays is the sys_config key of the log retention.
 	KeyLogRetentionDays = "sys.job.logRetentionDays"
 )

@@ -618,7 +618,7 @@ func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.C
 		ju.AddConsecutiveFailures(1)
 	}
 	if saved, err := ju.Save(wctx); err == nil && status != RunSuccess && j.FailAlertThreshold > 0 && saved.ConsecutiveFailures == j.FailAlertThreshold {
-		e.log.Warn("job failed repeatedly", "job", j.Code, "consecutive_failures", saved.ConsecutiveFailures, "last_error", textclip.Runes(msg, 512))
+		e.alert(wctx, j, saved.ConsecutiveFailures, msg)
 	}
 	e.log.Info("job run ended", "job", j.Code, "run", row.ID, "status", status, "elapsed_ms", end.Sub(row.StartTime).Milliseconds())
 }
@@ -683,3 +683,19 @@ const (
 	SystemJobCode = "sys-job-log-cleanup"
 	SystemJobCron = "0 30 3 * * ?"
 )
+
+// KeyAlertEmails is the sys_config key of the alert recipients.
+const KeyAlertEmails = "sys.job.alertEmails"
+
+// alert reports a job that failed failAlertThreshold times in a row: a
+// WARN line naming the recipients of sys.job.alertEmails. The kernel has
+// no mailer: delivering the mail (and the alertByNotice notice) belongs to
+// the modules that provide them (docs/jobs.md).
+func (e *Engine) alert(ctx context.Context, j *ent.SysJob, failures int, msg string) {
+	to := ""
+	if e.settings != nil {
+		to, _ = e.settings.String(ctx, KeyAlertEmails)
+	}
+	e.log.Warn("job failed repeatedly", "job", j.Code, "consecutive_failures", failures, "alert_emails", to,
+		"alert_by_notice", j.AlertByNotice, "last_error", textclip.Runes(msg, 512))
+}
