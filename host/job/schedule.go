@@ -32,8 +32,50 @@ func ParseCron(expr string, loc *time.Location) (cron.Schedule, error) {
 	}
 	if spec, ok := s.(*cron.SpecSchedule); ok {
 		spec.Location = loc
+		if !everyHour(spec) {
+			return onceAtFallBack{spec}, nil
+		}
 	}
 	return s, nil
+}
+
+// starBit is cron/v3's mark of a field written "*" or "?".
+const starBit = 1 << 63
+
+// everyHour reports whether the hour field covers every hour.
+func everyHour(spec *cron.SpecSchedule) bool {
+	return spec.Hour&starBit != 0 || spec.Hour&(1<<24-1) == 1<<24-1
+}
+
+// onceAtFallBack is a schedule of fixed hours that does not fire again
+// in the hour a fall-back DST change repeats: "30 2 * * *" runs once on
+// that day, at the first 02:30 (as classic cron does). Schedules of every
+// hour keep both hours, since a real hour passed between them. A firing
+// at a local time a spring-forward change skips does not happen that day
+// (cron/v3's behaviour, kept).
+type onceAtFallBack struct{ spec *cron.SpecSchedule }
+
+func (s onceAtFallBack) Next(t time.Time) time.Time {
+	for range 4 {
+		n := s.spec.Next(t)
+		if n.IsZero() || !repeatedWallClock(n) {
+			return n
+		}
+		t = n
+	}
+	return time.Time{}
+}
+
+// repeatedWallClock reports whether n's local wall clock already
+// happened earlier (n is in the second pass of a fall-back hour).
+func repeatedWallClock(n time.Time) bool {
+	_, off := n.Zone()
+	_, before := n.Add(-6 * time.Hour).Zone()
+	if before <= off {
+		return false
+	}
+	p := n.Add(-time.Duration(before-off) * time.Second)
+	return p.Hour() == n.Hour() && p.Minute() == n.Minute() && p.Second() == n.Second() && p.Day() == n.Day()
 }
 
 // Normalize returns expr in the six-field form (seconds first) with single
