@@ -155,7 +155,7 @@ const maxSQLRows = 20
 // read-only transaction unless Service:Job:SqlAllowWrite.
 func (e *Engine) runSQL(ctx context.Context, stmt string) (string, error) {
 	if !e.cfg.SQLEnabled {
-		return "", errors.New("Sql jobs are disabled (Service:Job:SqlEnabled)")
+		return "", errors.New("sql jobs are disabled (Service:Job:SqlEnabled)")
 	}
 	if e.db == nil || strings.TrimSpace(stmt) == "" {
 		return "", errors.New("no statement")
@@ -187,7 +187,7 @@ func runStatement(ctx context.Context, tx *sql.Tx, stmt string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	cols, err := rows.Columns()
 	if err != nil {
 		return "", err

@@ -23,7 +23,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // gate is a compiled handler that blocks until released (or its context
@@ -143,7 +143,9 @@ func TestMisfirePolicies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			j := f.addJob("m", func(c *ent.SysJobCreate) { c.SetMisfireStrategy(tc.misfire).SetConcurrencyMode(job.ConcurrencyParallel) })
+			j := f.addJob("m", func(c *ent.SysJobCreate) {
+				c.SetMisfireStrategy(tc.misfire).SetConcurrencyMode(job.ConcurrencyParallel)
+			})
 			// No replica ran for ten minutes and thirty seconds: ten
 			// firings were missed, all older than the grace.
 			f.tick(t0.Add(10*time.Minute + 30*time.Second))
