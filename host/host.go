@@ -231,7 +231,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	k.jobs = job.New(job.Options{
-		Client: k.db.Client, SQL: k.db.SQL, Settings: k.settings, Events: k.events,
+		Client: k.db.Client, SQL: k.db.SQL, Dialect: k.db.Dialect, Settings: k.settings, Events: k.events,
 		Config: cfg.Service.Job, Log: logs.For("AdminKernel.Job"),
 	})
 	// The same list again, now with the services the modules are built on.

@@ -265,3 +265,29 @@ func TestScheduledHTTPJob(t *testing.T) {
 		t.Fatalf("log item JSON: %s", raw)
 	}
 }
+
+func TestSQLJob(t *testing.T) {
+	k, tok := startKernel(t, "Service__Job__SqlEnabled=true")
+	var hl job.HandlerList
+	k.Do("GET", base+"/handlers", tok, nil).Expect(t, "handlers", 200, 0).Decode(t, &hl)
+	if !hl.SQLEnabled {
+		t.Fatal("sqlEnabled false with Service:Job:SqlEnabled=true")
+	}
+	sqlJob := func(code, stmt string) map[string]any {
+		return with(echoJob(code), "handlerKind", job.HandlerSQL, "handlerName", "", "sql", stmt)
+	}
+	var readID, writeID, runID int64
+	k.Do("POST", base, tok, sqlJob("sql-read", "SELECT code, is_system FROM sys_job WHERE id = 1")).Expect(t, "add read", 200, 0).Decode(t, &readID)
+	k.Do("POST", fmt.Sprintf("%s/%d/run", base, readID), tok, nil).Expect(t, "run read", 200, 0).Decode(t, &runID)
+	l := waitRun(t, k, tok, runID, job.RunSuccess, 10*time.Second)
+	if l.Output == nil || !strings.Contains(*l.Output, job.SystemJobCode) || !strings.Contains(*l.Output, "(1 rows)") {
+		t.Fatalf("sql output: %+v", l)
+	}
+	// Read-only unless SqlAllowWrite: a write fails and changes nothing.
+	k.Do("POST", base, tok, sqlJob("sql-write", "UPDATE sys_job SET name = 'hacked' WHERE id = 1")).Expect(t, "add write", 200, 0).Decode(t, &writeID)
+	k.Do("POST", fmt.Sprintf("%s/%d/run", base, writeID), tok, nil).Expect(t, "run write", 200, 0).Decode(t, &runID)
+	waitRun(t, k, tok, runID, job.RunFailed, 10*time.Second)
+	if name := k.Ent().SysJob.GetX(context.Background(), job.SystemJobID).Name; name == "hacked" {
+		t.Fatal("a Sql job wrote in a read-only transaction")
+	}
+}

@@ -3,11 +3,14 @@ package job
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"entgo.io/ent/dialect"
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
@@ -160,7 +163,25 @@ func (e *Engine) runSQL(ctx context.Context, stmt string) (string, error) {
 	if e.db == nil || strings.TrimSpace(stmt) == "" {
 		return "", errors.New("no statement")
 	}
-	tx, err := e.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: !e.cfg.SQLAllowWrite})
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = conn.Close() }()
+	if e.dialect == dialect.SQLite && !e.cfg.SQLAllowWrite {
+		// SQLite ignores a read-only transaction: query_only makes the
+		// connection refuse writes until it is switched off again, before
+		// the connection goes back to the pool.
+		if _, err := conn.ExecContext(ctx, "PRAGMA query_only = ON"); err != nil {
+			return "", err
+		}
+		defer func() {
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA query_only = OFF"); err != nil {
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // never reuse a read-only connection
+			}
+		}()
+	}
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: !e.cfg.SQLAllowWrite})
 	if err != nil {
 		return "", err
 	}

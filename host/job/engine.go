@@ -57,8 +57,10 @@ var (
 
 // Options build an Engine.
 type Options struct {
-	Client   *ent.Client
-	SQL      *sql.DB
+	Client *ent.Client
+	SQL    *sql.DB
+	// Dialect is the ent dialect of SQL (dialect.SQLite, ...).
+	Dialect  string
 	Settings *sysconfig.Service
 	Events   *events.Bus
 	Config   config.Job
@@ -76,6 +78,7 @@ type Options struct {
 type Engine struct {
 	client   *ent.Client
 	db       *sql.DB
+	dialect  string
 	settings *sysconfig.Service
 	events   *events.Bus
 	cfg      config.Job
@@ -110,7 +113,7 @@ type runState struct {
 // New returns an Engine that is not started.
 func New(o Options) *Engine {
 	e := &Engine{
-		client: o.Client, db: o.SQL, settings: o.Settings, events: o.Events, cfg: o.Config,
+		client: o.Client, db: o.SQL, dialect: o.Dialect, settings: o.Settings, events: o.Events, cfg: o.Config,
 		log: o.Log, instance: o.Instance, now: o.Now,
 		handlers: map[string]module.JobHandler{}, running: map[int64]*runState{}, cursors: map[int64]time.Time{},
 		guard: HTTPGuard{Allowed: o.Config.HTTPAllowedHosts, AllowPrivate: o.Config.HTTPAllowPrivate},
@@ -458,18 +461,22 @@ func (e *Engine) fire(ctx context.Context, j *ent.SysJob, tr Trigger, t time.Tim
 	if err != nil {
 		return false, 0, err
 	}
-	upd := e.client.SysJob.Update().Where(sysjob.ID(j.ID), sysjob.Or(sysjob.LastFireTimeIsNil(), sysjob.LastFireTimeLT(t))).
-		SetLastFireTime(t)
-	if next := tr.Next(now); !next.IsZero() {
-		upd.SetNextFireTime(next)
-	} else {
-		upd.ClearNextFireTime()
-	}
-	if j.TriggerKind == TriggerOneShot && by != ByManual {
-		upd.SetStatus(StatusCompleted)
-	}
-	if _, err := upd.Save(ctx); err != nil {
-		e.log.Warn("could not record the job's last firing", "job", j.Code, "error", err)
+	// A manual run is no firing of the schedule: last_fire_time, which
+	// every replica's cursor follows, moves with scheduled firings only.
+	if by != ByManual {
+		upd := e.client.SysJob.Update().Where(sysjob.ID(j.ID), sysjob.Or(sysjob.LastFireTimeIsNil(), sysjob.LastFireTimeLT(t))).
+			SetLastFireTime(t)
+		if next := tr.Next(now); !next.IsZero() {
+			upd.SetNextFireTime(next)
+		} else {
+			upd.ClearNextFireTime()
+		}
+		if j.TriggerKind == TriggerOneShot {
+			upd.SetStatus(StatusCompleted)
+		}
+		if _, err := upd.Save(ctx); err != nil {
+			e.log.Warn("could not record the job's last firing", "job", j.Code, "error", err)
+		}
 	}
 	if skip != "" {
 		e.log.Info("job firing skipped", "job", j.Code, "fire_instance_id", fireID, "reason", skip)
