@@ -291,3 +291,24 @@ func TestSQLJob(t *testing.T) {
 		t.Fatal("a Sql job wrote in a read-only transaction")
 	}
 }
+
+func TestJobWritesNeedReauth(t *testing.T) {
+	k, tok := startKernel(t)
+	var id int64
+	k.Do("POST", base, tok, echoJob("r1")).Expect(t, "add", 200, 0).Decode(t, &id)
+	if err := k.Settings().Set(context.Background(), "sys.security.totp.enabled", "true"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ method, path string }{
+		{"POST", base},
+		{"PUT", fmt.Sprintf("%s/%d", base, id)},
+		{"DELETE", fmt.Sprintf("%s/%d", base, id)},
+		{"POST", base + "/batch-delete"},
+		{"POST", fmt.Sprintf("%s/%d/run", base, id)},
+	} {
+		k.Do(c.method, c.path, tok, echoJob("r2")).ExpectCode(t, c.method+" "+c.path+" without a re-authentication window", errcode.ReauthRequired)
+	}
+	// Not +R: pausing and the reads.
+	k.Do("PUT", fmt.Sprintf("%s/%d/enabled?enabled=false", base, id), tok, nil).Expect(t, "pause", 200, 0)
+	k.Do("GET", base+"/dashboard", tok, nil).Expect(t, "dashboard", 200, 0)
+}
