@@ -35,6 +35,8 @@ const (
 	// maintainEvery is how often leases are renewed, kill requests polled
 	// (the database path of a kill) and expired leases reaped.
 	maintainEvery = 500 * time.Millisecond
+	// reapEvery is how often expired leases are looked for.
+	reapEvery = time.Second
 	// reloadEvery is how often the job list is re-read (a change on this
 	// replica reloads it at once).
 	reloadEvery = 2 * time.Second
@@ -97,6 +99,7 @@ type Engine struct {
 	loadedAt  time.Time
 	dirty     bool
 	lastRenew time.Time
+	lastReap  time.Time
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -654,6 +657,10 @@ func (e *Engine) Maintain(ctx context.Context, now time.Time) error {
 			e.cancelRun(id, errKilled)
 		}
 	}
+	if now.Sub(e.lastReap) < reapEvery && !now.Before(e.lastReap) {
+		return errors.Join(errs...)
+	}
+	e.lastReap = now
 	n, err := e.client.SysJobLog.Update().Where(sysjoblog.RunStatus(RunRunning), sysjoblog.LeaseUntilLT(now)).
 		SetRunStatus(RunFailed).SetEndTime(now).ClearLeaseUntil().
 		SetErrorMessage("the lease expired: the replica running it stopped").Save(ctx)
