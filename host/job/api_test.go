@@ -30,6 +30,9 @@ func testModule() host.Module {
 			{Name: "test.echo", Description: "returns its parameter", Run: func(_ context.Context, r module.JobRun) (string, error) {
 				return "param=" + r.Param, nil
 			}},
+			{Name: "test.binary", Description: "returns bytes no database stores as text", Run: func(context.Context, module.JobRun) (string, error) {
+				return "a\x00b\xff" + strings.Repeat("x", 20000), fmt.Errorf("bad\x00error")
+			}},
 			{Name: "test.block", Description: "runs until cancelled", Run: func(ctx context.Context, _ module.JobRun) (string, error) {
 				<-ctx.Done()
 				return "", ctx.Err()
@@ -112,7 +115,7 @@ func TestJobAPI(t *testing.T) {
 	for _, h := range hl.Handlers {
 		names = append(names, h.Name)
 	}
-	if strings.Join(names, ",") != "kernel.logRetention,kernel.sessionCleanup,test.block,test.echo" || hl.SQLEnabled {
+	if strings.Join(names, ",") != "kernel.logRetention,kernel.sessionCleanup,test.binary,test.block,test.echo" || hl.SQLEnabled {
 		t.Fatalf("handlers %v sqlEnabled %v", names, hl.SQLEnabled)
 	}
 
@@ -159,6 +162,17 @@ func TestJobAPI(t *testing.T) {
 		t.Fatalf("manual run: %+v", l)
 	}
 	k.Do("POST", fmt.Sprintf("%s/log/%d/kill", base, logID), tok, nil).ExpectCode(t, "kill an ended run", errcode.JobRunNotAlive)
+
+	// Output that is not valid text (NUL, invalid UTF-8) and too long is
+	// stored cleaned and cut.
+	var binID int64
+	k.Do("POST", base, tok, with(echoJob("binary"), "handlerName", "test.binary")).Expect(t, "add binary", 200, 0).Decode(t, &binID)
+	k.Do("POST", fmt.Sprintf("%s/%d/run", base, binID), tok, nil).Expect(t, "run binary", 200, 0).Decode(t, &logID)
+	bl := waitRun(t, k, tok, logID, job.RunFailed, 10*time.Second)
+	if bl.Output == nil || strings.ContainsRune(*bl.Output, 0) || len([]rune(*bl.Output)) != 16<<10 || bl.ErrorMessage == nil || *bl.ErrorMessage != "bad\uFFFDerror" {
+		t.Fatalf("binary output stored as %d runes, error %v", len([]rune(*bl.Output)), bl.ErrorMessage)
+	}
+	k.Do("DELETE", fmt.Sprintf("%s/%d", base, binID), tok, nil).Expect(t, "delete binary", 200, 0)
 	k.Do("POST", base+"/log/999/kill", tok, nil).ExpectCode(t, "kill an unknown run", errcode.JobLogNotFound)
 
 	// Kill a running run: Cancelled within 2 s.
@@ -190,7 +204,7 @@ func TestJobAPI(t *testing.T) {
 	}
 	var d job.Dashboard
 	k.Do("GET", base+"/dashboard", tok, nil).Expect(t, "dashboard", 200, 0).Decode(t, &d)
-	if d.JobTotal != 4 || d.JobReady != 4 || d.Last24h["success"] != 1 || d.Last24h["cancelled"] != 1 || d.Last24h["timeout"] != 1 || len(d.RecentFailed) != 1 {
+	if d.JobTotal != 4 || d.JobReady != 4 || d.Last24h["success"] != 1 || d.Last24h["cancelled"] != 1 || d.Last24h["timeout"] != 1 || d.Last24h["failed"] != 1 || len(d.RecentFailed) != 2 {
 		t.Fatalf("dashboard: %+v", d)
 	}
 	var n int

@@ -607,10 +607,10 @@ func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.C
 	upd := e.client.SysJobLog.Update().Where(sysjoblog.ID(row.ID), sysjoblog.RunStatus(RunRunning)).
 		SetRunStatus(status).SetEndTime(end).SetElapsedMs(end.Sub(row.StartTime).Milliseconds()).ClearLeaseUntil()
 	if out != "" {
-		upd.SetOutput(textclip.Runes(strings.ToValidUTF8(out, "\uFFFD"), maxOutput))
+		upd.SetOutput(cleanText(out))
 	}
 	if msg != "" {
-		upd.SetErrorMessage(textclip.Runes(strings.ToValidUTF8(msg, "\uFFFD"), maxOutput))
+		upd.SetErrorMessage(cleanText(msg))
 	}
 	n, err := upd.Save(wctx)
 	if err != nil {
@@ -712,4 +712,12 @@ func (e *Engine) alert(ctx context.Context, j *ent.SysJob, failures int, msg str
 	}
 	e.log.Warn("job failed repeatedly", "job", j.Code, "consecutive_failures", failures, "alert_emails", to,
 		"alert_by_notice", j.AlertByNotice, "last_error", textclip.Runes(msg, 512))
+}
+
+// cleanText makes run output storable everywhere: valid UTF-8 without NUL
+// (PostgreSQL text refuses it), at most maxOutput characters.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	return textclip.Runes(s, maxOutput)
 }
