@@ -11,6 +11,7 @@ func (c *Config) Clone() *Config {
 	out := *c
 	s := &out.Service
 	s.HTTP.TrustedProxies = slices.Clone(c.Service.HTTP.TrustedProxies)
+	s.Job.HTTPAllowedHosts = slices.Clone(c.Service.Job.HTTPAllowedHosts)
 	if c.Service.Database.SQLLog.Color != nil {
 		v := *c.Service.Database.SQLLog.Color
 		s.Database.SQLLog.Color = &v

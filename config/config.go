@@ -74,6 +74,7 @@ type Service struct {
 	Upload       Upload       `koanf:"Upload"`
 	Logging      ServiceLog   `koanf:"Logging"`
 	Snowflake    Snowflake    `koanf:"Snowflake"`
+	Job          Job          `koanf:"Job"`
 	// DataDir holds generated files (development signing key, the default
 	// SQLite file). Relative to the content root. Default "data".
 	DataDir string `koanf:"DataDir"`
@@ -491,6 +492,31 @@ var VendorCodes = []string{"enterprise_chat", "team_chat", "code_host", "social_
 // Upload is `Service:Upload`.
 type Upload struct {
 	SignedURLTTLMinutes int `koanf:"SignedUrlTtlMinutes"`
+}
+
+// Job is `Service:Job` (host/job, docs/jobs.md): the operator's switches
+// of the scheduler. They are deployment settings, not sys_config rows, on
+// purpose: whoever may edit runtime settings must not be able to turn on
+// SQL jobs or open the network to HTTP jobs.
+type Job struct {
+	// SchedulerDisabled stops this replica from firing scheduled jobs (it
+	// still serves the API, runs "run now" and reaps expired leases).
+	SchedulerDisabled bool `koanf:"SchedulerDisabled"`
+	// SQLEnabled allows Sql jobs (off by default; dangerous: the statement
+	// runs with the kernel's database account).
+	SQLEnabled bool `koanf:"SqlEnabled"`
+	// SQLAllowWrite runs Sql jobs in a read-write transaction (default
+	// read-only).
+	SQLAllowWrite bool `koanf:"SqlAllowWrite"`
+	// HTTPAllowedHosts are the hosts Http jobs may call ("api.example.com",
+	// "*.example.com", "10.0.0.5:8080"); empty: no Http job may run.
+	HTTPAllowedHosts []string `koanf:"HttpAllowedHosts"`
+	// HTTPAllowPrivate lets Http jobs reach loopback, private, link-local
+	// and other non-public addresses (default refused: 47009).
+	HTTPAllowPrivate bool `koanf:"HttpAllowPrivate"`
+	// LeaseSeconds is how long a run's lease lasts without renewal (default
+	// 15): a run whose replica died is marked Failed after it.
+	LeaseSeconds int `koanf:"LeaseSeconds"`
 }
 
 // ServiceLog is `Service:Logging`.

@@ -18,6 +18,8 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysjob"
+	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
@@ -56,6 +58,10 @@ type Client struct {
 	SysDictType *SysDictTypeClient
 	// SysExceptionLog is the client for interacting with the SysExceptionLog builders.
 	SysExceptionLog *SysExceptionLogClient
+	// SysJob is the client for interacting with the SysJob builders.
+	SysJob *SysJobClient
+	// SysJobLog is the client for interacting with the SysJobLog builders.
+	SysJobLog *SysJobLogClient
 	// SysLoginLog is the client for interacting with the SysLoginLog builders.
 	SysLoginLog *SysLoginLogClient
 	// SysMenu is the client for interacting with the SysMenu builders.
@@ -113,6 +119,8 @@ func (c *Client) init() {
 	c.SysDictItem = NewSysDictItemClient(c.config)
 	c.SysDictType = NewSysDictTypeClient(c.config)
 	c.SysExceptionLog = NewSysExceptionLogClient(c.config)
+	c.SysJob = NewSysJobClient(c.config)
+	c.SysJobLog = NewSysJobLogClient(c.config)
 	c.SysLoginLog = NewSysLoginLogClient(c.config)
 	c.SysMenu = NewSysMenuClient(c.config)
 	c.SysMfaHighSensitivity = NewSysMfaHighSensitivityClient(c.config)
@@ -230,6 +238,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		SysDictItem:           NewSysDictItemClient(cfg),
 		SysDictType:           NewSysDictTypeClient(cfg),
 		SysExceptionLog:       NewSysExceptionLogClient(cfg),
+		SysJob:                NewSysJobClient(cfg),
+		SysJobLog:             NewSysJobLogClient(cfg),
 		SysLoginLog:           NewSysLoginLogClient(cfg),
 		SysMenu:               NewSysMenuClient(cfg),
 		SysMfaHighSensitivity: NewSysMfaHighSensitivityClient(cfg),
@@ -274,6 +284,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		SysDictItem:           NewSysDictItemClient(cfg),
 		SysDictType:           NewSysDictTypeClient(cfg),
 		SysExceptionLog:       NewSysExceptionLogClient(cfg),
+		SysJob:                NewSysJobClient(cfg),
+		SysJobLog:             NewSysJobLogClient(cfg),
 		SysLoginLog:           NewSysLoginLogClient(cfg),
 		SysMenu:               NewSysMenuClient(cfg),
 		SysMfaHighSensitivity: NewSysMfaHighSensitivityClient(cfg),
@@ -324,12 +336,12 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
-		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysNotice, c.SysNoticeRead,
-		c.SysNoticeReceiver, c.SysNoticeWatermark, c.SysOpLog, c.SysOrg, c.SysPosition,
-		c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken,
-		c.SysUser, c.SysUserExternal, c.SysUserPasskey, c.SysUserRecoveryCode,
-		c.SysUserRole,
+		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysJob,
+		c.SysJobLog, c.SysLoginLog, c.SysMenu, c.SysMfaHighSensitivity, c.SysModule,
+		c.SysNotice, c.SysNoticeRead, c.SysNoticeReceiver, c.SysNoticeWatermark,
+		c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole, c.SysRoleDataScope,
+		c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser, c.SysUserExternal,
+		c.SysUserPasskey, c.SysUserRecoveryCode, c.SysUserRole,
 	} {
 		n.Use(hooks...)
 	}
@@ -339,12 +351,12 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysLoginLog,
-		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysNotice, c.SysNoticeRead,
-		c.SysNoticeReceiver, c.SysNoticeWatermark, c.SysOpLog, c.SysOrg, c.SysPosition,
-		c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken,
-		c.SysUser, c.SysUserExternal, c.SysUserPasskey, c.SysUserRecoveryCode,
-		c.SysUserRole,
+		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysJob,
+		c.SysJobLog, c.SysLoginLog, c.SysMenu, c.SysMfaHighSensitivity, c.SysModule,
+		c.SysNotice, c.SysNoticeRead, c.SysNoticeReceiver, c.SysNoticeWatermark,
+		c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole, c.SysRoleDataScope,
+		c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser, c.SysUserExternal,
+		c.SysUserPasskey, c.SysUserRecoveryCode, c.SysUserRole,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -361,6 +373,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SysDictType.mutate(ctx, m)
 	case *SysExceptionLogMutation:
 		return c.SysExceptionLog.mutate(ctx, m)
+	case *SysJobMutation:
+		return c.SysJob.mutate(ctx, m)
+	case *SysJobLogMutation:
+		return c.SysJobLog.mutate(ctx, m)
 	case *SysLoginLogMutation:
 		return c.SysLoginLog.mutate(ctx, m)
 	case *SysMenuMutation:
@@ -937,6 +953,272 @@ func (c *SysExceptionLogClient) mutate(ctx context.Context, m *SysExceptionLogMu
 		return (&SysExceptionLogDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown SysExceptionLog mutation op: %q", m.Op())
+	}
+}
+
+// SysJobClient is a client for the SysJob schema.
+type SysJobClient struct {
+	config
+}
+
+// NewSysJobClient returns a client for the SysJob from the given config.
+func NewSysJobClient(c config) *SysJobClient {
+	return &SysJobClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysjob.Hooks(f(g(h())))`.
+func (c *SysJobClient) Use(hooks ...Hook) {
+	c.hooks.SysJob = append(c.hooks.SysJob, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysjob.Intercept(f(g(h())))`.
+func (c *SysJobClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysJob = append(c.inters.SysJob, interceptors...)
+}
+
+// Create returns a builder for creating a SysJob entity.
+func (c *SysJobClient) Create() *SysJobCreate {
+	mutation := newSysJobMutation(c.config, OpCreate)
+	return &SysJobCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysJob entities.
+func (c *SysJobClient) CreateBulk(builders ...*SysJobCreate) *SysJobCreateBulk {
+	return &SysJobCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysJobClient) MapCreateBulk(slice any, setFunc func(*SysJobCreate, int)) *SysJobCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysJobCreateBulk{err: fmt.Errorf("calling to SysJobClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysJobCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysJobCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysJob.
+func (c *SysJobClient) Update() *SysJobUpdate {
+	mutation := newSysJobMutation(c.config, OpUpdate)
+	return &SysJobUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysJobClient) UpdateOne(_m *SysJob) *SysJobUpdateOne {
+	mutation := newSysJobMutation(c.config, OpUpdateOne, withSysJob(_m))
+	return &SysJobUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysJobClient) UpdateOneID(id int64) *SysJobUpdateOne {
+	mutation := newSysJobMutation(c.config, OpUpdateOne, withSysJobID(id))
+	return &SysJobUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysJob.
+func (c *SysJobClient) Delete() *SysJobDelete {
+	mutation := newSysJobMutation(c.config, OpDelete)
+	return &SysJobDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysJobClient) DeleteOne(_m *SysJob) *SysJobDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysJobClient) DeleteOneID(id int64) *SysJobDeleteOne {
+	builder := c.Delete().Where(sysjob.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysJobDeleteOne{builder}
+}
+
+// Query returns a query builder for SysJob.
+func (c *SysJobClient) Query() *SysJobQuery {
+	return &SysJobQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysJob},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysJob entity by its id.
+func (c *SysJobClient) Get(ctx context.Context, id int64) (*SysJob, error) {
+	return c.Query().Where(sysjob.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysJobClient) GetX(ctx context.Context, id int64) *SysJob {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysJobClient) Hooks() []Hook {
+	return c.hooks.SysJob
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysJobClient) Interceptors() []Interceptor {
+	return c.inters.SysJob
+}
+
+func (c *SysJobClient) mutate(ctx context.Context, m *SysJobMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysJobCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysJobUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysJobUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysJobDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysJob mutation op: %q", m.Op())
+	}
+}
+
+// SysJobLogClient is a client for the SysJobLog schema.
+type SysJobLogClient struct {
+	config
+}
+
+// NewSysJobLogClient returns a client for the SysJobLog from the given config.
+func NewSysJobLogClient(c config) *SysJobLogClient {
+	return &SysJobLogClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysjoblog.Hooks(f(g(h())))`.
+func (c *SysJobLogClient) Use(hooks ...Hook) {
+	c.hooks.SysJobLog = append(c.hooks.SysJobLog, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysjoblog.Intercept(f(g(h())))`.
+func (c *SysJobLogClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysJobLog = append(c.inters.SysJobLog, interceptors...)
+}
+
+// Create returns a builder for creating a SysJobLog entity.
+func (c *SysJobLogClient) Create() *SysJobLogCreate {
+	mutation := newSysJobLogMutation(c.config, OpCreate)
+	return &SysJobLogCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysJobLog entities.
+func (c *SysJobLogClient) CreateBulk(builders ...*SysJobLogCreate) *SysJobLogCreateBulk {
+	return &SysJobLogCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysJobLogClient) MapCreateBulk(slice any, setFunc func(*SysJobLogCreate, int)) *SysJobLogCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysJobLogCreateBulk{err: fmt.Errorf("calling to SysJobLogClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysJobLogCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysJobLogCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysJobLog.
+func (c *SysJobLogClient) Update() *SysJobLogUpdate {
+	mutation := newSysJobLogMutation(c.config, OpUpdate)
+	return &SysJobLogUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysJobLogClient) UpdateOne(_m *SysJobLog) *SysJobLogUpdateOne {
+	mutation := newSysJobLogMutation(c.config, OpUpdateOne, withSysJobLog(_m))
+	return &SysJobLogUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysJobLogClient) UpdateOneID(id int64) *SysJobLogUpdateOne {
+	mutation := newSysJobLogMutation(c.config, OpUpdateOne, withSysJobLogID(id))
+	return &SysJobLogUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysJobLog.
+func (c *SysJobLogClient) Delete() *SysJobLogDelete {
+	mutation := newSysJobLogMutation(c.config, OpDelete)
+	return &SysJobLogDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysJobLogClient) DeleteOne(_m *SysJobLog) *SysJobLogDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysJobLogClient) DeleteOneID(id int64) *SysJobLogDeleteOne {
+	builder := c.Delete().Where(sysjoblog.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysJobLogDeleteOne{builder}
+}
+
+// Query returns a query builder for SysJobLog.
+func (c *SysJobLogClient) Query() *SysJobLogQuery {
+	return &SysJobLogQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysJobLog},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysJobLog entity by its id.
+func (c *SysJobLogClient) Get(ctx context.Context, id int64) (*SysJobLog, error) {
+	return c.Query().Where(sysjoblog.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysJobLogClient) GetX(ctx context.Context, id int64) *SysJobLog {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysJobLogClient) Hooks() []Hook {
+	return c.hooks.SysJobLog
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysJobLogClient) Interceptors() []Interceptor {
+	return c.inters.SysJobLog
+}
+
+func (c *SysJobLogClient) mutate(ctx context.Context, m *SysJobLogMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysJobLogCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysJobLogUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysJobLogUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysJobLogDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysJobLog mutation op: %q", m.Op())
 	}
 }
 
@@ -3736,18 +4018,20 @@ func (c *SysUserRoleClient) mutate(ctx context.Context, m *SysUserRoleMutation) 
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
-		SysMfaHighSensitivity, SysModule, SysNotice, SysNoticeRead, SysNoticeReceiver,
-		SysNoticeWatermark, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
-		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
-		SysUserPasskey, SysUserRecoveryCode, SysUserRole []ent.Hook
+		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysJob, SysJobLog,
+		SysLoginLog, SysMenu, SysMfaHighSensitivity, SysModule, SysNotice,
+		SysNoticeRead, SysNoticeReceiver, SysNoticeWatermark, SysOpLog, SysOrg,
+		SysPosition, SysRole, SysRoleDataScope, SysRoleMenu, SysSession,
+		SysSessionToken, SysUser, SysUserExternal, SysUserPasskey, SysUserRecoveryCode,
+		SysUserRole []ent.Hook
 	}
 	inters struct {
-		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysLoginLog, SysMenu,
-		SysMfaHighSensitivity, SysModule, SysNotice, SysNoticeRead, SysNoticeReceiver,
-		SysNoticeWatermark, SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope,
-		SysRoleMenu, SysSession, SysSessionToken, SysUser, SysUserExternal,
-		SysUserPasskey, SysUserRecoveryCode, SysUserRole []ent.Interceptor
+		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysJob, SysJobLog,
+		SysLoginLog, SysMenu, SysMfaHighSensitivity, SysModule, SysNotice,
+		SysNoticeRead, SysNoticeReceiver, SysNoticeWatermark, SysOpLog, SysOrg,
+		SysPosition, SysRole, SysRoleDataScope, SysRoleMenu, SysSession,
+		SysSessionToken, SysUser, SysUserExternal, SysUserPasskey, SysUserRecoveryCode,
+		SysUserRole []ent.Interceptor
 	}
 )
 

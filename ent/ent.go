@@ -16,6 +16,8 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysjob"
+	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
@@ -101,6 +103,8 @@ func checkColumn(t, c string) error {
 			sysdictitem.Table:           sysdictitem.ValidColumn,
 			sysdicttype.Table:           sysdicttype.ValidColumn,
 			sysexceptionlog.Table:       sysexceptionlog.ValidColumn,
+			sysjob.Table:                sysjob.ValidColumn,
+			sysjoblog.Table:             sysjoblog.ValidColumn,
 			sysloginlog.Table:           sysloginlog.ValidColumn,
 			sysmenu.Table:               sysmenu.ValidColumn,
 			sysmfahighsensitivity.Table: sysmfahighsensitivity.ValidColumn,

@@ -16,6 +16,8 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysjob"
+	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
@@ -52,6 +54,8 @@ const (
 	TypeSysDictItem           = "SysDictItem"
 	TypeSysDictType           = "SysDictType"
 	TypeSysExceptionLog       = "SysExceptionLog"
+	TypeSysJob                = "SysJob"
+	TypeSysJobLog             = "SysJobLog"
 	TypeSysLoginLog           = "SysLoginLog"
 	TypeSysMenu               = "SysMenu"
 	TypeSysMfaHighSensitivity = "SysMfaHighSensitivity"
@@ -4489,6 +4493,4437 @@ func (m *SysExceptionLogMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SysExceptionLogMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SysExceptionLog edge %s", name)
+}
+
+// SysJobMutation represents an operation that mutates the SysJob nodes in the graph.
+type SysJobMutation struct {
+	config
+	op                        Op
+	typ                       string
+	id                        *int64
+	create_time               *time.Time
+	create_user_id            *int64
+	addcreate_user_id         *int64
+	update_time               *time.Time
+	update_user_id            *int64
+	addupdate_user_id         *int64
+	is_delete                 *bool
+	delete_key                *int64
+	adddelete_key             *int64
+	code                      *string
+	name                      *string
+	handler_kind              *int
+	addhandler_kind           *int
+	handler_name              *string
+	handler_param             *string
+	http_url                  *string
+	http_method               *string
+	http_body                 *string
+	http_headers              *string
+	sql                       *string
+	trigger_kind              *int
+	addtrigger_kind           *int
+	cron_expression           *string
+	interval_seconds          *int
+	addinterval_seconds       *int
+	run_at                    *time.Time
+	time_zone                 *string
+	misfire_strategy          *int
+	addmisfire_strategy       *int
+	concurrency_mode          *int
+	addconcurrency_mode       *int
+	timeout_seconds           *int
+	addtimeout_seconds        *int
+	retry_count               *int
+	addretry_count            *int
+	retry_interval_seconds    *int
+	addretry_interval_seconds *int
+	fail_alert_threshold      *int
+	addfail_alert_threshold   *int
+	alert_by_notice           *bool
+	remark                    *string
+	start_time                *time.Time
+	end_time                  *time.Time
+	status                    *int
+	addstatus                 *int
+	is_system                 *bool
+	schedule_anchor           *time.Time
+	next_fire_time            *time.Time
+	last_fire_time            *time.Time
+	last_run_status           *int
+	addlast_run_status        *int
+	consecutive_failures      *int
+	addconsecutive_failures   *int
+	clearedFields             map[string]struct{}
+	done                      bool
+	oldValue                  func(context.Context) (*SysJob, error)
+	predicates                []predicate.SysJob
+}
+
+var _ ent.Mutation = (*SysJobMutation)(nil)
+
+// sysjobOption allows management of the mutation configuration using functional options.
+type sysjobOption func(*SysJobMutation)
+
+// newSysJobMutation creates new mutation for the SysJob entity.
+func newSysJobMutation(c config, op Op, opts ...sysjobOption) *SysJobMutation {
+	m := &SysJobMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysJob,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysJobID sets the ID field of the mutation.
+func withSysJobID(id int64) sysjobOption {
+	return func(m *SysJobMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysJob
+		)
+		m.oldValue = func(ctx context.Context) (*SysJob, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysJob.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysJob sets the old SysJob of the mutation.
+func withSysJob(node *SysJob) sysjobOption {
+	return func(m *SysJobMutation) {
+		m.oldValue = func(context.Context) (*SysJob, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysJobMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysJobMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysJob entities.
+func (m *SysJobMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysJobMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysJobMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysJob.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysJobMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysJobMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysJobMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetCreateUserID sets the "create_user_id" field.
+func (m *SysJobMutation) SetCreateUserID(i int64) {
+	m.create_user_id = &i
+	m.addcreate_user_id = nil
+}
+
+// CreateUserID returns the value of the "create_user_id" field in the mutation.
+func (m *SysJobMutation) CreateUserID() (r int64, exists bool) {
+	v := m.create_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateUserID returns the old "create_user_id" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldCreateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateUserID: %w", err)
+	}
+	return oldValue.CreateUserID, nil
+}
+
+// AddCreateUserID adds i to the "create_user_id" field.
+func (m *SysJobMutation) AddCreateUserID(i int64) {
+	if m.addcreate_user_id != nil {
+		*m.addcreate_user_id += i
+	} else {
+		m.addcreate_user_id = &i
+	}
+}
+
+// AddedCreateUserID returns the value that was added to the "create_user_id" field in this mutation.
+func (m *SysJobMutation) AddedCreateUserID() (r int64, exists bool) {
+	v := m.addcreate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCreateUserID clears the value of the "create_user_id" field.
+func (m *SysJobMutation) ClearCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	m.clearedFields[sysjob.FieldCreateUserID] = struct{}{}
+}
+
+// CreateUserIDCleared returns if the "create_user_id" field was cleared in this mutation.
+func (m *SysJobMutation) CreateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldCreateUserID]
+	return ok
+}
+
+// ResetCreateUserID resets all changes to the "create_user_id" field.
+func (m *SysJobMutation) ResetCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	delete(m.clearedFields, sysjob.FieldCreateUserID)
+}
+
+// SetUpdateTime sets the "update_time" field.
+func (m *SysJobMutation) SetUpdateTime(t time.Time) {
+	m.update_time = &t
+}
+
+// UpdateTime returns the value of the "update_time" field in the mutation.
+func (m *SysJobMutation) UpdateTime() (r time.Time, exists bool) {
+	v := m.update_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateTime returns the old "update_time" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldUpdateTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateTime: %w", err)
+	}
+	return oldValue.UpdateTime, nil
+}
+
+// ClearUpdateTime clears the value of the "update_time" field.
+func (m *SysJobMutation) ClearUpdateTime() {
+	m.update_time = nil
+	m.clearedFields[sysjob.FieldUpdateTime] = struct{}{}
+}
+
+// UpdateTimeCleared returns if the "update_time" field was cleared in this mutation.
+func (m *SysJobMutation) UpdateTimeCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldUpdateTime]
+	return ok
+}
+
+// ResetUpdateTime resets all changes to the "update_time" field.
+func (m *SysJobMutation) ResetUpdateTime() {
+	m.update_time = nil
+	delete(m.clearedFields, sysjob.FieldUpdateTime)
+}
+
+// SetUpdateUserID sets the "update_user_id" field.
+func (m *SysJobMutation) SetUpdateUserID(i int64) {
+	m.update_user_id = &i
+	m.addupdate_user_id = nil
+}
+
+// UpdateUserID returns the value of the "update_user_id" field in the mutation.
+func (m *SysJobMutation) UpdateUserID() (r int64, exists bool) {
+	v := m.update_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateUserID returns the old "update_user_id" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldUpdateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateUserID: %w", err)
+	}
+	return oldValue.UpdateUserID, nil
+}
+
+// AddUpdateUserID adds i to the "update_user_id" field.
+func (m *SysJobMutation) AddUpdateUserID(i int64) {
+	if m.addupdate_user_id != nil {
+		*m.addupdate_user_id += i
+	} else {
+		m.addupdate_user_id = &i
+	}
+}
+
+// AddedUpdateUserID returns the value that was added to the "update_user_id" field in this mutation.
+func (m *SysJobMutation) AddedUpdateUserID() (r int64, exists bool) {
+	v := m.addupdate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearUpdateUserID clears the value of the "update_user_id" field.
+func (m *SysJobMutation) ClearUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	m.clearedFields[sysjob.FieldUpdateUserID] = struct{}{}
+}
+
+// UpdateUserIDCleared returns if the "update_user_id" field was cleared in this mutation.
+func (m *SysJobMutation) UpdateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldUpdateUserID]
+	return ok
+}
+
+// ResetUpdateUserID resets all changes to the "update_user_id" field.
+func (m *SysJobMutation) ResetUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	delete(m.clearedFields, sysjob.FieldUpdateUserID)
+}
+
+// SetIsDelete sets the "is_delete" field.
+func (m *SysJobMutation) SetIsDelete(b bool) {
+	m.is_delete = &b
+}
+
+// IsDelete returns the value of the "is_delete" field in the mutation.
+func (m *SysJobMutation) IsDelete() (r bool, exists bool) {
+	v := m.is_delete
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIsDelete returns the old "is_delete" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldIsDelete(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIsDelete is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIsDelete requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIsDelete: %w", err)
+	}
+	return oldValue.IsDelete, nil
+}
+
+// ResetIsDelete resets all changes to the "is_delete" field.
+func (m *SysJobMutation) ResetIsDelete() {
+	m.is_delete = nil
+}
+
+// SetDeleteKey sets the "delete_key" field.
+func (m *SysJobMutation) SetDeleteKey(i int64) {
+	m.delete_key = &i
+	m.adddelete_key = nil
+}
+
+// DeleteKey returns the value of the "delete_key" field in the mutation.
+func (m *SysJobMutation) DeleteKey() (r int64, exists bool) {
+	v := m.delete_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeleteKey returns the old "delete_key" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldDeleteKey(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeleteKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeleteKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeleteKey: %w", err)
+	}
+	return oldValue.DeleteKey, nil
+}
+
+// AddDeleteKey adds i to the "delete_key" field.
+func (m *SysJobMutation) AddDeleteKey(i int64) {
+	if m.adddelete_key != nil {
+		*m.adddelete_key += i
+	} else {
+		m.adddelete_key = &i
+	}
+}
+
+// AddedDeleteKey returns the value that was added to the "delete_key" field in this mutation.
+func (m *SysJobMutation) AddedDeleteKey() (r int64, exists bool) {
+	v := m.adddelete_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDeleteKey resets all changes to the "delete_key" field.
+func (m *SysJobMutation) ResetDeleteKey() {
+	m.delete_key = nil
+	m.adddelete_key = nil
+}
+
+// SetCode sets the "code" field.
+func (m *SysJobMutation) SetCode(s string) {
+	m.code = &s
+}
+
+// Code returns the value of the "code" field in the mutation.
+func (m *SysJobMutation) Code() (r string, exists bool) {
+	v := m.code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCode returns the old "code" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldCode(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCode: %w", err)
+	}
+	return oldValue.Code, nil
+}
+
+// ResetCode resets all changes to the "code" field.
+func (m *SysJobMutation) ResetCode() {
+	m.code = nil
+}
+
+// SetName sets the "name" field.
+func (m *SysJobMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *SysJobMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *SysJobMutation) ResetName() {
+	m.name = nil
+}
+
+// SetHandlerKind sets the "handler_kind" field.
+func (m *SysJobMutation) SetHandlerKind(i int) {
+	m.handler_kind = &i
+	m.addhandler_kind = nil
+}
+
+// HandlerKind returns the value of the "handler_kind" field in the mutation.
+func (m *SysJobMutation) HandlerKind() (r int, exists bool) {
+	v := m.handler_kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHandlerKind returns the old "handler_kind" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldHandlerKind(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHandlerKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHandlerKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHandlerKind: %w", err)
+	}
+	return oldValue.HandlerKind, nil
+}
+
+// AddHandlerKind adds i to the "handler_kind" field.
+func (m *SysJobMutation) AddHandlerKind(i int) {
+	if m.addhandler_kind != nil {
+		*m.addhandler_kind += i
+	} else {
+		m.addhandler_kind = &i
+	}
+}
+
+// AddedHandlerKind returns the value that was added to the "handler_kind" field in this mutation.
+func (m *SysJobMutation) AddedHandlerKind() (r int, exists bool) {
+	v := m.addhandler_kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHandlerKind resets all changes to the "handler_kind" field.
+func (m *SysJobMutation) ResetHandlerKind() {
+	m.handler_kind = nil
+	m.addhandler_kind = nil
+}
+
+// SetHandlerName sets the "handler_name" field.
+func (m *SysJobMutation) SetHandlerName(s string) {
+	m.handler_name = &s
+}
+
+// HandlerName returns the value of the "handler_name" field in the mutation.
+func (m *SysJobMutation) HandlerName() (r string, exists bool) {
+	v := m.handler_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHandlerName returns the old "handler_name" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldHandlerName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHandlerName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHandlerName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHandlerName: %w", err)
+	}
+	return oldValue.HandlerName, nil
+}
+
+// ResetHandlerName resets all changes to the "handler_name" field.
+func (m *SysJobMutation) ResetHandlerName() {
+	m.handler_name = nil
+}
+
+// SetHandlerParam sets the "handler_param" field.
+func (m *SysJobMutation) SetHandlerParam(s string) {
+	m.handler_param = &s
+}
+
+// HandlerParam returns the value of the "handler_param" field in the mutation.
+func (m *SysJobMutation) HandlerParam() (r string, exists bool) {
+	v := m.handler_param
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHandlerParam returns the old "handler_param" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldHandlerParam(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHandlerParam is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHandlerParam requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHandlerParam: %w", err)
+	}
+	return oldValue.HandlerParam, nil
+}
+
+// ClearHandlerParam clears the value of the "handler_param" field.
+func (m *SysJobMutation) ClearHandlerParam() {
+	m.handler_param = nil
+	m.clearedFields[sysjob.FieldHandlerParam] = struct{}{}
+}
+
+// HandlerParamCleared returns if the "handler_param" field was cleared in this mutation.
+func (m *SysJobMutation) HandlerParamCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldHandlerParam]
+	return ok
+}
+
+// ResetHandlerParam resets all changes to the "handler_param" field.
+func (m *SysJobMutation) ResetHandlerParam() {
+	m.handler_param = nil
+	delete(m.clearedFields, sysjob.FieldHandlerParam)
+}
+
+// SetHTTPURL sets the "http_url" field.
+func (m *SysJobMutation) SetHTTPURL(s string) {
+	m.http_url = &s
+}
+
+// HTTPURL returns the value of the "http_url" field in the mutation.
+func (m *SysJobMutation) HTTPURL() (r string, exists bool) {
+	v := m.http_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHTTPURL returns the old "http_url" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldHTTPURL(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHTTPURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHTTPURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHTTPURL: %w", err)
+	}
+	return oldValue.HTTPURL, nil
+}
+
+// ClearHTTPURL clears the value of the "http_url" field.
+func (m *SysJobMutation) ClearHTTPURL() {
+	m.http_url = nil
+	m.clearedFields[sysjob.FieldHTTPURL] = struct{}{}
+}
+
+// HTTPURLCleared returns if the "http_url" field was cleared in this mutation.
+func (m *SysJobMutation) HTTPURLCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldHTTPURL]
+	return ok
+}
+
+// ResetHTTPURL resets all changes to the "http_url" field.
+func (m *SysJobMutation) ResetHTTPURL() {
+	m.http_url = nil
+	delete(m.clearedFields, sysjob.FieldHTTPURL)
+}
+
+// SetHTTPMethod sets the "http_method" field.
+func (m *SysJobMutation) SetHTTPMethod(s string) {
+	m.http_method = &s
+}
+
+// HTTPMethod returns the value of the "http_method" field in the mutation.
+func (m *SysJobMutation) HTTPMethod() (r string, exists bool) {
+	v := m.http_method
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHTTPMethod returns the old "http_method" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldHTTPMethod(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHTTPMethod is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHTTPMethod requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHTTPMethod: %w", err)
+	}
+	return oldValue.HTTPMethod, nil
+}
+
+// ClearHTTPMethod clears the value of the "http_method" field.
+func (m *SysJobMutation) ClearHTTPMethod() {
+	m.http_method = nil
+	m.clearedFields[sysjob.FieldHTTPMethod] = struct{}{}
+}
+
+// HTTPMethodCleared returns if the "http_method" field was cleared in this mutation.
+func (m *SysJobMutation) HTTPMethodCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldHTTPMethod]
+	return ok
+}
+
+// ResetHTTPMethod resets all changes to the "http_method" field.
+func (m *SysJobMutation) ResetHTTPMethod() {
+	m.http_method = nil
+	delete(m.clearedFields, sysjob.FieldHTTPMethod)
+}
+
+// SetHTTPBody sets the "http_body" field.
+func (m *SysJobMutation) SetHTTPBody(s string) {
+	m.http_body = &s
+}
+
+// HTTPBody returns the value of the "http_body" field in the mutation.
+func (m *SysJobMutation) HTTPBody() (r string, exists bool) {
+	v := m.http_body
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHTTPBody returns the old "http_body" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldHTTPBody(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHTTPBody is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHTTPBody requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHTTPBody: %w", err)
+	}
+	return oldValue.HTTPBody, nil
+}
+
+// ClearHTTPBody clears the value of the "http_body" field.
+func (m *SysJobMutation) ClearHTTPBody() {
+	m.http_body = nil
+	m.clearedFields[sysjob.FieldHTTPBody] = struct{}{}
+}
+
+// HTTPBodyCleared returns if the "http_body" field was cleared in this mutation.
+func (m *SysJobMutation) HTTPBodyCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldHTTPBody]
+	return ok
+}
+
+// ResetHTTPBody resets all changes to the "http_body" field.
+func (m *SysJobMutation) ResetHTTPBody() {
+	m.http_body = nil
+	delete(m.clearedFields, sysjob.FieldHTTPBody)
+}
+
+// SetHTTPHeaders sets the "http_headers" field.
+func (m *SysJobMutation) SetHTTPHeaders(s string) {
+	m.http_headers = &s
+}
+
+// HTTPHeaders returns the value of the "http_headers" field in the mutation.
+func (m *SysJobMutation) HTTPHeaders() (r string, exists bool) {
+	v := m.http_headers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHTTPHeaders returns the old "http_headers" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldHTTPHeaders(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHTTPHeaders is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHTTPHeaders requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHTTPHeaders: %w", err)
+	}
+	return oldValue.HTTPHeaders, nil
+}
+
+// ClearHTTPHeaders clears the value of the "http_headers" field.
+func (m *SysJobMutation) ClearHTTPHeaders() {
+	m.http_headers = nil
+	m.clearedFields[sysjob.FieldHTTPHeaders] = struct{}{}
+}
+
+// HTTPHeadersCleared returns if the "http_headers" field was cleared in this mutation.
+func (m *SysJobMutation) HTTPHeadersCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldHTTPHeaders]
+	return ok
+}
+
+// ResetHTTPHeaders resets all changes to the "http_headers" field.
+func (m *SysJobMutation) ResetHTTPHeaders() {
+	m.http_headers = nil
+	delete(m.clearedFields, sysjob.FieldHTTPHeaders)
+}
+
+// SetSQL sets the "sql" field.
+func (m *SysJobMutation) SetSQL(s string) {
+	m.sql = &s
+}
+
+// SQL returns the value of the "sql" field in the mutation.
+func (m *SysJobMutation) SQL() (r string, exists bool) {
+	v := m.sql
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSQL returns the old "sql" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldSQL(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSQL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSQL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSQL: %w", err)
+	}
+	return oldValue.SQL, nil
+}
+
+// ClearSQL clears the value of the "sql" field.
+func (m *SysJobMutation) ClearSQL() {
+	m.sql = nil
+	m.clearedFields[sysjob.FieldSQL] = struct{}{}
+}
+
+// SQLCleared returns if the "sql" field was cleared in this mutation.
+func (m *SysJobMutation) SQLCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldSQL]
+	return ok
+}
+
+// ResetSQL resets all changes to the "sql" field.
+func (m *SysJobMutation) ResetSQL() {
+	m.sql = nil
+	delete(m.clearedFields, sysjob.FieldSQL)
+}
+
+// SetTriggerKind sets the "trigger_kind" field.
+func (m *SysJobMutation) SetTriggerKind(i int) {
+	m.trigger_kind = &i
+	m.addtrigger_kind = nil
+}
+
+// TriggerKind returns the value of the "trigger_kind" field in the mutation.
+func (m *SysJobMutation) TriggerKind() (r int, exists bool) {
+	v := m.trigger_kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTriggerKind returns the old "trigger_kind" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldTriggerKind(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTriggerKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTriggerKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTriggerKind: %w", err)
+	}
+	return oldValue.TriggerKind, nil
+}
+
+// AddTriggerKind adds i to the "trigger_kind" field.
+func (m *SysJobMutation) AddTriggerKind(i int) {
+	if m.addtrigger_kind != nil {
+		*m.addtrigger_kind += i
+	} else {
+		m.addtrigger_kind = &i
+	}
+}
+
+// AddedTriggerKind returns the value that was added to the "trigger_kind" field in this mutation.
+func (m *SysJobMutation) AddedTriggerKind() (r int, exists bool) {
+	v := m.addtrigger_kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTriggerKind resets all changes to the "trigger_kind" field.
+func (m *SysJobMutation) ResetTriggerKind() {
+	m.trigger_kind = nil
+	m.addtrigger_kind = nil
+}
+
+// SetCronExpression sets the "cron_expression" field.
+func (m *SysJobMutation) SetCronExpression(s string) {
+	m.cron_expression = &s
+}
+
+// CronExpression returns the value of the "cron_expression" field in the mutation.
+func (m *SysJobMutation) CronExpression() (r string, exists bool) {
+	v := m.cron_expression
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCronExpression returns the old "cron_expression" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldCronExpression(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCronExpression is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCronExpression requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCronExpression: %w", err)
+	}
+	return oldValue.CronExpression, nil
+}
+
+// ClearCronExpression clears the value of the "cron_expression" field.
+func (m *SysJobMutation) ClearCronExpression() {
+	m.cron_expression = nil
+	m.clearedFields[sysjob.FieldCronExpression] = struct{}{}
+}
+
+// CronExpressionCleared returns if the "cron_expression" field was cleared in this mutation.
+func (m *SysJobMutation) CronExpressionCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldCronExpression]
+	return ok
+}
+
+// ResetCronExpression resets all changes to the "cron_expression" field.
+func (m *SysJobMutation) ResetCronExpression() {
+	m.cron_expression = nil
+	delete(m.clearedFields, sysjob.FieldCronExpression)
+}
+
+// SetIntervalSeconds sets the "interval_seconds" field.
+func (m *SysJobMutation) SetIntervalSeconds(i int) {
+	m.interval_seconds = &i
+	m.addinterval_seconds = nil
+}
+
+// IntervalSeconds returns the value of the "interval_seconds" field in the mutation.
+func (m *SysJobMutation) IntervalSeconds() (r int, exists bool) {
+	v := m.interval_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIntervalSeconds returns the old "interval_seconds" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldIntervalSeconds(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIntervalSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIntervalSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIntervalSeconds: %w", err)
+	}
+	return oldValue.IntervalSeconds, nil
+}
+
+// AddIntervalSeconds adds i to the "interval_seconds" field.
+func (m *SysJobMutation) AddIntervalSeconds(i int) {
+	if m.addinterval_seconds != nil {
+		*m.addinterval_seconds += i
+	} else {
+		m.addinterval_seconds = &i
+	}
+}
+
+// AddedIntervalSeconds returns the value that was added to the "interval_seconds" field in this mutation.
+func (m *SysJobMutation) AddedIntervalSeconds() (r int, exists bool) {
+	v := m.addinterval_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearIntervalSeconds clears the value of the "interval_seconds" field.
+func (m *SysJobMutation) ClearIntervalSeconds() {
+	m.interval_seconds = nil
+	m.addinterval_seconds = nil
+	m.clearedFields[sysjob.FieldIntervalSeconds] = struct{}{}
+}
+
+// IntervalSecondsCleared returns if the "interval_seconds" field was cleared in this mutation.
+func (m *SysJobMutation) IntervalSecondsCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldIntervalSeconds]
+	return ok
+}
+
+// ResetIntervalSeconds resets all changes to the "interval_seconds" field.
+func (m *SysJobMutation) ResetIntervalSeconds() {
+	m.interval_seconds = nil
+	m.addinterval_seconds = nil
+	delete(m.clearedFields, sysjob.FieldIntervalSeconds)
+}
+
+// SetRunAt sets the "run_at" field.
+func (m *SysJobMutation) SetRunAt(t time.Time) {
+	m.run_at = &t
+}
+
+// RunAt returns the value of the "run_at" field in the mutation.
+func (m *SysJobMutation) RunAt() (r time.Time, exists bool) {
+	v := m.run_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRunAt returns the old "run_at" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldRunAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRunAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRunAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRunAt: %w", err)
+	}
+	return oldValue.RunAt, nil
+}
+
+// ClearRunAt clears the value of the "run_at" field.
+func (m *SysJobMutation) ClearRunAt() {
+	m.run_at = nil
+	m.clearedFields[sysjob.FieldRunAt] = struct{}{}
+}
+
+// RunAtCleared returns if the "run_at" field was cleared in this mutation.
+func (m *SysJobMutation) RunAtCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldRunAt]
+	return ok
+}
+
+// ResetRunAt resets all changes to the "run_at" field.
+func (m *SysJobMutation) ResetRunAt() {
+	m.run_at = nil
+	delete(m.clearedFields, sysjob.FieldRunAt)
+}
+
+// SetTimeZone sets the "time_zone" field.
+func (m *SysJobMutation) SetTimeZone(s string) {
+	m.time_zone = &s
+}
+
+// TimeZone returns the value of the "time_zone" field in the mutation.
+func (m *SysJobMutation) TimeZone() (r string, exists bool) {
+	v := m.time_zone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimeZone returns the old "time_zone" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldTimeZone(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimeZone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimeZone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimeZone: %w", err)
+	}
+	return oldValue.TimeZone, nil
+}
+
+// ClearTimeZone clears the value of the "time_zone" field.
+func (m *SysJobMutation) ClearTimeZone() {
+	m.time_zone = nil
+	m.clearedFields[sysjob.FieldTimeZone] = struct{}{}
+}
+
+// TimeZoneCleared returns if the "time_zone" field was cleared in this mutation.
+func (m *SysJobMutation) TimeZoneCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldTimeZone]
+	return ok
+}
+
+// ResetTimeZone resets all changes to the "time_zone" field.
+func (m *SysJobMutation) ResetTimeZone() {
+	m.time_zone = nil
+	delete(m.clearedFields, sysjob.FieldTimeZone)
+}
+
+// SetMisfireStrategy sets the "misfire_strategy" field.
+func (m *SysJobMutation) SetMisfireStrategy(i int) {
+	m.misfire_strategy = &i
+	m.addmisfire_strategy = nil
+}
+
+// MisfireStrategy returns the value of the "misfire_strategy" field in the mutation.
+func (m *SysJobMutation) MisfireStrategy() (r int, exists bool) {
+	v := m.misfire_strategy
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMisfireStrategy returns the old "misfire_strategy" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldMisfireStrategy(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMisfireStrategy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMisfireStrategy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMisfireStrategy: %w", err)
+	}
+	return oldValue.MisfireStrategy, nil
+}
+
+// AddMisfireStrategy adds i to the "misfire_strategy" field.
+func (m *SysJobMutation) AddMisfireStrategy(i int) {
+	if m.addmisfire_strategy != nil {
+		*m.addmisfire_strategy += i
+	} else {
+		m.addmisfire_strategy = &i
+	}
+}
+
+// AddedMisfireStrategy returns the value that was added to the "misfire_strategy" field in this mutation.
+func (m *SysJobMutation) AddedMisfireStrategy() (r int, exists bool) {
+	v := m.addmisfire_strategy
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMisfireStrategy resets all changes to the "misfire_strategy" field.
+func (m *SysJobMutation) ResetMisfireStrategy() {
+	m.misfire_strategy = nil
+	m.addmisfire_strategy = nil
+}
+
+// SetConcurrencyMode sets the "concurrency_mode" field.
+func (m *SysJobMutation) SetConcurrencyMode(i int) {
+	m.concurrency_mode = &i
+	m.addconcurrency_mode = nil
+}
+
+// ConcurrencyMode returns the value of the "concurrency_mode" field in the mutation.
+func (m *SysJobMutation) ConcurrencyMode() (r int, exists bool) {
+	v := m.concurrency_mode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConcurrencyMode returns the old "concurrency_mode" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldConcurrencyMode(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConcurrencyMode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConcurrencyMode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConcurrencyMode: %w", err)
+	}
+	return oldValue.ConcurrencyMode, nil
+}
+
+// AddConcurrencyMode adds i to the "concurrency_mode" field.
+func (m *SysJobMutation) AddConcurrencyMode(i int) {
+	if m.addconcurrency_mode != nil {
+		*m.addconcurrency_mode += i
+	} else {
+		m.addconcurrency_mode = &i
+	}
+}
+
+// AddedConcurrencyMode returns the value that was added to the "concurrency_mode" field in this mutation.
+func (m *SysJobMutation) AddedConcurrencyMode() (r int, exists bool) {
+	v := m.addconcurrency_mode
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetConcurrencyMode resets all changes to the "concurrency_mode" field.
+func (m *SysJobMutation) ResetConcurrencyMode() {
+	m.concurrency_mode = nil
+	m.addconcurrency_mode = nil
+}
+
+// SetTimeoutSeconds sets the "timeout_seconds" field.
+func (m *SysJobMutation) SetTimeoutSeconds(i int) {
+	m.timeout_seconds = &i
+	m.addtimeout_seconds = nil
+}
+
+// TimeoutSeconds returns the value of the "timeout_seconds" field in the mutation.
+func (m *SysJobMutation) TimeoutSeconds() (r int, exists bool) {
+	v := m.timeout_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimeoutSeconds returns the old "timeout_seconds" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldTimeoutSeconds(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimeoutSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimeoutSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimeoutSeconds: %w", err)
+	}
+	return oldValue.TimeoutSeconds, nil
+}
+
+// AddTimeoutSeconds adds i to the "timeout_seconds" field.
+func (m *SysJobMutation) AddTimeoutSeconds(i int) {
+	if m.addtimeout_seconds != nil {
+		*m.addtimeout_seconds += i
+	} else {
+		m.addtimeout_seconds = &i
+	}
+}
+
+// AddedTimeoutSeconds returns the value that was added to the "timeout_seconds" field in this mutation.
+func (m *SysJobMutation) AddedTimeoutSeconds() (r int, exists bool) {
+	v := m.addtimeout_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTimeoutSeconds resets all changes to the "timeout_seconds" field.
+func (m *SysJobMutation) ResetTimeoutSeconds() {
+	m.timeout_seconds = nil
+	m.addtimeout_seconds = nil
+}
+
+// SetRetryCount sets the "retry_count" field.
+func (m *SysJobMutation) SetRetryCount(i int) {
+	m.retry_count = &i
+	m.addretry_count = nil
+}
+
+// RetryCount returns the value of the "retry_count" field in the mutation.
+func (m *SysJobMutation) RetryCount() (r int, exists bool) {
+	v := m.retry_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRetryCount returns the old "retry_count" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldRetryCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRetryCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRetryCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRetryCount: %w", err)
+	}
+	return oldValue.RetryCount, nil
+}
+
+// AddRetryCount adds i to the "retry_count" field.
+func (m *SysJobMutation) AddRetryCount(i int) {
+	if m.addretry_count != nil {
+		*m.addretry_count += i
+	} else {
+		m.addretry_count = &i
+	}
+}
+
+// AddedRetryCount returns the value that was added to the "retry_count" field in this mutation.
+func (m *SysJobMutation) AddedRetryCount() (r int, exists bool) {
+	v := m.addretry_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRetryCount resets all changes to the "retry_count" field.
+func (m *SysJobMutation) ResetRetryCount() {
+	m.retry_count = nil
+	m.addretry_count = nil
+}
+
+// SetRetryIntervalSeconds sets the "retry_interval_seconds" field.
+func (m *SysJobMutation) SetRetryIntervalSeconds(i int) {
+	m.retry_interval_seconds = &i
+	m.addretry_interval_seconds = nil
+}
+
+// RetryIntervalSeconds returns the value of the "retry_interval_seconds" field in the mutation.
+func (m *SysJobMutation) RetryIntervalSeconds() (r int, exists bool) {
+	v := m.retry_interval_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRetryIntervalSeconds returns the old "retry_interval_seconds" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldRetryIntervalSeconds(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRetryIntervalSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRetryIntervalSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRetryIntervalSeconds: %w", err)
+	}
+	return oldValue.RetryIntervalSeconds, nil
+}
+
+// AddRetryIntervalSeconds adds i to the "retry_interval_seconds" field.
+func (m *SysJobMutation) AddRetryIntervalSeconds(i int) {
+	if m.addretry_interval_seconds != nil {
+		*m.addretry_interval_seconds += i
+	} else {
+		m.addretry_interval_seconds = &i
+	}
+}
+
+// AddedRetryIntervalSeconds returns the value that was added to the "retry_interval_seconds" field in this mutation.
+func (m *SysJobMutation) AddedRetryIntervalSeconds() (r int, exists bool) {
+	v := m.addretry_interval_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRetryIntervalSeconds resets all changes to the "retry_interval_seconds" field.
+func (m *SysJobMutation) ResetRetryIntervalSeconds() {
+	m.retry_interval_seconds = nil
+	m.addretry_interval_seconds = nil
+}
+
+// SetFailAlertThreshold sets the "fail_alert_threshold" field.
+func (m *SysJobMutation) SetFailAlertThreshold(i int) {
+	m.fail_alert_threshold = &i
+	m.addfail_alert_threshold = nil
+}
+
+// FailAlertThreshold returns the value of the "fail_alert_threshold" field in the mutation.
+func (m *SysJobMutation) FailAlertThreshold() (r int, exists bool) {
+	v := m.fail_alert_threshold
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFailAlertThreshold returns the old "fail_alert_threshold" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldFailAlertThreshold(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFailAlertThreshold is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFailAlertThreshold requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFailAlertThreshold: %w", err)
+	}
+	return oldValue.FailAlertThreshold, nil
+}
+
+// AddFailAlertThreshold adds i to the "fail_alert_threshold" field.
+func (m *SysJobMutation) AddFailAlertThreshold(i int) {
+	if m.addfail_alert_threshold != nil {
+		*m.addfail_alert_threshold += i
+	} else {
+		m.addfail_alert_threshold = &i
+	}
+}
+
+// AddedFailAlertThreshold returns the value that was added to the "fail_alert_threshold" field in this mutation.
+func (m *SysJobMutation) AddedFailAlertThreshold() (r int, exists bool) {
+	v := m.addfail_alert_threshold
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetFailAlertThreshold resets all changes to the "fail_alert_threshold" field.
+func (m *SysJobMutation) ResetFailAlertThreshold() {
+	m.fail_alert_threshold = nil
+	m.addfail_alert_threshold = nil
+}
+
+// SetAlertByNotice sets the "alert_by_notice" field.
+func (m *SysJobMutation) SetAlertByNotice(b bool) {
+	m.alert_by_notice = &b
+}
+
+// AlertByNotice returns the value of the "alert_by_notice" field in the mutation.
+func (m *SysJobMutation) AlertByNotice() (r bool, exists bool) {
+	v := m.alert_by_notice
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAlertByNotice returns the old "alert_by_notice" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldAlertByNotice(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAlertByNotice is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAlertByNotice requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAlertByNotice: %w", err)
+	}
+	return oldValue.AlertByNotice, nil
+}
+
+// ResetAlertByNotice resets all changes to the "alert_by_notice" field.
+func (m *SysJobMutation) ResetAlertByNotice() {
+	m.alert_by_notice = nil
+}
+
+// SetRemark sets the "remark" field.
+func (m *SysJobMutation) SetRemark(s string) {
+	m.remark = &s
+}
+
+// Remark returns the value of the "remark" field in the mutation.
+func (m *SysJobMutation) Remark() (r string, exists bool) {
+	v := m.remark
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRemark returns the old "remark" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldRemark(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRemark is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRemark requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRemark: %w", err)
+	}
+	return oldValue.Remark, nil
+}
+
+// ClearRemark clears the value of the "remark" field.
+func (m *SysJobMutation) ClearRemark() {
+	m.remark = nil
+	m.clearedFields[sysjob.FieldRemark] = struct{}{}
+}
+
+// RemarkCleared returns if the "remark" field was cleared in this mutation.
+func (m *SysJobMutation) RemarkCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldRemark]
+	return ok
+}
+
+// ResetRemark resets all changes to the "remark" field.
+func (m *SysJobMutation) ResetRemark() {
+	m.remark = nil
+	delete(m.clearedFields, sysjob.FieldRemark)
+}
+
+// SetStartTime sets the "start_time" field.
+func (m *SysJobMutation) SetStartTime(t time.Time) {
+	m.start_time = &t
+}
+
+// StartTime returns the value of the "start_time" field in the mutation.
+func (m *SysJobMutation) StartTime() (r time.Time, exists bool) {
+	v := m.start_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartTime returns the old "start_time" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldStartTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartTime: %w", err)
+	}
+	return oldValue.StartTime, nil
+}
+
+// ClearStartTime clears the value of the "start_time" field.
+func (m *SysJobMutation) ClearStartTime() {
+	m.start_time = nil
+	m.clearedFields[sysjob.FieldStartTime] = struct{}{}
+}
+
+// StartTimeCleared returns if the "start_time" field was cleared in this mutation.
+func (m *SysJobMutation) StartTimeCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldStartTime]
+	return ok
+}
+
+// ResetStartTime resets all changes to the "start_time" field.
+func (m *SysJobMutation) ResetStartTime() {
+	m.start_time = nil
+	delete(m.clearedFields, sysjob.FieldStartTime)
+}
+
+// SetEndTime sets the "end_time" field.
+func (m *SysJobMutation) SetEndTime(t time.Time) {
+	m.end_time = &t
+}
+
+// EndTime returns the value of the "end_time" field in the mutation.
+func (m *SysJobMutation) EndTime() (r time.Time, exists bool) {
+	v := m.end_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndTime returns the old "end_time" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldEndTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndTime: %w", err)
+	}
+	return oldValue.EndTime, nil
+}
+
+// ClearEndTime clears the value of the "end_time" field.
+func (m *SysJobMutation) ClearEndTime() {
+	m.end_time = nil
+	m.clearedFields[sysjob.FieldEndTime] = struct{}{}
+}
+
+// EndTimeCleared returns if the "end_time" field was cleared in this mutation.
+func (m *SysJobMutation) EndTimeCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldEndTime]
+	return ok
+}
+
+// ResetEndTime resets all changes to the "end_time" field.
+func (m *SysJobMutation) ResetEndTime() {
+	m.end_time = nil
+	delete(m.clearedFields, sysjob.FieldEndTime)
+}
+
+// SetStatus sets the "status" field.
+func (m *SysJobMutation) SetStatus(i int) {
+	m.status = &i
+	m.addstatus = nil
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *SysJobMutation) Status() (r int, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldStatus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// AddStatus adds i to the "status" field.
+func (m *SysJobMutation) AddStatus(i int) {
+	if m.addstatus != nil {
+		*m.addstatus += i
+	} else {
+		m.addstatus = &i
+	}
+}
+
+// AddedStatus returns the value that was added to the "status" field in this mutation.
+func (m *SysJobMutation) AddedStatus() (r int, exists bool) {
+	v := m.addstatus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *SysJobMutation) ResetStatus() {
+	m.status = nil
+	m.addstatus = nil
+}
+
+// SetIsSystem sets the "is_system" field.
+func (m *SysJobMutation) SetIsSystem(b bool) {
+	m.is_system = &b
+}
+
+// IsSystem returns the value of the "is_system" field in the mutation.
+func (m *SysJobMutation) IsSystem() (r bool, exists bool) {
+	v := m.is_system
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIsSystem returns the old "is_system" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldIsSystem(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIsSystem is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIsSystem requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIsSystem: %w", err)
+	}
+	return oldValue.IsSystem, nil
+}
+
+// ResetIsSystem resets all changes to the "is_system" field.
+func (m *SysJobMutation) ResetIsSystem() {
+	m.is_system = nil
+}
+
+// SetScheduleAnchor sets the "schedule_anchor" field.
+func (m *SysJobMutation) SetScheduleAnchor(t time.Time) {
+	m.schedule_anchor = &t
+}
+
+// ScheduleAnchor returns the value of the "schedule_anchor" field in the mutation.
+func (m *SysJobMutation) ScheduleAnchor() (r time.Time, exists bool) {
+	v := m.schedule_anchor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScheduleAnchor returns the old "schedule_anchor" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldScheduleAnchor(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScheduleAnchor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScheduleAnchor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScheduleAnchor: %w", err)
+	}
+	return oldValue.ScheduleAnchor, nil
+}
+
+// ResetScheduleAnchor resets all changes to the "schedule_anchor" field.
+func (m *SysJobMutation) ResetScheduleAnchor() {
+	m.schedule_anchor = nil
+}
+
+// SetNextFireTime sets the "next_fire_time" field.
+func (m *SysJobMutation) SetNextFireTime(t time.Time) {
+	m.next_fire_time = &t
+}
+
+// NextFireTime returns the value of the "next_fire_time" field in the mutation.
+func (m *SysJobMutation) NextFireTime() (r time.Time, exists bool) {
+	v := m.next_fire_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextFireTime returns the old "next_fire_time" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldNextFireTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextFireTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextFireTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextFireTime: %w", err)
+	}
+	return oldValue.NextFireTime, nil
+}
+
+// ClearNextFireTime clears the value of the "next_fire_time" field.
+func (m *SysJobMutation) ClearNextFireTime() {
+	m.next_fire_time = nil
+	m.clearedFields[sysjob.FieldNextFireTime] = struct{}{}
+}
+
+// NextFireTimeCleared returns if the "next_fire_time" field was cleared in this mutation.
+func (m *SysJobMutation) NextFireTimeCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldNextFireTime]
+	return ok
+}
+
+// ResetNextFireTime resets all changes to the "next_fire_time" field.
+func (m *SysJobMutation) ResetNextFireTime() {
+	m.next_fire_time = nil
+	delete(m.clearedFields, sysjob.FieldNextFireTime)
+}
+
+// SetLastFireTime sets the "last_fire_time" field.
+func (m *SysJobMutation) SetLastFireTime(t time.Time) {
+	m.last_fire_time = &t
+}
+
+// LastFireTime returns the value of the "last_fire_time" field in the mutation.
+func (m *SysJobMutation) LastFireTime() (r time.Time, exists bool) {
+	v := m.last_fire_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastFireTime returns the old "last_fire_time" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldLastFireTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastFireTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastFireTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastFireTime: %w", err)
+	}
+	return oldValue.LastFireTime, nil
+}
+
+// ClearLastFireTime clears the value of the "last_fire_time" field.
+func (m *SysJobMutation) ClearLastFireTime() {
+	m.last_fire_time = nil
+	m.clearedFields[sysjob.FieldLastFireTime] = struct{}{}
+}
+
+// LastFireTimeCleared returns if the "last_fire_time" field was cleared in this mutation.
+func (m *SysJobMutation) LastFireTimeCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldLastFireTime]
+	return ok
+}
+
+// ResetLastFireTime resets all changes to the "last_fire_time" field.
+func (m *SysJobMutation) ResetLastFireTime() {
+	m.last_fire_time = nil
+	delete(m.clearedFields, sysjob.FieldLastFireTime)
+}
+
+// SetLastRunStatus sets the "last_run_status" field.
+func (m *SysJobMutation) SetLastRunStatus(i int) {
+	m.last_run_status = &i
+	m.addlast_run_status = nil
+}
+
+// LastRunStatus returns the value of the "last_run_status" field in the mutation.
+func (m *SysJobMutation) LastRunStatus() (r int, exists bool) {
+	v := m.last_run_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastRunStatus returns the old "last_run_status" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldLastRunStatus(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastRunStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastRunStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastRunStatus: %w", err)
+	}
+	return oldValue.LastRunStatus, nil
+}
+
+// AddLastRunStatus adds i to the "last_run_status" field.
+func (m *SysJobMutation) AddLastRunStatus(i int) {
+	if m.addlast_run_status != nil {
+		*m.addlast_run_status += i
+	} else {
+		m.addlast_run_status = &i
+	}
+}
+
+// AddedLastRunStatus returns the value that was added to the "last_run_status" field in this mutation.
+func (m *SysJobMutation) AddedLastRunStatus() (r int, exists bool) {
+	v := m.addlast_run_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearLastRunStatus clears the value of the "last_run_status" field.
+func (m *SysJobMutation) ClearLastRunStatus() {
+	m.last_run_status = nil
+	m.addlast_run_status = nil
+	m.clearedFields[sysjob.FieldLastRunStatus] = struct{}{}
+}
+
+// LastRunStatusCleared returns if the "last_run_status" field was cleared in this mutation.
+func (m *SysJobMutation) LastRunStatusCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldLastRunStatus]
+	return ok
+}
+
+// ResetLastRunStatus resets all changes to the "last_run_status" field.
+func (m *SysJobMutation) ResetLastRunStatus() {
+	m.last_run_status = nil
+	m.addlast_run_status = nil
+	delete(m.clearedFields, sysjob.FieldLastRunStatus)
+}
+
+// SetConsecutiveFailures sets the "consecutive_failures" field.
+func (m *SysJobMutation) SetConsecutiveFailures(i int) {
+	m.consecutive_failures = &i
+	m.addconsecutive_failures = nil
+}
+
+// ConsecutiveFailures returns the value of the "consecutive_failures" field in the mutation.
+func (m *SysJobMutation) ConsecutiveFailures() (r int, exists bool) {
+	v := m.consecutive_failures
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConsecutiveFailures returns the old "consecutive_failures" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldConsecutiveFailures(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConsecutiveFailures is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConsecutiveFailures requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConsecutiveFailures: %w", err)
+	}
+	return oldValue.ConsecutiveFailures, nil
+}
+
+// AddConsecutiveFailures adds i to the "consecutive_failures" field.
+func (m *SysJobMutation) AddConsecutiveFailures(i int) {
+	if m.addconsecutive_failures != nil {
+		*m.addconsecutive_failures += i
+	} else {
+		m.addconsecutive_failures = &i
+	}
+}
+
+// AddedConsecutiveFailures returns the value that was added to the "consecutive_failures" field in this mutation.
+func (m *SysJobMutation) AddedConsecutiveFailures() (r int, exists bool) {
+	v := m.addconsecutive_failures
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetConsecutiveFailures resets all changes to the "consecutive_failures" field.
+func (m *SysJobMutation) ResetConsecutiveFailures() {
+	m.consecutive_failures = nil
+	m.addconsecutive_failures = nil
+}
+
+// Where appends a list predicates to the SysJobMutation builder.
+func (m *SysJobMutation) Where(ps ...predicate.SysJob) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysJobMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysJobMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysJob, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysJobMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysJobMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysJob).
+func (m *SysJobMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysJobMutation) Fields() []string {
+	fields := make([]string, 0, 38)
+	if m.create_time != nil {
+		fields = append(fields, sysjob.FieldCreateTime)
+	}
+	if m.create_user_id != nil {
+		fields = append(fields, sysjob.FieldCreateUserID)
+	}
+	if m.update_time != nil {
+		fields = append(fields, sysjob.FieldUpdateTime)
+	}
+	if m.update_user_id != nil {
+		fields = append(fields, sysjob.FieldUpdateUserID)
+	}
+	if m.is_delete != nil {
+		fields = append(fields, sysjob.FieldIsDelete)
+	}
+	if m.delete_key != nil {
+		fields = append(fields, sysjob.FieldDeleteKey)
+	}
+	if m.code != nil {
+		fields = append(fields, sysjob.FieldCode)
+	}
+	if m.name != nil {
+		fields = append(fields, sysjob.FieldName)
+	}
+	if m.handler_kind != nil {
+		fields = append(fields, sysjob.FieldHandlerKind)
+	}
+	if m.handler_name != nil {
+		fields = append(fields, sysjob.FieldHandlerName)
+	}
+	if m.handler_param != nil {
+		fields = append(fields, sysjob.FieldHandlerParam)
+	}
+	if m.http_url != nil {
+		fields = append(fields, sysjob.FieldHTTPURL)
+	}
+	if m.http_method != nil {
+		fields = append(fields, sysjob.FieldHTTPMethod)
+	}
+	if m.http_body != nil {
+		fields = append(fields, sysjob.FieldHTTPBody)
+	}
+	if m.http_headers != nil {
+		fields = append(fields, sysjob.FieldHTTPHeaders)
+	}
+	if m.sql != nil {
+		fields = append(fields, sysjob.FieldSQL)
+	}
+	if m.trigger_kind != nil {
+		fields = append(fields, sysjob.FieldTriggerKind)
+	}
+	if m.cron_expression != nil {
+		fields = append(fields, sysjob.FieldCronExpression)
+	}
+	if m.interval_seconds != nil {
+		fields = append(fields, sysjob.FieldIntervalSeconds)
+	}
+	if m.run_at != nil {
+		fields = append(fields, sysjob.FieldRunAt)
+	}
+	if m.time_zone != nil {
+		fields = append(fields, sysjob.FieldTimeZone)
+	}
+	if m.misfire_strategy != nil {
+		fields = append(fields, sysjob.FieldMisfireStrategy)
+	}
+	if m.concurrency_mode != nil {
+		fields = append(fields, sysjob.FieldConcurrencyMode)
+	}
+	if m.timeout_seconds != nil {
+		fields = append(fields, sysjob.FieldTimeoutSeconds)
+	}
+	if m.retry_count != nil {
+		fields = append(fields, sysjob.FieldRetryCount)
+	}
+	if m.retry_interval_seconds != nil {
+		fields = append(fields, sysjob.FieldRetryIntervalSeconds)
+	}
+	if m.fail_alert_threshold != nil {
+		fields = append(fields, sysjob.FieldFailAlertThreshold)
+	}
+	if m.alert_by_notice != nil {
+		fields = append(fields, sysjob.FieldAlertByNotice)
+	}
+	if m.remark != nil {
+		fields = append(fields, sysjob.FieldRemark)
+	}
+	if m.start_time != nil {
+		fields = append(fields, sysjob.FieldStartTime)
+	}
+	if m.end_time != nil {
+		fields = append(fields, sysjob.FieldEndTime)
+	}
+	if m.status != nil {
+		fields = append(fields, sysjob.FieldStatus)
+	}
+	if m.is_system != nil {
+		fields = append(fields, sysjob.FieldIsSystem)
+	}
+	if m.schedule_anchor != nil {
+		fields = append(fields, sysjob.FieldScheduleAnchor)
+	}
+	if m.next_fire_time != nil {
+		fields = append(fields, sysjob.FieldNextFireTime)
+	}
+	if m.last_fire_time != nil {
+		fields = append(fields, sysjob.FieldLastFireTime)
+	}
+	if m.last_run_status != nil {
+		fields = append(fields, sysjob.FieldLastRunStatus)
+	}
+	if m.consecutive_failures != nil {
+		fields = append(fields, sysjob.FieldConsecutiveFailures)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysJobMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysjob.FieldCreateTime:
+		return m.CreateTime()
+	case sysjob.FieldCreateUserID:
+		return m.CreateUserID()
+	case sysjob.FieldUpdateTime:
+		return m.UpdateTime()
+	case sysjob.FieldUpdateUserID:
+		return m.UpdateUserID()
+	case sysjob.FieldIsDelete:
+		return m.IsDelete()
+	case sysjob.FieldDeleteKey:
+		return m.DeleteKey()
+	case sysjob.FieldCode:
+		return m.Code()
+	case sysjob.FieldName:
+		return m.Name()
+	case sysjob.FieldHandlerKind:
+		return m.HandlerKind()
+	case sysjob.FieldHandlerName:
+		return m.HandlerName()
+	case sysjob.FieldHandlerParam:
+		return m.HandlerParam()
+	case sysjob.FieldHTTPURL:
+		return m.HTTPURL()
+	case sysjob.FieldHTTPMethod:
+		return m.HTTPMethod()
+	case sysjob.FieldHTTPBody:
+		return m.HTTPBody()
+	case sysjob.FieldHTTPHeaders:
+		return m.HTTPHeaders()
+	case sysjob.FieldSQL:
+		return m.SQL()
+	case sysjob.FieldTriggerKind:
+		return m.TriggerKind()
+	case sysjob.FieldCronExpression:
+		return m.CronExpression()
+	case sysjob.FieldIntervalSeconds:
+		return m.IntervalSeconds()
+	case sysjob.FieldRunAt:
+		return m.RunAt()
+	case sysjob.FieldTimeZone:
+		return m.TimeZone()
+	case sysjob.FieldMisfireStrategy:
+		return m.MisfireStrategy()
+	case sysjob.FieldConcurrencyMode:
+		return m.ConcurrencyMode()
+	case sysjob.FieldTimeoutSeconds:
+		return m.TimeoutSeconds()
+	case sysjob.FieldRetryCount:
+		return m.RetryCount()
+	case sysjob.FieldRetryIntervalSeconds:
+		return m.RetryIntervalSeconds()
+	case sysjob.FieldFailAlertThreshold:
+		return m.FailAlertThreshold()
+	case sysjob.FieldAlertByNotice:
+		return m.AlertByNotice()
+	case sysjob.FieldRemark:
+		return m.Remark()
+	case sysjob.FieldStartTime:
+		return m.StartTime()
+	case sysjob.FieldEndTime:
+		return m.EndTime()
+	case sysjob.FieldStatus:
+		return m.Status()
+	case sysjob.FieldIsSystem:
+		return m.IsSystem()
+	case sysjob.FieldScheduleAnchor:
+		return m.ScheduleAnchor()
+	case sysjob.FieldNextFireTime:
+		return m.NextFireTime()
+	case sysjob.FieldLastFireTime:
+		return m.LastFireTime()
+	case sysjob.FieldLastRunStatus:
+		return m.LastRunStatus()
+	case sysjob.FieldConsecutiveFailures:
+		return m.ConsecutiveFailures()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysJobMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysjob.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysjob.FieldCreateUserID:
+		return m.OldCreateUserID(ctx)
+	case sysjob.FieldUpdateTime:
+		return m.OldUpdateTime(ctx)
+	case sysjob.FieldUpdateUserID:
+		return m.OldUpdateUserID(ctx)
+	case sysjob.FieldIsDelete:
+		return m.OldIsDelete(ctx)
+	case sysjob.FieldDeleteKey:
+		return m.OldDeleteKey(ctx)
+	case sysjob.FieldCode:
+		return m.OldCode(ctx)
+	case sysjob.FieldName:
+		return m.OldName(ctx)
+	case sysjob.FieldHandlerKind:
+		return m.OldHandlerKind(ctx)
+	case sysjob.FieldHandlerName:
+		return m.OldHandlerName(ctx)
+	case sysjob.FieldHandlerParam:
+		return m.OldHandlerParam(ctx)
+	case sysjob.FieldHTTPURL:
+		return m.OldHTTPURL(ctx)
+	case sysjob.FieldHTTPMethod:
+		return m.OldHTTPMethod(ctx)
+	case sysjob.FieldHTTPBody:
+		return m.OldHTTPBody(ctx)
+	case sysjob.FieldHTTPHeaders:
+		return m.OldHTTPHeaders(ctx)
+	case sysjob.FieldSQL:
+		return m.OldSQL(ctx)
+	case sysjob.FieldTriggerKind:
+		return m.OldTriggerKind(ctx)
+	case sysjob.FieldCronExpression:
+		return m.OldCronExpression(ctx)
+	case sysjob.FieldIntervalSeconds:
+		return m.OldIntervalSeconds(ctx)
+	case sysjob.FieldRunAt:
+		return m.OldRunAt(ctx)
+	case sysjob.FieldTimeZone:
+		return m.OldTimeZone(ctx)
+	case sysjob.FieldMisfireStrategy:
+		return m.OldMisfireStrategy(ctx)
+	case sysjob.FieldConcurrencyMode:
+		return m.OldConcurrencyMode(ctx)
+	case sysjob.FieldTimeoutSeconds:
+		return m.OldTimeoutSeconds(ctx)
+	case sysjob.FieldRetryCount:
+		return m.OldRetryCount(ctx)
+	case sysjob.FieldRetryIntervalSeconds:
+		return m.OldRetryIntervalSeconds(ctx)
+	case sysjob.FieldFailAlertThreshold:
+		return m.OldFailAlertThreshold(ctx)
+	case sysjob.FieldAlertByNotice:
+		return m.OldAlertByNotice(ctx)
+	case sysjob.FieldRemark:
+		return m.OldRemark(ctx)
+	case sysjob.FieldStartTime:
+		return m.OldStartTime(ctx)
+	case sysjob.FieldEndTime:
+		return m.OldEndTime(ctx)
+	case sysjob.FieldStatus:
+		return m.OldStatus(ctx)
+	case sysjob.FieldIsSystem:
+		return m.OldIsSystem(ctx)
+	case sysjob.FieldScheduleAnchor:
+		return m.OldScheduleAnchor(ctx)
+	case sysjob.FieldNextFireTime:
+		return m.OldNextFireTime(ctx)
+	case sysjob.FieldLastFireTime:
+		return m.OldLastFireTime(ctx)
+	case sysjob.FieldLastRunStatus:
+		return m.OldLastRunStatus(ctx)
+	case sysjob.FieldConsecutiveFailures:
+		return m.OldConsecutiveFailures(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysJob field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysJobMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysjob.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysjob.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateUserID(v)
+		return nil
+	case sysjob.FieldUpdateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateTime(v)
+		return nil
+	case sysjob.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateUserID(v)
+		return nil
+	case sysjob.FieldIsDelete:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIsDelete(v)
+		return nil
+	case sysjob.FieldDeleteKey:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeleteKey(v)
+		return nil
+	case sysjob.FieldCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCode(v)
+		return nil
+	case sysjob.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case sysjob.FieldHandlerKind:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHandlerKind(v)
+		return nil
+	case sysjob.FieldHandlerName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHandlerName(v)
+		return nil
+	case sysjob.FieldHandlerParam:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHandlerParam(v)
+		return nil
+	case sysjob.FieldHTTPURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHTTPURL(v)
+		return nil
+	case sysjob.FieldHTTPMethod:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHTTPMethod(v)
+		return nil
+	case sysjob.FieldHTTPBody:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHTTPBody(v)
+		return nil
+	case sysjob.FieldHTTPHeaders:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHTTPHeaders(v)
+		return nil
+	case sysjob.FieldSQL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSQL(v)
+		return nil
+	case sysjob.FieldTriggerKind:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTriggerKind(v)
+		return nil
+	case sysjob.FieldCronExpression:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCronExpression(v)
+		return nil
+	case sysjob.FieldIntervalSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIntervalSeconds(v)
+		return nil
+	case sysjob.FieldRunAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRunAt(v)
+		return nil
+	case sysjob.FieldTimeZone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimeZone(v)
+		return nil
+	case sysjob.FieldMisfireStrategy:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMisfireStrategy(v)
+		return nil
+	case sysjob.FieldConcurrencyMode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConcurrencyMode(v)
+		return nil
+	case sysjob.FieldTimeoutSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimeoutSeconds(v)
+		return nil
+	case sysjob.FieldRetryCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRetryCount(v)
+		return nil
+	case sysjob.FieldRetryIntervalSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRetryIntervalSeconds(v)
+		return nil
+	case sysjob.FieldFailAlertThreshold:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFailAlertThreshold(v)
+		return nil
+	case sysjob.FieldAlertByNotice:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAlertByNotice(v)
+		return nil
+	case sysjob.FieldRemark:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRemark(v)
+		return nil
+	case sysjob.FieldStartTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartTime(v)
+		return nil
+	case sysjob.FieldEndTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndTime(v)
+		return nil
+	case sysjob.FieldStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case sysjob.FieldIsSystem:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIsSystem(v)
+		return nil
+	case sysjob.FieldScheduleAnchor:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScheduleAnchor(v)
+		return nil
+	case sysjob.FieldNextFireTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextFireTime(v)
+		return nil
+	case sysjob.FieldLastFireTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastFireTime(v)
+		return nil
+	case sysjob.FieldLastRunStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastRunStatus(v)
+		return nil
+	case sysjob.FieldConsecutiveFailures:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConsecutiveFailures(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysJob field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysJobMutation) AddedFields() []string {
+	var fields []string
+	if m.addcreate_user_id != nil {
+		fields = append(fields, sysjob.FieldCreateUserID)
+	}
+	if m.addupdate_user_id != nil {
+		fields = append(fields, sysjob.FieldUpdateUserID)
+	}
+	if m.adddelete_key != nil {
+		fields = append(fields, sysjob.FieldDeleteKey)
+	}
+	if m.addhandler_kind != nil {
+		fields = append(fields, sysjob.FieldHandlerKind)
+	}
+	if m.addtrigger_kind != nil {
+		fields = append(fields, sysjob.FieldTriggerKind)
+	}
+	if m.addinterval_seconds != nil {
+		fields = append(fields, sysjob.FieldIntervalSeconds)
+	}
+	if m.addmisfire_strategy != nil {
+		fields = append(fields, sysjob.FieldMisfireStrategy)
+	}
+	if m.addconcurrency_mode != nil {
+		fields = append(fields, sysjob.FieldConcurrencyMode)
+	}
+	if m.addtimeout_seconds != nil {
+		fields = append(fields, sysjob.FieldTimeoutSeconds)
+	}
+	if m.addretry_count != nil {
+		fields = append(fields, sysjob.FieldRetryCount)
+	}
+	if m.addretry_interval_seconds != nil {
+		fields = append(fields, sysjob.FieldRetryIntervalSeconds)
+	}
+	if m.addfail_alert_threshold != nil {
+		fields = append(fields, sysjob.FieldFailAlertThreshold)
+	}
+	if m.addstatus != nil {
+		fields = append(fields, sysjob.FieldStatus)
+	}
+	if m.addlast_run_status != nil {
+		fields = append(fields, sysjob.FieldLastRunStatus)
+	}
+	if m.addconsecutive_failures != nil {
+		fields = append(fields, sysjob.FieldConsecutiveFailures)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysJobMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysjob.FieldCreateUserID:
+		return m.AddedCreateUserID()
+	case sysjob.FieldUpdateUserID:
+		return m.AddedUpdateUserID()
+	case sysjob.FieldDeleteKey:
+		return m.AddedDeleteKey()
+	case sysjob.FieldHandlerKind:
+		return m.AddedHandlerKind()
+	case sysjob.FieldTriggerKind:
+		return m.AddedTriggerKind()
+	case sysjob.FieldIntervalSeconds:
+		return m.AddedIntervalSeconds()
+	case sysjob.FieldMisfireStrategy:
+		return m.AddedMisfireStrategy()
+	case sysjob.FieldConcurrencyMode:
+		return m.AddedConcurrencyMode()
+	case sysjob.FieldTimeoutSeconds:
+		return m.AddedTimeoutSeconds()
+	case sysjob.FieldRetryCount:
+		return m.AddedRetryCount()
+	case sysjob.FieldRetryIntervalSeconds:
+		return m.AddedRetryIntervalSeconds()
+	case sysjob.FieldFailAlertThreshold:
+		return m.AddedFailAlertThreshold()
+	case sysjob.FieldStatus:
+		return m.AddedStatus()
+	case sysjob.FieldLastRunStatus:
+		return m.AddedLastRunStatus()
+	case sysjob.FieldConsecutiveFailures:
+		return m.AddedConsecutiveFailures()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysJobMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysjob.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreateUserID(v)
+		return nil
+	case sysjob.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUpdateUserID(v)
+		return nil
+	case sysjob.FieldDeleteKey:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDeleteKey(v)
+		return nil
+	case sysjob.FieldHandlerKind:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHandlerKind(v)
+		return nil
+	case sysjob.FieldTriggerKind:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTriggerKind(v)
+		return nil
+	case sysjob.FieldIntervalSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddIntervalSeconds(v)
+		return nil
+	case sysjob.FieldMisfireStrategy:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMisfireStrategy(v)
+		return nil
+	case sysjob.FieldConcurrencyMode:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddConcurrencyMode(v)
+		return nil
+	case sysjob.FieldTimeoutSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTimeoutSeconds(v)
+		return nil
+	case sysjob.FieldRetryCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRetryCount(v)
+		return nil
+	case sysjob.FieldRetryIntervalSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRetryIntervalSeconds(v)
+		return nil
+	case sysjob.FieldFailAlertThreshold:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddFailAlertThreshold(v)
+		return nil
+	case sysjob.FieldStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddStatus(v)
+		return nil
+	case sysjob.FieldLastRunStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLastRunStatus(v)
+		return nil
+	case sysjob.FieldConsecutiveFailures:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddConsecutiveFailures(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysJob numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysJobMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysjob.FieldCreateUserID) {
+		fields = append(fields, sysjob.FieldCreateUserID)
+	}
+	if m.FieldCleared(sysjob.FieldUpdateTime) {
+		fields = append(fields, sysjob.FieldUpdateTime)
+	}
+	if m.FieldCleared(sysjob.FieldUpdateUserID) {
+		fields = append(fields, sysjob.FieldUpdateUserID)
+	}
+	if m.FieldCleared(sysjob.FieldHandlerParam) {
+		fields = append(fields, sysjob.FieldHandlerParam)
+	}
+	if m.FieldCleared(sysjob.FieldHTTPURL) {
+		fields = append(fields, sysjob.FieldHTTPURL)
+	}
+	if m.FieldCleared(sysjob.FieldHTTPMethod) {
+		fields = append(fields, sysjob.FieldHTTPMethod)
+	}
+	if m.FieldCleared(sysjob.FieldHTTPBody) {
+		fields = append(fields, sysjob.FieldHTTPBody)
+	}
+	if m.FieldCleared(sysjob.FieldHTTPHeaders) {
+		fields = append(fields, sysjob.FieldHTTPHeaders)
+	}
+	if m.FieldCleared(sysjob.FieldSQL) {
+		fields = append(fields, sysjob.FieldSQL)
+	}
+	if m.FieldCleared(sysjob.FieldCronExpression) {
+		fields = append(fields, sysjob.FieldCronExpression)
+	}
+	if m.FieldCleared(sysjob.FieldIntervalSeconds) {
+		fields = append(fields, sysjob.FieldIntervalSeconds)
+	}
+	if m.FieldCleared(sysjob.FieldRunAt) {
+		fields = append(fields, sysjob.FieldRunAt)
+	}
+	if m.FieldCleared(sysjob.FieldTimeZone) {
+		fields = append(fields, sysjob.FieldTimeZone)
+	}
+	if m.FieldCleared(sysjob.FieldRemark) {
+		fields = append(fields, sysjob.FieldRemark)
+	}
+	if m.FieldCleared(sysjob.FieldStartTime) {
+		fields = append(fields, sysjob.FieldStartTime)
+	}
+	if m.FieldCleared(sysjob.FieldEndTime) {
+		fields = append(fields, sysjob.FieldEndTime)
+	}
+	if m.FieldCleared(sysjob.FieldNextFireTime) {
+		fields = append(fields, sysjob.FieldNextFireTime)
+	}
+	if m.FieldCleared(sysjob.FieldLastFireTime) {
+		fields = append(fields, sysjob.FieldLastFireTime)
+	}
+	if m.FieldCleared(sysjob.FieldLastRunStatus) {
+		fields = append(fields, sysjob.FieldLastRunStatus)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysJobMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysJobMutation) ClearField(name string) error {
+	switch name {
+	case sysjob.FieldCreateUserID:
+		m.ClearCreateUserID()
+		return nil
+	case sysjob.FieldUpdateTime:
+		m.ClearUpdateTime()
+		return nil
+	case sysjob.FieldUpdateUserID:
+		m.ClearUpdateUserID()
+		return nil
+	case sysjob.FieldHandlerParam:
+		m.ClearHandlerParam()
+		return nil
+	case sysjob.FieldHTTPURL:
+		m.ClearHTTPURL()
+		return nil
+	case sysjob.FieldHTTPMethod:
+		m.ClearHTTPMethod()
+		return nil
+	case sysjob.FieldHTTPBody:
+		m.ClearHTTPBody()
+		return nil
+	case sysjob.FieldHTTPHeaders:
+		m.ClearHTTPHeaders()
+		return nil
+	case sysjob.FieldSQL:
+		m.ClearSQL()
+		return nil
+	case sysjob.FieldCronExpression:
+		m.ClearCronExpression()
+		return nil
+	case sysjob.FieldIntervalSeconds:
+		m.ClearIntervalSeconds()
+		return nil
+	case sysjob.FieldRunAt:
+		m.ClearRunAt()
+		return nil
+	case sysjob.FieldTimeZone:
+		m.ClearTimeZone()
+		return nil
+	case sysjob.FieldRemark:
+		m.ClearRemark()
+		return nil
+	case sysjob.FieldStartTime:
+		m.ClearStartTime()
+		return nil
+	case sysjob.FieldEndTime:
+		m.ClearEndTime()
+		return nil
+	case sysjob.FieldNextFireTime:
+		m.ClearNextFireTime()
+		return nil
+	case sysjob.FieldLastFireTime:
+		m.ClearLastFireTime()
+		return nil
+	case sysjob.FieldLastRunStatus:
+		m.ClearLastRunStatus()
+		return nil
+	}
+	return fmt.Errorf("unknown SysJob nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysJobMutation) ResetField(name string) error {
+	switch name {
+	case sysjob.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysjob.FieldCreateUserID:
+		m.ResetCreateUserID()
+		return nil
+	case sysjob.FieldUpdateTime:
+		m.ResetUpdateTime()
+		return nil
+	case sysjob.FieldUpdateUserID:
+		m.ResetUpdateUserID()
+		return nil
+	case sysjob.FieldIsDelete:
+		m.ResetIsDelete()
+		return nil
+	case sysjob.FieldDeleteKey:
+		m.ResetDeleteKey()
+		return nil
+	case sysjob.FieldCode:
+		m.ResetCode()
+		return nil
+	case sysjob.FieldName:
+		m.ResetName()
+		return nil
+	case sysjob.FieldHandlerKind:
+		m.ResetHandlerKind()
+		return nil
+	case sysjob.FieldHandlerName:
+		m.ResetHandlerName()
+		return nil
+	case sysjob.FieldHandlerParam:
+		m.ResetHandlerParam()
+		return nil
+	case sysjob.FieldHTTPURL:
+		m.ResetHTTPURL()
+		return nil
+	case sysjob.FieldHTTPMethod:
+		m.ResetHTTPMethod()
+		return nil
+	case sysjob.FieldHTTPBody:
+		m.ResetHTTPBody()
+		return nil
+	case sysjob.FieldHTTPHeaders:
+		m.ResetHTTPHeaders()
+		return nil
+	case sysjob.FieldSQL:
+		m.ResetSQL()
+		return nil
+	case sysjob.FieldTriggerKind:
+		m.ResetTriggerKind()
+		return nil
+	case sysjob.FieldCronExpression:
+		m.ResetCronExpression()
+		return nil
+	case sysjob.FieldIntervalSeconds:
+		m.ResetIntervalSeconds()
+		return nil
+	case sysjob.FieldRunAt:
+		m.ResetRunAt()
+		return nil
+	case sysjob.FieldTimeZone:
+		m.ResetTimeZone()
+		return nil
+	case sysjob.FieldMisfireStrategy:
+		m.ResetMisfireStrategy()
+		return nil
+	case sysjob.FieldConcurrencyMode:
+		m.ResetConcurrencyMode()
+		return nil
+	case sysjob.FieldTimeoutSeconds:
+		m.ResetTimeoutSeconds()
+		return nil
+	case sysjob.FieldRetryCount:
+		m.ResetRetryCount()
+		return nil
+	case sysjob.FieldRetryIntervalSeconds:
+		m.ResetRetryIntervalSeconds()
+		return nil
+	case sysjob.FieldFailAlertThreshold:
+		m.ResetFailAlertThreshold()
+		return nil
+	case sysjob.FieldAlertByNotice:
+		m.ResetAlertByNotice()
+		return nil
+	case sysjob.FieldRemark:
+		m.ResetRemark()
+		return nil
+	case sysjob.FieldStartTime:
+		m.ResetStartTime()
+		return nil
+	case sysjob.FieldEndTime:
+		m.ResetEndTime()
+		return nil
+	case sysjob.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case sysjob.FieldIsSystem:
+		m.ResetIsSystem()
+		return nil
+	case sysjob.FieldScheduleAnchor:
+		m.ResetScheduleAnchor()
+		return nil
+	case sysjob.FieldNextFireTime:
+		m.ResetNextFireTime()
+		return nil
+	case sysjob.FieldLastFireTime:
+		m.ResetLastFireTime()
+		return nil
+	case sysjob.FieldLastRunStatus:
+		m.ResetLastRunStatus()
+		return nil
+	case sysjob.FieldConsecutiveFailures:
+		m.ResetConsecutiveFailures()
+		return nil
+	}
+	return fmt.Errorf("unknown SysJob field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysJobMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysJobMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysJobMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysJobMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysJobMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysJobMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysJobMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysJob unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysJobMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysJob edge %s", name)
+}
+
+// SysJobLogMutation represents an operation that mutates the SysJobLog nodes in the graph.
+type SysJobLogMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *int64
+	job_id           *int64
+	addjob_id        *int64
+	job_name         *string
+	fire_instance_id *string
+	fire_time        *time.Time
+	run_status       *int
+	addrun_status    *int
+	start_time       *time.Time
+	end_time         *time.Time
+	elapsed_ms       *int64
+	addelapsed_ms    *int64
+	output           *string
+	error_message    *string
+	instance         *string
+	triggered_by     *string
+	lease_until      *time.Time
+	kill_requested   *bool
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*SysJobLog, error)
+	predicates       []predicate.SysJobLog
+}
+
+var _ ent.Mutation = (*SysJobLogMutation)(nil)
+
+// sysjoblogOption allows management of the mutation configuration using functional options.
+type sysjoblogOption func(*SysJobLogMutation)
+
+// newSysJobLogMutation creates new mutation for the SysJobLog entity.
+func newSysJobLogMutation(c config, op Op, opts ...sysjoblogOption) *SysJobLogMutation {
+	m := &SysJobLogMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysJobLog,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysJobLogID sets the ID field of the mutation.
+func withSysJobLogID(id int64) sysjoblogOption {
+	return func(m *SysJobLogMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysJobLog
+		)
+		m.oldValue = func(ctx context.Context) (*SysJobLog, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysJobLog.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysJobLog sets the old SysJobLog of the mutation.
+func withSysJobLog(node *SysJobLog) sysjoblogOption {
+	return func(m *SysJobLogMutation) {
+		m.oldValue = func(context.Context) (*SysJobLog, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysJobLogMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysJobLogMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysJobLog entities.
+func (m *SysJobLogMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysJobLogMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysJobLogMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysJobLog.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetJobID sets the "job_id" field.
+func (m *SysJobLogMutation) SetJobID(i int64) {
+	m.job_id = &i
+	m.addjob_id = nil
+}
+
+// JobID returns the value of the "job_id" field in the mutation.
+func (m *SysJobLogMutation) JobID() (r int64, exists bool) {
+	v := m.job_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJobID returns the old "job_id" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldJobID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJobID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJobID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJobID: %w", err)
+	}
+	return oldValue.JobID, nil
+}
+
+// AddJobID adds i to the "job_id" field.
+func (m *SysJobLogMutation) AddJobID(i int64) {
+	if m.addjob_id != nil {
+		*m.addjob_id += i
+	} else {
+		m.addjob_id = &i
+	}
+}
+
+// AddedJobID returns the value that was added to the "job_id" field in this mutation.
+func (m *SysJobLogMutation) AddedJobID() (r int64, exists bool) {
+	v := m.addjob_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetJobID resets all changes to the "job_id" field.
+func (m *SysJobLogMutation) ResetJobID() {
+	m.job_id = nil
+	m.addjob_id = nil
+}
+
+// SetJobName sets the "job_name" field.
+func (m *SysJobLogMutation) SetJobName(s string) {
+	m.job_name = &s
+}
+
+// JobName returns the value of the "job_name" field in the mutation.
+func (m *SysJobLogMutation) JobName() (r string, exists bool) {
+	v := m.job_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJobName returns the old "job_name" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldJobName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJobName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJobName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJobName: %w", err)
+	}
+	return oldValue.JobName, nil
+}
+
+// ResetJobName resets all changes to the "job_name" field.
+func (m *SysJobLogMutation) ResetJobName() {
+	m.job_name = nil
+}
+
+// SetFireInstanceID sets the "fire_instance_id" field.
+func (m *SysJobLogMutation) SetFireInstanceID(s string) {
+	m.fire_instance_id = &s
+}
+
+// FireInstanceID returns the value of the "fire_instance_id" field in the mutation.
+func (m *SysJobLogMutation) FireInstanceID() (r string, exists bool) {
+	v := m.fire_instance_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFireInstanceID returns the old "fire_instance_id" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldFireInstanceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFireInstanceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFireInstanceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFireInstanceID: %w", err)
+	}
+	return oldValue.FireInstanceID, nil
+}
+
+// ResetFireInstanceID resets all changes to the "fire_instance_id" field.
+func (m *SysJobLogMutation) ResetFireInstanceID() {
+	m.fire_instance_id = nil
+}
+
+// SetFireTime sets the "fire_time" field.
+func (m *SysJobLogMutation) SetFireTime(t time.Time) {
+	m.fire_time = &t
+}
+
+// FireTime returns the value of the "fire_time" field in the mutation.
+func (m *SysJobLogMutation) FireTime() (r time.Time, exists bool) {
+	v := m.fire_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFireTime returns the old "fire_time" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldFireTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFireTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFireTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFireTime: %w", err)
+	}
+	return oldValue.FireTime, nil
+}
+
+// ResetFireTime resets all changes to the "fire_time" field.
+func (m *SysJobLogMutation) ResetFireTime() {
+	m.fire_time = nil
+}
+
+// SetRunStatus sets the "run_status" field.
+func (m *SysJobLogMutation) SetRunStatus(i int) {
+	m.run_status = &i
+	m.addrun_status = nil
+}
+
+// RunStatus returns the value of the "run_status" field in the mutation.
+func (m *SysJobLogMutation) RunStatus() (r int, exists bool) {
+	v := m.run_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRunStatus returns the old "run_status" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldRunStatus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRunStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRunStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRunStatus: %w", err)
+	}
+	return oldValue.RunStatus, nil
+}
+
+// AddRunStatus adds i to the "run_status" field.
+func (m *SysJobLogMutation) AddRunStatus(i int) {
+	if m.addrun_status != nil {
+		*m.addrun_status += i
+	} else {
+		m.addrun_status = &i
+	}
+}
+
+// AddedRunStatus returns the value that was added to the "run_status" field in this mutation.
+func (m *SysJobLogMutation) AddedRunStatus() (r int, exists bool) {
+	v := m.addrun_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRunStatus resets all changes to the "run_status" field.
+func (m *SysJobLogMutation) ResetRunStatus() {
+	m.run_status = nil
+	m.addrun_status = nil
+}
+
+// SetStartTime sets the "start_time" field.
+func (m *SysJobLogMutation) SetStartTime(t time.Time) {
+	m.start_time = &t
+}
+
+// StartTime returns the value of the "start_time" field in the mutation.
+func (m *SysJobLogMutation) StartTime() (r time.Time, exists bool) {
+	v := m.start_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartTime returns the old "start_time" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldStartTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartTime: %w", err)
+	}
+	return oldValue.StartTime, nil
+}
+
+// ResetStartTime resets all changes to the "start_time" field.
+func (m *SysJobLogMutation) ResetStartTime() {
+	m.start_time = nil
+}
+
+// SetEndTime sets the "end_time" field.
+func (m *SysJobLogMutation) SetEndTime(t time.Time) {
+	m.end_time = &t
+}
+
+// EndTime returns the value of the "end_time" field in the mutation.
+func (m *SysJobLogMutation) EndTime() (r time.Time, exists bool) {
+	v := m.end_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEndTime returns the old "end_time" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldEndTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEndTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEndTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEndTime: %w", err)
+	}
+	return oldValue.EndTime, nil
+}
+
+// ClearEndTime clears the value of the "end_time" field.
+func (m *SysJobLogMutation) ClearEndTime() {
+	m.end_time = nil
+	m.clearedFields[sysjoblog.FieldEndTime] = struct{}{}
+}
+
+// EndTimeCleared returns if the "end_time" field was cleared in this mutation.
+func (m *SysJobLogMutation) EndTimeCleared() bool {
+	_, ok := m.clearedFields[sysjoblog.FieldEndTime]
+	return ok
+}
+
+// ResetEndTime resets all changes to the "end_time" field.
+func (m *SysJobLogMutation) ResetEndTime() {
+	m.end_time = nil
+	delete(m.clearedFields, sysjoblog.FieldEndTime)
+}
+
+// SetElapsedMs sets the "elapsed_ms" field.
+func (m *SysJobLogMutation) SetElapsedMs(i int64) {
+	m.elapsed_ms = &i
+	m.addelapsed_ms = nil
+}
+
+// ElapsedMs returns the value of the "elapsed_ms" field in the mutation.
+func (m *SysJobLogMutation) ElapsedMs() (r int64, exists bool) {
+	v := m.elapsed_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldElapsedMs returns the old "elapsed_ms" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldElapsedMs(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldElapsedMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldElapsedMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldElapsedMs: %w", err)
+	}
+	return oldValue.ElapsedMs, nil
+}
+
+// AddElapsedMs adds i to the "elapsed_ms" field.
+func (m *SysJobLogMutation) AddElapsedMs(i int64) {
+	if m.addelapsed_ms != nil {
+		*m.addelapsed_ms += i
+	} else {
+		m.addelapsed_ms = &i
+	}
+}
+
+// AddedElapsedMs returns the value that was added to the "elapsed_ms" field in this mutation.
+func (m *SysJobLogMutation) AddedElapsedMs() (r int64, exists bool) {
+	v := m.addelapsed_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearElapsedMs clears the value of the "elapsed_ms" field.
+func (m *SysJobLogMutation) ClearElapsedMs() {
+	m.elapsed_ms = nil
+	m.addelapsed_ms = nil
+	m.clearedFields[sysjoblog.FieldElapsedMs] = struct{}{}
+}
+
+// ElapsedMsCleared returns if the "elapsed_ms" field was cleared in this mutation.
+func (m *SysJobLogMutation) ElapsedMsCleared() bool {
+	_, ok := m.clearedFields[sysjoblog.FieldElapsedMs]
+	return ok
+}
+
+// ResetElapsedMs resets all changes to the "elapsed_ms" field.
+func (m *SysJobLogMutation) ResetElapsedMs() {
+	m.elapsed_ms = nil
+	m.addelapsed_ms = nil
+	delete(m.clearedFields, sysjoblog.FieldElapsedMs)
+}
+
+// SetOutput sets the "output" field.
+func (m *SysJobLogMutation) SetOutput(s string) {
+	m.output = &s
+}
+
+// Output returns the value of the "output" field in the mutation.
+func (m *SysJobLogMutation) Output() (r string, exists bool) {
+	v := m.output
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutput returns the old "output" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldOutput(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutput is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutput requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutput: %w", err)
+	}
+	return oldValue.Output, nil
+}
+
+// ClearOutput clears the value of the "output" field.
+func (m *SysJobLogMutation) ClearOutput() {
+	m.output = nil
+	m.clearedFields[sysjoblog.FieldOutput] = struct{}{}
+}
+
+// OutputCleared returns if the "output" field was cleared in this mutation.
+func (m *SysJobLogMutation) OutputCleared() bool {
+	_, ok := m.clearedFields[sysjoblog.FieldOutput]
+	return ok
+}
+
+// ResetOutput resets all changes to the "output" field.
+func (m *SysJobLogMutation) ResetOutput() {
+	m.output = nil
+	delete(m.clearedFields, sysjoblog.FieldOutput)
+}
+
+// SetErrorMessage sets the "error_message" field.
+func (m *SysJobLogMutation) SetErrorMessage(s string) {
+	m.error_message = &s
+}
+
+// ErrorMessage returns the value of the "error_message" field in the mutation.
+func (m *SysJobLogMutation) ErrorMessage() (r string, exists bool) {
+	v := m.error_message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldErrorMessage returns the old "error_message" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldErrorMessage(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldErrorMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldErrorMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldErrorMessage: %w", err)
+	}
+	return oldValue.ErrorMessage, nil
+}
+
+// ClearErrorMessage clears the value of the "error_message" field.
+func (m *SysJobLogMutation) ClearErrorMessage() {
+	m.error_message = nil
+	m.clearedFields[sysjoblog.FieldErrorMessage] = struct{}{}
+}
+
+// ErrorMessageCleared returns if the "error_message" field was cleared in this mutation.
+func (m *SysJobLogMutation) ErrorMessageCleared() bool {
+	_, ok := m.clearedFields[sysjoblog.FieldErrorMessage]
+	return ok
+}
+
+// ResetErrorMessage resets all changes to the "error_message" field.
+func (m *SysJobLogMutation) ResetErrorMessage() {
+	m.error_message = nil
+	delete(m.clearedFields, sysjoblog.FieldErrorMessage)
+}
+
+// SetInstance sets the "instance" field.
+func (m *SysJobLogMutation) SetInstance(s string) {
+	m.instance = &s
+}
+
+// Instance returns the value of the "instance" field in the mutation.
+func (m *SysJobLogMutation) Instance() (r string, exists bool) {
+	v := m.instance
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInstance returns the old "instance" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldInstance(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInstance is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInstance requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInstance: %w", err)
+	}
+	return oldValue.Instance, nil
+}
+
+// ResetInstance resets all changes to the "instance" field.
+func (m *SysJobLogMutation) ResetInstance() {
+	m.instance = nil
+}
+
+// SetTriggeredBy sets the "triggered_by" field.
+func (m *SysJobLogMutation) SetTriggeredBy(s string) {
+	m.triggered_by = &s
+}
+
+// TriggeredBy returns the value of the "triggered_by" field in the mutation.
+func (m *SysJobLogMutation) TriggeredBy() (r string, exists bool) {
+	v := m.triggered_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTriggeredBy returns the old "triggered_by" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldTriggeredBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTriggeredBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTriggeredBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTriggeredBy: %w", err)
+	}
+	return oldValue.TriggeredBy, nil
+}
+
+// ResetTriggeredBy resets all changes to the "triggered_by" field.
+func (m *SysJobLogMutation) ResetTriggeredBy() {
+	m.triggered_by = nil
+}
+
+// SetLeaseUntil sets the "lease_until" field.
+func (m *SysJobLogMutation) SetLeaseUntil(t time.Time) {
+	m.lease_until = &t
+}
+
+// LeaseUntil returns the value of the "lease_until" field in the mutation.
+func (m *SysJobLogMutation) LeaseUntil() (r time.Time, exists bool) {
+	v := m.lease_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLeaseUntil returns the old "lease_until" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldLeaseUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLeaseUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLeaseUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLeaseUntil: %w", err)
+	}
+	return oldValue.LeaseUntil, nil
+}
+
+// ClearLeaseUntil clears the value of the "lease_until" field.
+func (m *SysJobLogMutation) ClearLeaseUntil() {
+	m.lease_until = nil
+	m.clearedFields[sysjoblog.FieldLeaseUntil] = struct{}{}
+}
+
+// LeaseUntilCleared returns if the "lease_until" field was cleared in this mutation.
+func (m *SysJobLogMutation) LeaseUntilCleared() bool {
+	_, ok := m.clearedFields[sysjoblog.FieldLeaseUntil]
+	return ok
+}
+
+// ResetLeaseUntil resets all changes to the "lease_until" field.
+func (m *SysJobLogMutation) ResetLeaseUntil() {
+	m.lease_until = nil
+	delete(m.clearedFields, sysjoblog.FieldLeaseUntil)
+}
+
+// SetKillRequested sets the "kill_requested" field.
+func (m *SysJobLogMutation) SetKillRequested(b bool) {
+	m.kill_requested = &b
+}
+
+// KillRequested returns the value of the "kill_requested" field in the mutation.
+func (m *SysJobLogMutation) KillRequested() (r bool, exists bool) {
+	v := m.kill_requested
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKillRequested returns the old "kill_requested" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldKillRequested(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKillRequested is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKillRequested requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKillRequested: %w", err)
+	}
+	return oldValue.KillRequested, nil
+}
+
+// ResetKillRequested resets all changes to the "kill_requested" field.
+func (m *SysJobLogMutation) ResetKillRequested() {
+	m.kill_requested = nil
+}
+
+// Where appends a list predicates to the SysJobLogMutation builder.
+func (m *SysJobLogMutation) Where(ps ...predicate.SysJobLog) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysJobLogMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysJobLogMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysJobLog, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysJobLogMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysJobLogMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysJobLog).
+func (m *SysJobLogMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysJobLogMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.job_id != nil {
+		fields = append(fields, sysjoblog.FieldJobID)
+	}
+	if m.job_name != nil {
+		fields = append(fields, sysjoblog.FieldJobName)
+	}
+	if m.fire_instance_id != nil {
+		fields = append(fields, sysjoblog.FieldFireInstanceID)
+	}
+	if m.fire_time != nil {
+		fields = append(fields, sysjoblog.FieldFireTime)
+	}
+	if m.run_status != nil {
+		fields = append(fields, sysjoblog.FieldRunStatus)
+	}
+	if m.start_time != nil {
+		fields = append(fields, sysjoblog.FieldStartTime)
+	}
+	if m.end_time != nil {
+		fields = append(fields, sysjoblog.FieldEndTime)
+	}
+	if m.elapsed_ms != nil {
+		fields = append(fields, sysjoblog.FieldElapsedMs)
+	}
+	if m.output != nil {
+		fields = append(fields, sysjoblog.FieldOutput)
+	}
+	if m.error_message != nil {
+		fields = append(fields, sysjoblog.FieldErrorMessage)
+	}
+	if m.instance != nil {
+		fields = append(fields, sysjoblog.FieldInstance)
+	}
+	if m.triggered_by != nil {
+		fields = append(fields, sysjoblog.FieldTriggeredBy)
+	}
+	if m.lease_until != nil {
+		fields = append(fields, sysjoblog.FieldLeaseUntil)
+	}
+	if m.kill_requested != nil {
+		fields = append(fields, sysjoblog.FieldKillRequested)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysJobLogMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysjoblog.FieldJobID:
+		return m.JobID()
+	case sysjoblog.FieldJobName:
+		return m.JobName()
+	case sysjoblog.FieldFireInstanceID:
+		return m.FireInstanceID()
+	case sysjoblog.FieldFireTime:
+		return m.FireTime()
+	case sysjoblog.FieldRunStatus:
+		return m.RunStatus()
+	case sysjoblog.FieldStartTime:
+		return m.StartTime()
+	case sysjoblog.FieldEndTime:
+		return m.EndTime()
+	case sysjoblog.FieldElapsedMs:
+		return m.ElapsedMs()
+	case sysjoblog.FieldOutput:
+		return m.Output()
+	case sysjoblog.FieldErrorMessage:
+		return m.ErrorMessage()
+	case sysjoblog.FieldInstance:
+		return m.Instance()
+	case sysjoblog.FieldTriggeredBy:
+		return m.TriggeredBy()
+	case sysjoblog.FieldLeaseUntil:
+		return m.LeaseUntil()
+	case sysjoblog.FieldKillRequested:
+		return m.KillRequested()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysJobLogMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysjoblog.FieldJobID:
+		return m.OldJobID(ctx)
+	case sysjoblog.FieldJobName:
+		return m.OldJobName(ctx)
+	case sysjoblog.FieldFireInstanceID:
+		return m.OldFireInstanceID(ctx)
+	case sysjoblog.FieldFireTime:
+		return m.OldFireTime(ctx)
+	case sysjoblog.FieldRunStatus:
+		return m.OldRunStatus(ctx)
+	case sysjoblog.FieldStartTime:
+		return m.OldStartTime(ctx)
+	case sysjoblog.FieldEndTime:
+		return m.OldEndTime(ctx)
+	case sysjoblog.FieldElapsedMs:
+		return m.OldElapsedMs(ctx)
+	case sysjoblog.FieldOutput:
+		return m.OldOutput(ctx)
+	case sysjoblog.FieldErrorMessage:
+		return m.OldErrorMessage(ctx)
+	case sysjoblog.FieldInstance:
+		return m.OldInstance(ctx)
+	case sysjoblog.FieldTriggeredBy:
+		return m.OldTriggeredBy(ctx)
+	case sysjoblog.FieldLeaseUntil:
+		return m.OldLeaseUntil(ctx)
+	case sysjoblog.FieldKillRequested:
+		return m.OldKillRequested(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysJobLog field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysJobLogMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysjoblog.FieldJobID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJobID(v)
+		return nil
+	case sysjoblog.FieldJobName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJobName(v)
+		return nil
+	case sysjoblog.FieldFireInstanceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFireInstanceID(v)
+		return nil
+	case sysjoblog.FieldFireTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFireTime(v)
+		return nil
+	case sysjoblog.FieldRunStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRunStatus(v)
+		return nil
+	case sysjoblog.FieldStartTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartTime(v)
+		return nil
+	case sysjoblog.FieldEndTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEndTime(v)
+		return nil
+	case sysjoblog.FieldElapsedMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetElapsedMs(v)
+		return nil
+	case sysjoblog.FieldOutput:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutput(v)
+		return nil
+	case sysjoblog.FieldErrorMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetErrorMessage(v)
+		return nil
+	case sysjoblog.FieldInstance:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInstance(v)
+		return nil
+	case sysjoblog.FieldTriggeredBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTriggeredBy(v)
+		return nil
+	case sysjoblog.FieldLeaseUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLeaseUntil(v)
+		return nil
+	case sysjoblog.FieldKillRequested:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKillRequested(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysJobLog field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysJobLogMutation) AddedFields() []string {
+	var fields []string
+	if m.addjob_id != nil {
+		fields = append(fields, sysjoblog.FieldJobID)
+	}
+	if m.addrun_status != nil {
+		fields = append(fields, sysjoblog.FieldRunStatus)
+	}
+	if m.addelapsed_ms != nil {
+		fields = append(fields, sysjoblog.FieldElapsedMs)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysJobLogMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysjoblog.FieldJobID:
+		return m.AddedJobID()
+	case sysjoblog.FieldRunStatus:
+		return m.AddedRunStatus()
+	case sysjoblog.FieldElapsedMs:
+		return m.AddedElapsedMs()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysJobLogMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysjoblog.FieldJobID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddJobID(v)
+		return nil
+	case sysjoblog.FieldRunStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRunStatus(v)
+		return nil
+	case sysjoblog.FieldElapsedMs:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddElapsedMs(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysJobLog numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysJobLogMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysjoblog.FieldEndTime) {
+		fields = append(fields, sysjoblog.FieldEndTime)
+	}
+	if m.FieldCleared(sysjoblog.FieldElapsedMs) {
+		fields = append(fields, sysjoblog.FieldElapsedMs)
+	}
+	if m.FieldCleared(sysjoblog.FieldOutput) {
+		fields = append(fields, sysjoblog.FieldOutput)
+	}
+	if m.FieldCleared(sysjoblog.FieldErrorMessage) {
+		fields = append(fields, sysjoblog.FieldErrorMessage)
+	}
+	if m.FieldCleared(sysjoblog.FieldLeaseUntil) {
+		fields = append(fields, sysjoblog.FieldLeaseUntil)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysJobLogMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysJobLogMutation) ClearField(name string) error {
+	switch name {
+	case sysjoblog.FieldEndTime:
+		m.ClearEndTime()
+		return nil
+	case sysjoblog.FieldElapsedMs:
+		m.ClearElapsedMs()
+		return nil
+	case sysjoblog.FieldOutput:
+		m.ClearOutput()
+		return nil
+	case sysjoblog.FieldErrorMessage:
+		m.ClearErrorMessage()
+		return nil
+	case sysjoblog.FieldLeaseUntil:
+		m.ClearLeaseUntil()
+		return nil
+	}
+	return fmt.Errorf("unknown SysJobLog nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysJobLogMutation) ResetField(name string) error {
+	switch name {
+	case sysjoblog.FieldJobID:
+		m.ResetJobID()
+		return nil
+	case sysjoblog.FieldJobName:
+		m.ResetJobName()
+		return nil
+	case sysjoblog.FieldFireInstanceID:
+		m.ResetFireInstanceID()
+		return nil
+	case sysjoblog.FieldFireTime:
+		m.ResetFireTime()
+		return nil
+	case sysjoblog.FieldRunStatus:
+		m.ResetRunStatus()
+		return nil
+	case sysjoblog.FieldStartTime:
+		m.ResetStartTime()
+		return nil
+	case sysjoblog.FieldEndTime:
+		m.ResetEndTime()
+		return nil
+	case sysjoblog.FieldElapsedMs:
+		m.ResetElapsedMs()
+		return nil
+	case sysjoblog.FieldOutput:
+		m.ResetOutput()
+		return nil
+	case sysjoblog.FieldErrorMessage:
+		m.ResetErrorMessage()
+		return nil
+	case sysjoblog.FieldInstance:
+		m.ResetInstance()
+		return nil
+	case sysjoblog.FieldTriggeredBy:
+		m.ResetTriggeredBy()
+		return nil
+	case sysjoblog.FieldLeaseUntil:
+		m.ResetLeaseUntil()
+		return nil
+	case sysjoblog.FieldKillRequested:
+		m.ResetKillRequested()
+		return nil
+	}
+	return fmt.Errorf("unknown SysJobLog field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysJobLogMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysJobLogMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysJobLogMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysJobLogMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysJobLogMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysJobLogMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysJobLogMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysJobLog unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysJobLogMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysJobLog edge %s", name)
 }
 
 // SysLoginLogMutation represents an operation that mutates the SysLoginLog nodes in the graph.

@@ -10,6 +10,8 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysjob"
+	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmfahighsensitivity"
@@ -269,6 +271,170 @@ func init() {
 	sysexceptionlogDescID := sysexceptionlogMixinFields0[0].Descriptor()
 	// sysexceptionlog.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysexceptionlog.IDValidator = sysexceptionlogDescID.Validators[0].(func(int64) error)
+	sysjobMixin := schema.SysJob{}.Mixin()
+	sysjobMixinFields0 := sysjobMixin[0].Fields()
+	_ = sysjobMixinFields0
+	sysjobMixinFields1 := sysjobMixin[1].Fields()
+	_ = sysjobMixinFields1
+	sysjobMixinFields2 := sysjobMixin[2].Fields()
+	_ = sysjobMixinFields2
+	sysjobFields := schema.SysJob{}.Fields()
+	_ = sysjobFields
+	// sysjobDescCreateTime is the schema descriptor for create_time field.
+	sysjobDescCreateTime := sysjobMixinFields1[0].Descriptor()
+	// sysjob.DefaultCreateTime holds the default value on creation for the create_time field.
+	sysjob.DefaultCreateTime = sysjobDescCreateTime.Default.(func() time.Time)
+	// sysjobDescUpdateTime is the schema descriptor for update_time field.
+	sysjobDescUpdateTime := sysjobMixinFields1[2].Descriptor()
+	// sysjob.UpdateDefaultUpdateTime holds the default value on update for the update_time field.
+	sysjob.UpdateDefaultUpdateTime = sysjobDescUpdateTime.UpdateDefault.(func() time.Time)
+	// sysjobDescIsDelete is the schema descriptor for is_delete field.
+	sysjobDescIsDelete := sysjobMixinFields2[0].Descriptor()
+	// sysjob.DefaultIsDelete holds the default value on creation for the is_delete field.
+	sysjob.DefaultIsDelete = sysjobDescIsDelete.Default.(bool)
+	// sysjobDescDeleteKey is the schema descriptor for delete_key field.
+	sysjobDescDeleteKey := sysjobMixinFields2[1].Descriptor()
+	// sysjob.DefaultDeleteKey holds the default value on creation for the delete_key field.
+	sysjob.DefaultDeleteKey = sysjobDescDeleteKey.Default.(int64)
+	// sysjobDescCode is the schema descriptor for code field.
+	sysjobDescCode := sysjobFields[0].Descriptor()
+	// sysjob.CodeValidator is a validator for the "code" field. It is called by the builders before save.
+	sysjob.CodeValidator = func() func(string) error {
+		validators := sysjobDescCode.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(code string) error {
+			for _, fn := range fns {
+				if err := fn(code); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysjobDescName is the schema descriptor for name field.
+	sysjobDescName := sysjobFields[1].Descriptor()
+	// sysjob.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	sysjob.NameValidator = sysjobDescName.Validators[0].(func(string) error)
+	// sysjobDescHandlerName is the schema descriptor for handler_name field.
+	sysjobDescHandlerName := sysjobFields[3].Descriptor()
+	// sysjob.DefaultHandlerName holds the default value on creation for the handler_name field.
+	sysjob.DefaultHandlerName = sysjobDescHandlerName.Default.(string)
+	// sysjob.HandlerNameValidator is a validator for the "handler_name" field. It is called by the builders before save.
+	sysjob.HandlerNameValidator = sysjobDescHandlerName.Validators[0].(func(string) error)
+	// sysjobDescHTTPURL is the schema descriptor for http_url field.
+	sysjobDescHTTPURL := sysjobFields[5].Descriptor()
+	// sysjob.HTTPURLValidator is a validator for the "http_url" field. It is called by the builders before save.
+	sysjob.HTTPURLValidator = sysjobDescHTTPURL.Validators[0].(func(string) error)
+	// sysjobDescHTTPMethod is the schema descriptor for http_method field.
+	sysjobDescHTTPMethod := sysjobFields[6].Descriptor()
+	// sysjob.HTTPMethodValidator is a validator for the "http_method" field. It is called by the builders before save.
+	sysjob.HTTPMethodValidator = sysjobDescHTTPMethod.Validators[0].(func(string) error)
+	// sysjobDescCronExpression is the schema descriptor for cron_expression field.
+	sysjobDescCronExpression := sysjobFields[11].Descriptor()
+	// sysjob.CronExpressionValidator is a validator for the "cron_expression" field. It is called by the builders before save.
+	sysjob.CronExpressionValidator = sysjobDescCronExpression.Validators[0].(func(string) error)
+	// sysjobDescTimeZone is the schema descriptor for time_zone field.
+	sysjobDescTimeZone := sysjobFields[14].Descriptor()
+	// sysjob.TimeZoneValidator is a validator for the "time_zone" field. It is called by the builders before save.
+	sysjob.TimeZoneValidator = sysjobDescTimeZone.Validators[0].(func(string) error)
+	// sysjobDescMisfireStrategy is the schema descriptor for misfire_strategy field.
+	sysjobDescMisfireStrategy := sysjobFields[15].Descriptor()
+	// sysjob.DefaultMisfireStrategy holds the default value on creation for the misfire_strategy field.
+	sysjob.DefaultMisfireStrategy = sysjobDescMisfireStrategy.Default.(int)
+	// sysjobDescConcurrencyMode is the schema descriptor for concurrency_mode field.
+	sysjobDescConcurrencyMode := sysjobFields[16].Descriptor()
+	// sysjob.DefaultConcurrencyMode holds the default value on creation for the concurrency_mode field.
+	sysjob.DefaultConcurrencyMode = sysjobDescConcurrencyMode.Default.(int)
+	// sysjobDescTimeoutSeconds is the schema descriptor for timeout_seconds field.
+	sysjobDescTimeoutSeconds := sysjobFields[17].Descriptor()
+	// sysjob.DefaultTimeoutSeconds holds the default value on creation for the timeout_seconds field.
+	sysjob.DefaultTimeoutSeconds = sysjobDescTimeoutSeconds.Default.(int)
+	// sysjobDescRetryCount is the schema descriptor for retry_count field.
+	sysjobDescRetryCount := sysjobFields[18].Descriptor()
+	// sysjob.DefaultRetryCount holds the default value on creation for the retry_count field.
+	sysjob.DefaultRetryCount = sysjobDescRetryCount.Default.(int)
+	// sysjobDescRetryIntervalSeconds is the schema descriptor for retry_interval_seconds field.
+	sysjobDescRetryIntervalSeconds := sysjobFields[19].Descriptor()
+	// sysjob.DefaultRetryIntervalSeconds holds the default value on creation for the retry_interval_seconds field.
+	sysjob.DefaultRetryIntervalSeconds = sysjobDescRetryIntervalSeconds.Default.(int)
+	// sysjobDescFailAlertThreshold is the schema descriptor for fail_alert_threshold field.
+	sysjobDescFailAlertThreshold := sysjobFields[20].Descriptor()
+	// sysjob.DefaultFailAlertThreshold holds the default value on creation for the fail_alert_threshold field.
+	sysjob.DefaultFailAlertThreshold = sysjobDescFailAlertThreshold.Default.(int)
+	// sysjobDescAlertByNotice is the schema descriptor for alert_by_notice field.
+	sysjobDescAlertByNotice := sysjobFields[21].Descriptor()
+	// sysjob.DefaultAlertByNotice holds the default value on creation for the alert_by_notice field.
+	sysjob.DefaultAlertByNotice = sysjobDescAlertByNotice.Default.(bool)
+	// sysjobDescRemark is the schema descriptor for remark field.
+	sysjobDescRemark := sysjobFields[22].Descriptor()
+	// sysjob.RemarkValidator is a validator for the "remark" field. It is called by the builders before save.
+	sysjob.RemarkValidator = sysjobDescRemark.Validators[0].(func(string) error)
+	// sysjobDescStatus is the schema descriptor for status field.
+	sysjobDescStatus := sysjobFields[25].Descriptor()
+	// sysjob.DefaultStatus holds the default value on creation for the status field.
+	sysjob.DefaultStatus = sysjobDescStatus.Default.(int)
+	// sysjobDescIsSystem is the schema descriptor for is_system field.
+	sysjobDescIsSystem := sysjobFields[26].Descriptor()
+	// sysjob.DefaultIsSystem holds the default value on creation for the is_system field.
+	sysjob.DefaultIsSystem = sysjobDescIsSystem.Default.(bool)
+	// sysjobDescScheduleAnchor is the schema descriptor for schedule_anchor field.
+	sysjobDescScheduleAnchor := sysjobFields[27].Descriptor()
+	// sysjob.DefaultScheduleAnchor holds the default value on creation for the schedule_anchor field.
+	sysjob.DefaultScheduleAnchor = sysjobDescScheduleAnchor.Default.(func() time.Time)
+	// sysjobDescConsecutiveFailures is the schema descriptor for consecutive_failures field.
+	sysjobDescConsecutiveFailures := sysjobFields[31].Descriptor()
+	// sysjob.DefaultConsecutiveFailures holds the default value on creation for the consecutive_failures field.
+	sysjob.DefaultConsecutiveFailures = sysjobDescConsecutiveFailures.Default.(int)
+	// sysjobDescID is the schema descriptor for id field.
+	sysjobDescID := sysjobMixinFields0[0].Descriptor()
+	// sysjob.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysjob.IDValidator = sysjobDescID.Validators[0].(func(int64) error)
+	sysjoblogMixin := schema.SysJobLog{}.Mixin()
+	sysjoblogMixinFields0 := sysjoblogMixin[0].Fields()
+	_ = sysjoblogMixinFields0
+	sysjoblogFields := schema.SysJobLog{}.Fields()
+	_ = sysjoblogFields
+	// sysjoblogDescJobName is the schema descriptor for job_name field.
+	sysjoblogDescJobName := sysjoblogFields[1].Descriptor()
+	// sysjoblog.JobNameValidator is a validator for the "job_name" field. It is called by the builders before save.
+	sysjoblog.JobNameValidator = sysjoblogDescJobName.Validators[0].(func(string) error)
+	// sysjoblogDescFireInstanceID is the schema descriptor for fire_instance_id field.
+	sysjoblogDescFireInstanceID := sysjoblogFields[2].Descriptor()
+	// sysjoblog.FireInstanceIDValidator is a validator for the "fire_instance_id" field. It is called by the builders before save.
+	sysjoblog.FireInstanceIDValidator = func() func(string) error {
+		validators := sysjoblogDescFireInstanceID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(fire_instance_id string) error {
+			for _, fn := range fns {
+				if err := fn(fire_instance_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysjoblogDescInstance is the schema descriptor for instance field.
+	sysjoblogDescInstance := sysjoblogFields[10].Descriptor()
+	// sysjoblog.InstanceValidator is a validator for the "instance" field. It is called by the builders before save.
+	sysjoblog.InstanceValidator = sysjoblogDescInstance.Validators[0].(func(string) error)
+	// sysjoblogDescTriggeredBy is the schema descriptor for triggered_by field.
+	sysjoblogDescTriggeredBy := sysjoblogFields[11].Descriptor()
+	// sysjoblog.TriggeredByValidator is a validator for the "triggered_by" field. It is called by the builders before save.
+	sysjoblog.TriggeredByValidator = sysjoblogDescTriggeredBy.Validators[0].(func(string) error)
+	// sysjoblogDescKillRequested is the schema descriptor for kill_requested field.
+	sysjoblogDescKillRequested := sysjoblogFields[13].Descriptor()
+	// sysjoblog.DefaultKillRequested holds the default value on creation for the kill_requested field.
+	sysjoblog.DefaultKillRequested = sysjoblogDescKillRequested.Default.(bool)
+	// sysjoblogDescID is the schema descriptor for id field.
+	sysjoblogDescID := sysjoblogMixinFields0[0].Descriptor()
+	// sysjoblog.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysjoblog.IDValidator = sysjoblogDescID.Validators[0].(func(int64) error)
 	sysloginlogMixin := schema.SysLoginLog{}.Mixin()
 	sysloginlogMixinFields0 := sysloginlogMixin[0].Fields()
 	_ = sysloginlogMixinFields0

@@ -22,6 +22,10 @@ type Tx struct {
 	SysDictType *SysDictTypeClient
 	// SysExceptionLog is the client for interacting with the SysExceptionLog builders.
 	SysExceptionLog *SysExceptionLogClient
+	// SysJob is the client for interacting with the SysJob builders.
+	SysJob *SysJobClient
+	// SysJobLog is the client for interacting with the SysJobLog builders.
+	SysJobLog *SysJobLogClient
 	// SysLoginLog is the client for interacting with the SysLoginLog builders.
 	SysLoginLog *SysLoginLogClient
 	// SysMenu is the client for interacting with the SysMenu builders.
@@ -199,6 +203,8 @@ func (tx *Tx) init() {
 	tx.SysDictItem = NewSysDictItemClient(tx.config)
 	tx.SysDictType = NewSysDictTypeClient(tx.config)
 	tx.SysExceptionLog = NewSysExceptionLogClient(tx.config)
+	tx.SysJob = NewSysJobClient(tx.config)
+	tx.SysJobLog = NewSysJobLogClient(tx.config)
 	tx.SysLoginLog = NewSysLoginLogClient(tx.config)
 	tx.SysMenu = NewSysMenuClient(tx.config)
 	tx.SysMfaHighSensitivity = NewSysMfaHighSensitivityClient(tx.config)

@@ -16,6 +16,7 @@ import (
 	"github.com/adminkernel/kernel/host/cache/memcache"
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/host/job"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/openapi"
 	"github.com/adminkernel/kernel/host/password"
@@ -87,7 +88,9 @@ func Contract(opts Options) ([]byte, error) {
 		return nil, err
 	}
 	re := reauth.New(reauth.Deps{Client: client, Settings: settings, Sessions: sessions, Sensitive: reauth.NewSensitive(client, store, nil)})
-	modules, err := compose(login, re, opts.Modules)
+	// The scheduler is built for its routes only: it is never started.
+	jobs := job.New(job.Options{Client: client, Settings: settings, Events: ev, Config: cfg.Service.Job})
+	modules, err := compose(login, re, jobs, opts.Modules)
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/adminkernel/kernel/host/hub"
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/idp/pluginhost"
+	"github.com/adminkernel/kernel/host/job"
 	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/openapi"
@@ -109,6 +110,7 @@ type Kernel struct {
 	trusted   []*net.IPNet
 	providers *idp.Registry
 	plugins   *pluginhost.Host
+	jobs      *job.Engine
 
 	exceptions *exceptionlog.Recorder
 	oplog      *oplog.Writer
@@ -123,7 +125,7 @@ type Kernel struct {
 // Catalog builds the error catalog of the options without opening anything:
 // the kernel's codes plus every consumer enumeration.
 func Catalog(opts Options) (*errcode.Catalog, error) {
-	modules, err := compose(nil, nil, opts.Modules)
+	modules, err := compose(nil, nil, nil, opts.Modules)
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +139,8 @@ func Catalog(opts Options) (*errcode.Catalog, error) {
 // compose lists the kernel's built-in modules (builtinModules) followed by
 // the application's, and refuses two modules with one name (compared
 // case-insensitively, as Api:DisabledModules compares them), naming both.
-func compose(login *auth.Service, re *reauth.Service, app []Module) ([]Module, error) {
-	builtin := builtinModules(login, re)
+func compose(login *auth.Service, re *reauth.Service, jobs *job.Engine, app []Module) ([]Module, error) {
+	builtin := builtinModules(login, re, jobs)
 	modules := append(builtin, app...)
 	describe := func(i int) string {
 		if i < len(builtin) {
@@ -207,7 +209,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err := database.EnsureSchema(ctx, cfg, k.db); err != nil {
 		return nil, err
 	}
-	modules, err := compose(nil, nil, opts.Modules)
+	modules, err := compose(nil, nil, nil, opts.Modules)
 	if err != nil {
 		return nil, err
 	}
@@ -233,12 +235,20 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err := k.buildServices(ctx); err != nil {
 		return nil, err
 	}
+	k.jobs = job.New(job.Options{
+		Client: k.db.Client, SQL: k.db.SQL, Dialect: k.db.Dialect, Settings: k.settings, Events: k.events,
+		Config: cfg.Service.Job, Log: logs.For("AdminKernel.Job"),
+	})
 	// The same list again, now with the services the modules are built on.
-	if modules, err = compose(k.auth, k.reauth, opts.Modules); err != nil {
+	if modules, err = compose(k.auth, k.reauth, k.jobs, opts.Modules); err != nil {
 		return nil, err
 	}
 	if err := k.buildApp(modules); err != nil {
 		return nil, err
+	}
+	// The scheduler last: every module's compiled handlers are registered.
+	if err := k.jobs.Start(ctx); err != nil {
+		return nil, fmt.Errorf("starting the scheduler: %w", err)
 	}
 	return k, nil
 }
@@ -305,6 +315,14 @@ func (k *Kernel) buildApp(modules []Module) error {
 			continue
 		}
 		if err := m.Routes(deps, k.routes.Group(m.Name, APIPrefix)); err != nil {
+			return fmt.Errorf("module %s: %w", m.Name, err)
+		}
+	}
+	for _, m := range modules {
+		if m.JobHandlers == nil || k.jobs == nil {
+			continue
+		}
+		if err := k.jobs.Register(m.JobHandlers(deps)...); err != nil {
 			return fmt.Errorf("module %s: %w", m.Name, err)
 		}
 	}
@@ -484,10 +502,23 @@ func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	return <-errc
 }
 
-// Close drains the operation log, then releases the cache, the database and
+// jobStopTimeout bounds how long Close waits for the runs of this replica
+// to write their end.
+const jobStopTimeout = 5 * time.Second
+
+// Jobs returns the scheduler.
+func (k *Kernel) Jobs() *job.Engine { return k.jobs }
+
+// Close stops the scheduler, drains the operation log, then releases the cache, the database and
 // the log file.
 func (k *Kernel) Close() error {
 	var errs []error
+	if k.jobs != nil {
+		// Runs of this replica end (Failed "interrupted") while the
+		// database is still open.
+		k.jobs.Stop(jobStopTimeout)
+		k.jobs = nil
+	}
 	if k.oplog != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), oplog.DefaultDrainTimeout)
 		if err := k.oplog.Close(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/adminkernel/kernel/host/configcenter"
 	"github.com/adminkernel/kernel/host/dict"
 	"github.com/adminkernel/kernel/host/externalauth"
+	"github.com/adminkernel/kernel/host/job"
 	"github.com/adminkernel/kernel/host/menu"
 	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
@@ -22,8 +23,9 @@ import (
 // before any module of the application. login is the kernel's login
 // service, which the login, user and external-login areas use; it is nil
 // when only the static parts of the modules (names, error codes, menus)
-// are read, before the services exist.
-func builtinModules(login *auth.Service, re *reauth.Service) []Module {
+// are read, before the services exist (jobs, the scheduler, is nil then
+// too).
+func builtinModules(login *auth.Service, re *reauth.Service, jobs *job.Engine) []Module {
 	return []Module{
 		meta.Module(),
 		auth.Module(login),
@@ -39,6 +41,7 @@ func builtinModules(login *auth.Service, re *reauth.Service) []Module {
 		monitor.Module(),
 		cacheadmin.Module(),
 		notice.Module(),
+		job.Module(jobs),
 	}
 }
 

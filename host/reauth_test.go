@@ -161,6 +161,8 @@ func TestHighSensitivityList(t *testing.T) {
 		"POST:/api/v1/sys/user/batch-delete", "PUT:/api/v1/sys/role/menu", "PUT:/api/v1/sys/config/batch",
 		"DELETE:/api/v1/sys/menu/{id}", "DELETE:/api/v1/sys/session/{sessionid}",
 		"POST:/api/v1/sys/mfa/clear", "POST:/api/v1/sys/mfa/high-sensitivity", "DELETE:/api/v1/sys/mfa/high-sensitivity/{id:long}",
+		"POST:/api/v1/sys/job", "PUT:/api/v1/sys/job/{id}", "DELETE:/api/v1/sys/job/{id}", "POST:/api/v1/sys/job/batch-delete",
+		"POST:/api/v1/sys/job/{id}/run",
 	} {
 		if !slices.Contains(l.Defaults, code) {
 			t.Errorf("defaults lack %s: %v", code, l.Defaults)

@@ -57,6 +57,30 @@ func (f SysExceptionLogFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Va
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysExceptionLogMutation", m)
 }
 
+// The SysJobFunc type is an adapter to allow the use of ordinary
+// function as SysJob mutator.
+type SysJobFunc func(context.Context, *ent.SysJobMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysJobFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysJobMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysJobMutation", m)
+}
+
+// The SysJobLogFunc type is an adapter to allow the use of ordinary
+// function as SysJobLog mutator.
+type SysJobLogFunc func(context.Context, *ent.SysJobLogMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysJobLogFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysJobLogMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysJobLogMutation", m)
+}
+
 // The SysLoginLogFunc type is an adapter to allow the use of ordinary
 // function as SysLoginLog mutator.
 type SysLoginLogFunc func(context.Context, *ent.SysLoginLogMutation) (ent.Value, error)

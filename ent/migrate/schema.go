@@ -127,6 +127,112 @@ var (
 			},
 		},
 	}
+	// SysJobColumns holds the columns for the "sys_job" table.
+	SysJobColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "create_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "update_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "update_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "is_delete", Type: field.TypeBool, Default: false},
+		{Name: "delete_key", Type: field.TypeInt64, Default: 0},
+		{Name: "code", Type: field.TypeString, Size: 64},
+		{Name: "name", Type: field.TypeString, Size: 128},
+		{Name: "handler_kind", Type: field.TypeInt},
+		{Name: "handler_name", Type: field.TypeString, Size: 128, Default: ""},
+		{Name: "handler_param", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "http_url", Type: field.TypeString, Nullable: true, Size: 2048},
+		{Name: "http_method", Type: field.TypeString, Nullable: true, Size: 16},
+		{Name: "http_body", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "http_headers", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "sql", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "trigger_kind", Type: field.TypeInt},
+		{Name: "cron_expression", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "interval_seconds", Type: field.TypeInt, Nullable: true},
+		{Name: "run_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "time_zone", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "misfire_strategy", Type: field.TypeInt, Default: 1},
+		{Name: "concurrency_mode", Type: field.TypeInt, Default: 1},
+		{Name: "timeout_seconds", Type: field.TypeInt, Default: 0},
+		{Name: "retry_count", Type: field.TypeInt, Default: 0},
+		{Name: "retry_interval_seconds", Type: field.TypeInt, Default: 0},
+		{Name: "fail_alert_threshold", Type: field.TypeInt, Default: 0},
+		{Name: "alert_by_notice", Type: field.TypeBool, Default: false},
+		{Name: "remark", Type: field.TypeString, Nullable: true, Size: 512},
+		{Name: "start_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "end_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "status", Type: field.TypeInt, Default: 1},
+		{Name: "is_system", Type: field.TypeBool, Default: false},
+		{Name: "schedule_anchor", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "next_fire_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "last_fire_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "last_run_status", Type: field.TypeInt, Nullable: true},
+		{Name: "consecutive_failures", Type: field.TypeInt, Default: 0},
+	}
+	// SysJobTable holds the schema information for the "sys_job" table.
+	SysJobTable = &schema.Table{
+		Name:       "sys_job",
+		Columns:    SysJobColumns,
+		PrimaryKey: []*schema.Column{SysJobColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysjob_code_delete_key",
+				Unique:  true,
+				Columns: []*schema.Column{SysJobColumns[7], SysJobColumns[6]},
+			},
+			{
+				Name:    "sysjob_status",
+				Unique:  false,
+				Columns: []*schema.Column{SysJobColumns[32]},
+			},
+		},
+	}
+	// SysJobLogColumns holds the columns for the "sys_job_log" table.
+	SysJobLogColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "job_id", Type: field.TypeInt64},
+		{Name: "job_name", Type: field.TypeString, Size: 128},
+		{Name: "fire_instance_id", Type: field.TypeString, Size: 64},
+		{Name: "fire_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "run_status", Type: field.TypeInt},
+		{Name: "start_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "end_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "elapsed_ms", Type: field.TypeInt64, Nullable: true},
+		{Name: "output", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "error_message", Type: field.TypeString, Nullable: true, Size: 2147483647},
+		{Name: "instance", Type: field.TypeString, Size: 128},
+		{Name: "triggered_by", Type: field.TypeString, Size: 16},
+		{Name: "lease_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "kill_requested", Type: field.TypeBool, Default: false},
+	}
+	// SysJobLogTable holds the schema information for the "sys_job_log" table.
+	SysJobLogTable = &schema.Table{
+		Name:       "sys_job_log",
+		Columns:    SysJobLogColumns,
+		PrimaryKey: []*schema.Column{SysJobLogColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysjoblog_fire_instance_id",
+				Unique:  true,
+				Columns: []*schema.Column{SysJobLogColumns[3]},
+			},
+			{
+				Name:    "sysjoblog_job_id_start_time",
+				Unique:  false,
+				Columns: []*schema.Column{SysJobLogColumns[1], SysJobLogColumns[6]},
+			},
+			{
+				Name:    "sysjoblog_run_status",
+				Unique:  false,
+				Columns: []*schema.Column{SysJobLogColumns[5]},
+			},
+			{
+				Name:    "sysjoblog_start_time",
+				Unique:  false,
+				Columns: []*schema.Column{SysJobLogColumns[6]},
+			},
+		},
+	}
 	// SysLoginLogColumns holds the columns for the "sys_login_log" table.
 	SysLoginLogColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64},
@@ -794,6 +900,8 @@ var (
 		SysDictItemTable,
 		SysDictTypeTable,
 		SysExceptionLogTable,
+		SysJobTable,
+		SysJobLogTable,
 		SysLoginLogTable,
 		SysMenuTable,
 		SysMfaHighSensitivityTable,
@@ -830,6 +938,12 @@ func init() {
 	}
 	SysExceptionLogTable.Annotation = &entsql.Annotation{
 		Table: "sys_exception_log",
+	}
+	SysJobTable.Annotation = &entsql.Annotation{
+		Table: "sys_job",
+	}
+	SysJobLogTable.Annotation = &entsql.Annotation{
+		Table: "sys_job_log",
 	}
 	SysLoginLogTable.Annotation = &entsql.Annotation{
 		Table: "sys_login_log",

@@ -18,6 +18,12 @@ type SysDictType func(*sql.Selector)
 // SysExceptionLog is the predicate function for sysexceptionlog builders.
 type SysExceptionLog func(*sql.Selector)
 
+// SysJob is the predicate function for sysjob builders.
+type SysJob func(*sql.Selector)
+
+// SysJobLog is the predicate function for sysjoblog builders.
+type SysJobLog func(*sql.Selector)
+
 // SysLoginLog is the predicate function for sysloginlog builders.
 type SysLoginLog func(*sql.Selector)
 

@@ -60,6 +60,11 @@ const (
 	// KindSession: events.SessionsEnded (key: the session ids, comma
 	// separated; absent: re-check every connection).
 	KindSession = "session"
+
+	// KindJobKill: events.JobKillRequested (the sys_job_log id). It is not
+	// in Kinds: it invalidates nothing, so a resync has nothing to relay
+	// for it (the scheduler's database poll covers a lost message).
+	KindJobKill = "jobkill"
 )
 
 // Kinds lists every kind a Relay carries; a resync relays one all-keys
@@ -85,6 +90,12 @@ func encode(e events.Event) (kind, key string, ok bool) {
 		return KindNoticeRead, idKey(e.UserID), true
 	case events.SessionsEnded:
 		return KindSession, strings.Join(e.SessionIDs, ","), true
+
+	case events.JobKillRequested:
+		if e.LogID <= 0 {
+			return "", "", false
+		}
+		return KindJobKill, strconv.FormatInt(e.LogID, 10), true
 	}
 	return "", "", false
 }
@@ -123,6 +134,13 @@ func decode(kind, key string) (events.Event, bool) {
 			return events.SessionsEnded{}, true
 		}
 		return events.SessionsEnded{SessionIDs: strings.Split(key, ",")}, true
+
+	case KindJobKill:
+		id, err := strconv.ParseInt(key, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, false
+		}
+		return events.JobKillRequested{LogID: id}, true
 	}
 	return nil, false
 }

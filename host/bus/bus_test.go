@@ -133,6 +133,7 @@ func TestLocalEventIsPublished(t *testing.T) {
 		{events.DictChanged{TypeCode: "gender"}, bus.KindDict, "gender"},
 		{events.PermissionsChanged{UserID: 42}, bus.KindPermission, "42"},
 		{events.PermissionsChanged{}, bus.KindPermission, ""},
+		{events.JobKillRequested{LogID: 77}, bus.KindJobKill, "77"},
 	} {
 		ev.Publish(tc.e)
 		poll.Until(t, 10*time.Second, "the event on the wire", func() bool {
@@ -145,8 +146,8 @@ func TestLocalEventIsPublished(t *testing.T) {
 		})
 	}
 	settle()
-	if n := len(w.snapshot()); n != 4 {
-		t.Fatalf("%d messages on the wire, want 4: %v", n, w.snapshot())
+	if n := len(w.snapshot()); n != 5 {
+		t.Fatalf("%d messages on the wire, want 5: %v", n, w.snapshot())
 	}
 }
 

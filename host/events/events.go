@@ -47,6 +47,15 @@ type NoticeRead struct{ UserID int64 }
 // "re-check every connection's session".
 type SessionsEnded struct{ SessionIDs []string }
 
+// JobKillRequested: an operator asked to kill the run (sys_job_log id)
+// LogID. Unlike the other events it invalidates nothing: the replica
+// running the run cancels its context (host/job). The request is also
+// recorded in the database, which the runner polls, so a lost message only
+// delays the kill.
+type JobKillRequested struct{ LogID int64 }
+
+func (JobKillRequested) event() {}
+
 func (ConfigChanged) event()      {}
 func (DictChanged) event()        {}
 func (PermissionsChanged) event() {}

@@ -10,6 +10,11 @@ import (
 // validBodies are contract-valid bodies of the write routes ($NAME
 // placeholders name fixtures; unquoted ones must be substituted to be JSON).
 var validBodies = map[string]string{
+	"POST /api/v1/sys/job":                            `{"code":"fuzz-job","name":"fuzz","handlerKind":1,"handlerName":"kernel.sessionCleanup","handlerParam":"{\"graceDays\":7}","triggerKind":1,"cronExpression":"0 0 4 * * ?","timeZone":"Asia/Shanghai","misfireStrategy":1,"concurrencyMode":1,"timeoutSeconds":60,"retryCount":0,"retryIntervalSeconds":0,"failAlertThreshold":3,"alertByNotice":false}`,
+	"PUT /api/v1/sys/job/{id}":                        `{"code":"fuzz-job","name":"fuzz","handlerKind":1,"handlerName":"kernel.sessionCleanup","handlerParam":"{\"graceDays\":7}","triggerKind":1,"cronExpression":"0 0 4 * * ?","timeZone":"Asia/Shanghai","misfireStrategy":1,"concurrencyMode":1,"timeoutSeconds":60,"retryCount":0,"retryIntervalSeconds":0,"failAlertThreshold":3,"alertByNotice":false}`,
+	"POST /api/v1/sys/job/batch-delete":               `{"ids":[999999999]}`,
+	"POST /api/v1/sys/job/preview-cron":               `{"cron":"0 0 * * * ?","count":3,"from":"2030-01-01 00:00:00"}`,
+	"POST /api/v1/sys/job/log/clear":                  `{"beforeDays":30}`,
 	"POST /api/v1/auth/external/exchange":             `{"ticket":"not-a-ticket"}`,
 	"POST /api/v1/auth/external/pending-link/claim":   `{"pendingLink":"not-a-link"}`,
 	"POST /api/v1/auth/login":                         `{"account":"superAdmin","password":"Adm1n#Passw0rd"}`,

@@ -40,6 +40,10 @@ type Module struct {
 	// and d.Settings reads them with their defaults. Keys nobody registers
 	// outside sys.* stay free strings.
 	Settings []sysconfig.Entry
+	// JobHandlers returns the module's compiled job handlers (see
+	// JobHandler); it is called once, after Routes, with the same Deps.
+	// Two handlers of one name stop composition.
+	JobHandlers func(d *Deps) []JobHandler
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes

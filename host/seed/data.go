@@ -148,12 +148,14 @@ var configs = []configRow{
 	{30, "sys.security.totp.requireForSuperAdmin", "false", "超级管理员强制 TOTP", "security"},
 	{46, "sys.security.passkey.passwordless", "false", "通行密钥免密登录", "security"},
 	{50, "sys.realtime.maxConnectionsPerUser", "5", "每用户实时连接上限", "realtime"},
+	{27, "sys.job.logRetentionDays", "30", "任务日志保留天数", "job"},
+	{28, "sys.job.alertEmails", "", "任务告警邮箱", "job"},
 }
 
 // formerlyRetired are the ids of configs rows that an older release
 // retired (retiredConfigs) and a later one built: syncConfigs revives the
 // soft-deleted row, with the default value, instead of inserting one.
-var formerlyRetired = map[int64]bool{23: true, 29: true, 30: true}
+var formerlyRetired = map[int64]bool{23: true, 29: true, 30: true, 27: true, 28: true}
 
 // retiredConfigs are rows older releases seeded for areas that are not
 // built (nothing reads them: switches that did nothing). The seeder
@@ -164,8 +166,6 @@ var retiredConfigs = []configRow{
 	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
 	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
 	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},
-	{27, "sys.job.logRetentionDays", "30", "任务日志保留天数", "job"},
-	{28, "sys.job.alertEmails", "", "任务告警邮箱", "job"},
 }
 
 // kernelMenus is the menu tree for the areas the kernel implements. It grows
@@ -177,6 +177,21 @@ var kernelMenus = []Menu{
 
 	{ID: 300, Type: MenuCatalog, Title: "系统运维", Icon: "ph:gear-six-duotone", Sort: 3, ModuleID: 1},
 	{ID: 301, ParentID: 300, Type: MenuButton, Title: "连通性探针", Permission: "GET:/api/v1/ping", Sort: 1},
+
+	{ID: 400, Type: MenuCatalog, Title: "任务调度", Icon: "ph:clock-clockwise-duotone", Sort: 4, ModuleID: 1},
+	{ID: 410, ParentID: 400, Type: MenuPage, Title: "定时任务", Path: "/system/job", Component: "system/job/index", Icon: "ph:timer-duotone", Sort: 1},
+	{ID: 411, ParentID: 410, Type: MenuButton, Title: "定时任务-查询", Permission: "GET:/api/v1/sys/job/page;GET:/api/v1/sys/job/handlers", Sort: 1},
+	{ID: 412, ParentID: 410, Type: MenuButton, Title: "定时任务-新增", Permission: "POST:/api/v1/sys/job", Sort: 2},
+	{ID: 413, ParentID: 410, Type: MenuButton, Title: "定时任务-修改", Permission: "PUT:/api/v1/sys/job/{id}", Sort: 3},
+	{ID: 414, ParentID: 410, Type: MenuButton, Title: "定时任务-删除", Permission: "DELETE:/api/v1/sys/job/{id};POST:/api/v1/sys/job/batch-delete", Sort: 4},
+	{ID: 415, ParentID: 410, Type: MenuButton, Title: "定时任务-启停", Permission: "PUT:/api/v1/sys/job/{id}/enabled", Sort: 5},
+	{ID: 416, ParentID: 410, Type: MenuButton, Title: "定时任务-执行", Permission: "POST:/api/v1/sys/job/{id}/run", Sort: 6},
+	{ID: 420, ParentID: 400, Type: MenuPage, Title: "执行记录", Path: "/system/job-log", Component: "system/job-log/index", Icon: "ph:list-checks-duotone", Sort: 2},
+	{ID: 421, ParentID: 420, Type: MenuButton, Title: "执行记录-查询", Permission: "GET:/api/v1/sys/job/log/page", Sort: 1},
+	{ID: 425, ParentID: 420, Type: MenuButton, Title: "执行记录-终止", Permission: "POST:/api/v1/sys/job/log/{id}/kill", Sort: 5},
+	{ID: 426, ParentID: 420, Type: MenuButton, Title: "执行记录-清理", Permission: "POST:/api/v1/sys/job/log/clear", Sort: 6},
+	{ID: 430, ParentID: 400, Type: MenuPage, Title: "任务监控", Path: "/system/job-monitor", Component: "system/job-monitor/index", Icon: "ph:chart-line-duotone", Sort: 3},
+	{ID: 431, ParentID: 430, Type: MenuButton, Title: "任务监控-查询", Permission: "GET:/api/v1/sys/job/dashboard", Sort: 1},
 
 	{ID: 500, Type: MenuCatalog, Title: "日志审计", Icon: "ph:notebook-duotone", Sort: 5, ModuleID: 1},
 	{ID: 510, ParentID: 500, Type: MenuPage, Title: "登录日志", Path: "/system/log/login", Component: "system/log/login/index", Icon: "ph:sign-in-duotone", Sort: 1},

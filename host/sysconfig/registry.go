@@ -225,8 +225,8 @@ func kernelEntries() []Entry {
 		{Key: "sys.security.mfa.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "SMS second factor after the password (users with a phone)"},
 		{Key: "sys.upload.maxSizeMb", Kind: KindInt, Min: 1, Max: 10240, Default: "20", Area: AreaUpload, Planned: true, Description: "upload size limit in MB"},
 		{Key: "sys.upload.allowedExtensions", Kind: KindString, MaxLen: 1024, Default: ".jpg,.png,.pdf,.xlsx,.docx,.zip", Area: AreaUpload, Planned: true, Description: "allowed upload extensions"},
-		{Key: "sys.job.logRetentionDays", Kind: KindInt, Min: 1, Max: 3650, Default: "30", Area: AreaJob, Planned: true, Description: "days job logs are kept"},
-		{Key: "sys.job.alertEmails", Kind: KindString, MaxLen: 1024, Area: AreaJob, Planned: true, Description: "job alert e-mail addresses"},
+		{Key: "sys.job.logRetentionDays", Kind: KindInt, Min: 1, Max: 3650, Default: "30", Area: AreaJob, Description: "days the operation, login, exception and job logs are kept (the kernel.logRetention job handler)"},
+		{Key: "sys.job.alertEmails", Kind: KindString, MaxLen: 1024, Area: AreaJob, Description: "job alert e-mail addresses (recorded; no mailer is built: a job reaching failAlertThreshold is logged)"},
 	}
 }
 

@@ -1,0 +1,249 @@
+package job
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysjoblog"
+	"github.com/adminkernel/kernel/ent/sysloginlog"
+	"github.com/adminkernel/kernel/ent/sysoplog"
+	"github.com/adminkernel/kernel/ent/syssession"
+	"github.com/adminkernel/kernel/ent/syssessiontoken"
+	"github.com/adminkernel/kernel/host/module"
+)
+
+// The kernel's compiled handlers.
+const (
+	// HandlerLogRetention deletes operation, login, exception and job log
+	// rows older than sys.job.logRetentionDays (handlerParam {"days":n}
+	// overrides it).
+	HandlerLogRetention = "kernel.logRetention"
+	// HandlerSessionCleanup deletes sessions (and their refresh tokens)
+	// that expired or were revoked more than graceDays (default 7) ago.
+	HandlerSessionCleanup = "kernel.sessionCleanup"
+	// KeyLogRetentionDays is the sys_config key of the log retention.
+	KeyLogRetentionDays = "sys.job.logRetentionDays"
+)
+
+type daysParam struct {
+	Days      *int `json:"days"`
+	GraceDays *int `json:"graceDays"`
+}
+
+func readParam(s string) (daysParam, error) {
+	var p daysParam
+	if strings.TrimSpace(s) == "" {
+		return p, nil
+	}
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return p, errors.New(`handlerParam must be a JSON object such as {"days": 30}`)
+	}
+	if (p.Days != nil && (*p.Days < 1 || *p.Days > 3650)) || (p.GraceDays != nil && (*p.GraceDays < 0 || *p.GraceDays > 3650)) {
+		return p, errors.New("days must be 1-3650 and graceDays 0-3650")
+	}
+	return p, nil
+}
+
+// KernelHandlers are the kernel's own compiled handlers. Other modules
+// (the files module's abandoned-upload cleanup, say) register theirs
+// through module.Module.JobHandlers.
+func (e *Engine) KernelHandlers() []module.JobHandler {
+	return []module.JobHandler{
+		{
+			Name:        HandlerLogRetention,
+			Description: "Deletes operation, login, exception and job log rows older than sys.job.logRetentionDays days",
+			ParamSchema: `{"type":"object","properties":{"days":{"type":"integer","minimum":1,"maximum":3650}}}`,
+			Run:         e.logRetention,
+		},
+		{
+			Name:        HandlerSessionCleanup,
+			Description: "Deletes sessions and refresh tokens that ended (expired or revoked) more than graceDays days ago",
+			ParamSchema: `{"type":"object","properties":{"graceDays":{"type":"integer","minimum":0,"maximum":3650}}}`,
+			Run:         e.sessionCleanup,
+		},
+	}
+}
+
+func (e *Engine) logRetention(ctx context.Context, run module.JobRun) (string, error) {
+	p, err := readParam(run.Param)
+	if err != nil {
+		return "", err
+	}
+	days := 0
+	if p.Days != nil {
+		days = *p.Days
+	} else if days, err = e.settings.Int(ctx, KeyLogRetentionDays); err != nil {
+		return "", err
+	}
+	cutoff := e.now().AddDate(0, 0, -days)
+	op, err := e.client.SysOpLog.Delete().Where(sysoplog.CreateTimeLT(cutoff)).Exec(ctx)
+	if err != nil {
+		return "", err
+	}
+	login, err := e.client.SysLoginLog.Delete().Where(sysloginlog.CreateTimeLT(cutoff)).Exec(ctx)
+	if err != nil {
+		return "", err
+	}
+	exc, err := e.client.SysExceptionLog.Delete().Where(sysexceptionlog.CreateTimeLT(cutoff)).Exec(ctx)
+	if err != nil {
+		return "", err
+	}
+	jobs, err := e.client.SysJobLog.Delete().Where(sysjoblog.StartTimeLT(cutoff), sysjoblog.RunStatusNEQ(RunRunning)).Exec(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("kept %d days: deleted %d operation, %d login, %d exception and %d job log rows", days, op, login, exc, jobs), nil
+}
+
+func (e *Engine) sessionCleanup(ctx context.Context, run module.JobRun) (string, error) {
+	p, err := readParam(run.Param)
+	if err != nil {
+		return "", err
+	}
+	grace := 7
+	if p.GraceDays != nil {
+		grace = *p.GraceDays
+	}
+	cutoff := e.now().AddDate(0, 0, -grace)
+	ended, err := e.client.SysSession.Query().
+		Where(syssession.Or(syssession.ExpiresAtLT(cutoff), syssession.RevokedAtLT(cutoff))).
+		Select(syssession.FieldSessionID).Strings(ctx)
+	if err != nil {
+		return "", err
+	}
+	var sessions, tokens int
+	for start := 0; start < len(ended); start += 500 {
+		batch := ended[start:min(start+500, len(ended))]
+		err := withTx(ctx, e.client, func(tx *ent.Tx) error {
+			n, err := tx.SysSessionToken.Delete().Where(syssessiontoken.SessionIDIn(batch...)).Exec(ctx)
+			if err != nil {
+				return err
+			}
+			m, err := tx.SysSession.Delete().Where(syssession.SessionIDIn(batch...)).Exec(ctx)
+			tokens, sessions = tokens+n, sessions+m
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("deleted %d sessions and %d refresh tokens that ended before %s", sessions, tokens, cutoff.Format(time.RFC3339)), nil
+}
+
+func withTx(ctx context.Context, c *ent.Client, fn func(tx *ent.Tx) error) error {
+	tx, err := c.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	return tx.Commit()
+}
+
+// maxSQLRows is how many result rows a Sql job's output shows.
+const maxSQLRows = 20
+
+// runSQL runs a Sql job's statement (Service:Job:SqlEnabled only) in a
+// read-only transaction unless Service:Job:SqlAllowWrite.
+func (e *Engine) runSQL(ctx context.Context, stmt string) (string, error) {
+	if !e.cfg.SQLEnabled {
+		return "", errors.New("sql jobs are disabled (Service:Job:SqlEnabled)")
+	}
+	if e.db == nil || strings.TrimSpace(stmt) == "" {
+		return "", errors.New("no statement")
+	}
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = conn.Close() }()
+	if e.dialect == dialect.SQLite && !e.cfg.SQLAllowWrite {
+		// SQLite ignores a read-only transaction: query_only makes the
+		// connection refuse writes until it is switched off again, before
+		// the connection goes back to the pool.
+		if _, err := conn.ExecContext(ctx, "PRAGMA query_only = ON"); err != nil {
+			return "", err
+		}
+		defer func() {
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA query_only = OFF"); err != nil {
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // never reuse a read-only connection
+			}
+		}()
+	}
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: !e.cfg.SQLAllowWrite})
+	if err != nil {
+		return "", err
+	}
+	out, err := runStatement(ctx, tx, stmt)
+	if err != nil {
+		return out, errors.Join(err, tx.Rollback())
+	}
+	return out, tx.Commit()
+}
+
+func runStatement(ctx context.Context, tx *sql.Tx, stmt string) (string, error) {
+	first := strings.ToUpper(strings.Fields(stmt)[0])
+	switch first {
+	case "SELECT", "WITH", "SHOW", "EXPLAIN", "VALUES":
+	default:
+		res, err := tx.ExecContext(ctx, stmt)
+		if err != nil {
+			return "", err
+		}
+		n, _ := res.RowsAffected()
+		return fmt.Sprintf("%d rows affected", n), nil
+	}
+	rows, err := tx.QueryContext(ctx, stmt)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = rows.Close() }()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(cols, "\t"))
+	n := 0
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		n++
+		if n > maxSQLRows {
+			continue
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		b.WriteByte('\n')
+		for i, v := range vals {
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			if v.Valid {
+				b.WriteString(v.String)
+			} else {
+				b.WriteString("NULL")
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, "\n(%d rows)", n)
+	return b.String(), nil
+}

@@ -1,0 +1,126 @@
+package job_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/adminkernel/kernel/host/job"
+)
+
+func TestHTTPGuardCheckURL(t *testing.T) {
+	g := job.HTTPGuard{Allowed: []string{"api.example.com", "*.hooks.example.org", "ops.example.net:8443", "127.0.0.1", "169.254.169.254", "10.1.2.3", "[::1]", "[::ffff:127.0.0.1]", "0.0.0.0", "100.64.1.1", "[fe80::1]"}}
+	for _, tc := range []struct {
+		url     string
+		allowed bool
+	}{
+		{"https://api.example.com/run", true},
+		{"http://API.Example.com./run", true},
+		{"https://a.hooks.example.org/x", true},
+		{"https://hooks.example.org/x", false}, // *. is subdomains only
+		{"https://evil.com/?https://api.example.com", false},
+		{"https://api.example.com.evil.com/", false},
+		{"https://ops.example.net:8443/", true},
+		{"https://ops.example.net/", false}, // other port
+		{"ftp://api.example.com/", false},
+		{"file:///etc/passwd", false},
+		{"https://user:pw@api.example.com/", false},
+		{"/relative", false},
+		{"http://127.0.0.1/", false},       // loopback
+		{"http://169.254.169.254/", false}, // link-local: cloud metadata
+		{"http://10.1.2.3/", false},        // private
+		{"http://[::1]/", false},
+		{"http://[::ffff:127.0.0.1]/", false}, // IPv4-mapped loopback
+		{"http://0.0.0.0/", false},
+		{"http://100.64.1.1/", false}, // CGNAT
+		{"http://[fe80::1]/", false},
+	} {
+		_, err := g.CheckURL(tc.url)
+		if (err == nil) != tc.allowed {
+			t.Errorf("CheckURL(%q) = %v, want allowed %v", tc.url, err, tc.allowed)
+		}
+		if err != nil && !errors.Is(err, job.ErrBlocked) {
+			t.Errorf("CheckURL(%q) = %v, not ErrBlocked", tc.url, err)
+		}
+	}
+	if _, err := (job.HTTPGuard{}).CheckURL("https://api.example.com/"); err == nil {
+		t.Error("an empty allow-list allowed a host")
+	}
+	open := job.HTTPGuard{Allowed: []string{"127.0.0.1"}, AllowPrivate: true}
+	if _, err := open.CheckURL("http://127.0.0.1:8080/"); err != nil {
+		t.Errorf("AllowPrivate refused loopback: %v", err)
+	}
+}
+
+// counter is a test server that counts its requests.
+func counter(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int32) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		h(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestHTTPGuardAtRunTime(t *testing.T) {
+	ctx := context.Background()
+	target, hits := counter(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("secret")) })
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(target.URL, "http://"))
+
+	t.Run("a name resolving to loopback is refused when dialled", func(t *testing.T) {
+		g := job.HTTPGuard{Allowed: []string{"localhost"}}
+		_, err := g.Do(ctx, g.Client(), job.HTTPSpec{URL: "http://localhost:" + port + "/"})
+		if err == nil || !strings.Contains(err.Error(), "blocked") {
+			t.Fatalf("Do = %v, want a blocked dial", err)
+		}
+	})
+	t.Run("a redirect to a private address is refused", func(t *testing.T) {
+		// The first hop is allowed (private addresses allowed for the test
+		// server itself), the redirect goes to another host: refused
+		// before it is followed.
+		redirector, _ := counter(t, func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://localhost:"+port+"/", http.StatusFound)
+		})
+		g := job.HTTPGuard{Allowed: []string{"127.0.0.1", "localhost"}, AllowPrivate: true}
+		_, err := g.Do(ctx, g.Client(), job.HTTPSpec{URL: redirector.URL + "/"})
+		if err == nil || !strings.Contains(err.Error(), "redirect to another host") {
+			t.Fatalf("Do = %v, want the redirect refused", err)
+		}
+	})
+	t.Run("a redirect to link-local metadata is refused", func(t *testing.T) {
+		redirector, _ := counter(t, func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		})
+		g := job.HTTPGuard{Allowed: []string{"127.0.0.1"}, AllowPrivate: true}
+		if _, err := g.Do(ctx, g.Client(), job.HTTPSpec{URL: redirector.URL + "/"}); err == nil {
+			t.Fatal("a redirect to 169.254.169.254 was followed")
+		}
+	})
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the private target was reached %d times", n)
+	}
+	t.Run("an allowed call returns the status and the body", func(t *testing.T) {
+		g := job.HTTPGuard{Allowed: []string{"127.0.0.1"}, AllowPrivate: true}
+		out, err := g.Do(ctx, g.Client(), job.HTTPSpec{URL: target.URL + "/", Method: "POST", Body: `{"a":1}`, Headers: map[string]string{"X-Job": "1"}})
+		if err != nil || !strings.HasPrefix(out, "200 OK") || !strings.Contains(out, "secret") {
+			t.Fatalf("Do = %q, %v", out, err)
+		}
+	})
+	t.Run("an error status fails the run and the body is capped", func(t *testing.T) {
+		big, _ := counter(t, func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = w.Write([]byte(strings.Repeat("x", 200<<10)))
+		})
+		g := job.HTTPGuard{Allowed: []string{"127.0.0.1"}, AllowPrivate: true}
+		out, err := g.Do(ctx, g.Client(), job.HTTPSpec{URL: big.URL})
+		if err == nil || !strings.Contains(out, "truncated") || len(out) > 70<<10 {
+			t.Fatalf("Do = %d bytes, %v", len(out), err)
+		}
+	})
+}

@@ -1,0 +1,41 @@
+package module
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// JobHandler is a compiled job handler (HandlerKind 1 Compiled): code of
+// the kernel or of a module that a job names by Name (JobInput's
+// handlerName). A module lists its handlers in Module.JobHandlers; the
+// scheduler (host/job) offers them in GET /sys/job/handlers and runs them.
+type JobHandler struct {
+	// Name is what a job's handlerName refers to: unique across modules
+	// ("sys.logRetention", "files.abandonedUploads", ...).
+	Name string `json:"name"`
+	// Description is shown when an operator picks the handler.
+	Description string `json:"description"`
+	// ParamSchema is an optional JSON Schema (as text) of handlerParam,
+	// for the UI; the handler validates its parameter itself.
+	ParamSchema string `json:"paramSchema,omitempty"`
+	// Run does the work. ctx is cancelled when the run is killed, times
+	// out or the kernel shuts down: a handler must return soon after.
+	// output (bounded by the scheduler) goes to the run log; an error
+	// marks the run Failed.
+	Run func(ctx context.Context, run JobRun) (output string, err error) `json:"-"`
+}
+
+// JobRun is what a compiled handler learns about its run.
+type JobRun struct {
+	JobID   int64
+	JobCode string
+	LogID   int64
+	// Param is the job's handlerParam (JSON text, "" when unset).
+	Param string
+	// FireTime is the scheduled time of the firing (the request time of a
+	// manual run).
+	FireTime time.Time
+	Log      hclog.Logger
+}
