@@ -474,6 +474,16 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{SysSessionColumns[10]},
 			},
+			{
+				Name:    "syssession_create_time_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysSessionColumns[8], SysSessionColumns[0]},
+			},
+			{
+				Name:    "syssession_revoked_at_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{SysSessionColumns[15], SysSessionColumns[10]},
+			},
 		},
 	}
 	// SysSessionTokenColumns holds the columns for the "sys_session_token" table.
@@ -570,6 +580,16 @@ var (
 				Name:    "sysuser_position_id",
 				Unique:  false,
 				Columns: []*schema.Column{SysUserColumns[21]},
+			},
+			{
+				Name:    "sysuser_is_delete_create_time_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysUserColumns[5], SysUserColumns[1], SysUserColumns[0]},
+			},
+			{
+				Name:    "sysuser_org_id_is_delete",
+				Unique:  false,
+				Columns: []*schema.Column{SysUserColumns[20], SysUserColumns[5]},
 			},
 		},
 	}
