@@ -29,13 +29,13 @@ const (
 // Accounts of the special users (password userPassword).
 const (
 	userPassword  = "Scale-User-Pass-1"
-	scopeAccount  = "scale_scope"  // role with data scope "org and below" at a level-1 org
-	rolesAccount  = "scale_roles"  // holds 50 roles
-	oneAccount    = "scale_one"    // holds one role (the baseline of scale_roles)
-	manyAccount   = "scale_many"   // owns 1 000 sessions
-	searchFamily  = "Quinlan"      // the family name the name search looks for (1 % of users)
-	manySessions  = 1_000          // sessions of manyAccount
-	userMenuID    = 231            // "user query" button (GET sys/user/page)
+	scopeAccount  = "scale_scope" // role with data scope "org and below" at a level-1 org
+	rolesAccount  = "scale_roles" // holds 50 roles
+	oneAccount    = "scale_one"   // holds one role (the baseline of scale_roles)
+	manyAccount   = "scale_many"  // owns 1 000 sessions
+	searchFamily  = "Quinlan"     // the family name the name search looks for (1 % of users)
+	manySessions  = 1_000         // sessions of manyAccount
+	userMenuID    = 231           // "user query" button (GET sys/user/page)
 	scopeRoleCode = "scale_scope_role"
 )
 
