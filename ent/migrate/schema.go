@@ -480,9 +480,9 @@ var (
 				Columns: []*schema.Column{SysSessionColumns[8], SysSessionColumns[0]},
 			},
 			{
-				Name:    "syssession_revoked_at_expires_at",
+				Name:    "syssession_revoked_at_expires_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{SysSessionColumns[15], SysSessionColumns[10]},
+				Columns: []*schema.Column{SysSessionColumns[15], SysSessionColumns[10], SysSessionColumns[0]},
 			},
 		},
 	}
@@ -587,9 +587,9 @@ var (
 				Columns: []*schema.Column{SysUserColumns[5], SysUserColumns[1], SysUserColumns[0]},
 			},
 			{
-				Name:    "sysuser_org_id_is_delete",
+				Name:    "sysuser_org_id_is_delete_id",
 				Unique:  false,
-				Columns: []*schema.Column{SysUserColumns[20], SysUserColumns[5]},
+				Columns: []*schema.Column{SysUserColumns[20], SysUserColumns[5], SysUserColumns[0]},
 			},
 		},
 	}

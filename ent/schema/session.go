@@ -83,7 +83,7 @@ func (SysSession) Indexes() []ent.Index {
 		// live total (revoked_at IS NULL AND expires_at > now) as an
 		// index-only range scan.
 		index.Fields("create_time", "id"),
-		index.Fields("revoked_at", "expires_at"),
+		index.Fields("revoked_at", "expires_at", "id"),
 	}
 }
 

@@ -78,7 +78,7 @@ func (SysUser) Indexes() []ent.Index {
 		// searches use trigram indexes on PostgreSQL, which ent cannot
 		// express per dialect: migration 0009's Go data step creates them.
 		index.Fields("is_delete", "create_time", "id"),
-		index.Fields("org_id", "is_delete"),
+		index.Fields("org_id", "is_delete", "id"),
 	}
 }
 

@@ -2,7 +2,7 @@
 -- (ent's Schema.WriteTo against an empty Sqlite database with migrations 1-4 applied).
 PRAGMA foreign_keys = off;
 CREATE INDEX `syssession_create_time_id` ON `sys_session` (`create_time`, `id`);
-CREATE INDEX `syssession_revoked_at_expires_at` ON `sys_session` (`revoked_at`, `expires_at`);
+CREATE INDEX `syssession_revoked_at_expires_at_id` ON `sys_session` (`revoked_at`, `expires_at`, `id`);
 CREATE INDEX `sysuser_is_delete_create_time_id` ON `sys_user` (`is_delete`, `create_time`, `id`);
-CREATE INDEX `sysuser_org_id_is_delete` ON `sys_user` (`org_id`, `is_delete`);
+CREATE INDEX `sysuser_org_id_is_delete_id` ON `sys_user` (`org_id`, `is_delete`, `id`);
 PRAGMA foreign_keys = on;
