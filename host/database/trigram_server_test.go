@@ -4,6 +4,7 @@ package database_test
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestTrigramIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	// Only a bitmap scan is left to the planner, and no btree index can
 	// serve ILIKE '%…%' as an index condition.
 	for _, set := range []string{"SET enable_seqscan = off", "SET enable_indexscan = off", "SET enable_indexonlyscan = off"} {
@@ -38,21 +39,31 @@ func TestTrigramIndexes(t *testing.T) {
 		}
 	}
 	for _, col := range []string{"name", "account"} {
-		rows, err := conn.QueryContext(ctx, `EXPLAIN SELECT count(id) FROM sys_user WHERE `+col+` ILIKE '%quinlan%'`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan += line + "\n"
-		}
-		rows.Close()
+		plan := explain(t, conn, `EXPLAIN SELECT count(id) FROM sys_user WHERE `+col+` ILIKE '%quinlan%'`)
 		if want := "sysuser_" + col + "_trgm"; !strings.Contains(plan, want) {
 			t.Fatalf("the %s search does not use %s:\n%s", col, want, plan)
 		}
 	}
+}
+
+// explain returns the plan of q, one line per row.
+func explain(t *testing.T, conn *sql.Conn, q string) string {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rows.Close() }()
+	var plan string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan += line + "\n"
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }

@@ -80,7 +80,7 @@ func run(ctx context.Context, o options) error {
 	if o.db != "postgres" && o.db != "mysql" {
 		return fmt.Errorf("-db must be postgres or mysql, not %q", o.db)
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	if err := os.MkdirAll(o.out, 0o750); err != nil {
 		return err
 	}
 	if o.bin == "" {

@@ -89,7 +89,7 @@ func startKernel(ctx context.Context, o options, t *target, logPath string, extr
 	for {
 		select {
 		case <-k.done:
-			return nil, fmt.Errorf("the kernel exited (%v); see %s", k.err, logPath)
+			return nil, fmt.Errorf("the kernel exited (%w); see %s", k.err, logPath)
 		default:
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, k.base+"/health/ready", nil)
