@@ -18,7 +18,7 @@ BENCH_OUT     ?= bench/out
 BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 1s
 # The plugin round trip benchmark lives in host/idp/pluginhost once it exists.
-BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host ./host/password $(patsubst %,./%,$(wildcard host/idp/pluginhost))
+BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host ./host/password ./host/oplog $(patsubst %,./%,$(wildcard host/idp/pluginhost))
 # benchstat is pinned in go.mod as a tool (go get -tool golang.org/x/perf/cmd/benchstat@<version>).
 BENCHSTAT     ?= $(GO) tool benchstat
 # Extra flags for the comparison, e.g. COMPARE_FLAGS='-d 8s -rounds 3'.
@@ -26,7 +26,10 @@ COMPARE_FLAGS ?=
 # Extra flags for the login storm, e.g. STORM_FLAGS='-storm-pools 1,2 -d 8s'.
 STORM_FLAGS ?=
 
-.PHONY: bench bench-go bench-http bench-storm
+# Extra flags for the million-user run, e.g. SCALE_FLAGS='-measure-only -d 10s'.
+SCALE_FLAGS ?=
+
+.PHONY: bench bench-go bench-http bench-storm bench-scale
 
 bench: bench-go bench-http ## Go benchmarks and the HTTP comparison; report in bench/out/report.md
 
@@ -45,3 +48,7 @@ bench-http: ## HTTP comparison and the login storm (bench/out/report.md)
 
 bench-storm: ## Login storm alone: pings while 200 clients log in (bench/out/storm.md)
 	$(GO) run ./bench/cmd/compare -out $(BENCH_OUT) -only storm $(STORM_FLAGS)
+
+bench-scale: ## A million users and sessions on PostgreSQL and MariaDB (fills the database ak_scale once, ~5 min each; bench/out/scale-*.md)
+	$(GO) run ./bench/cmd/scale -db postgres -out $(BENCH_OUT) $(SCALE_FLAGS)
+	$(GO) run ./bench/cmd/scale -db mysql -out $(BENCH_OUT) $(SCALE_FLAGS)

@@ -679,6 +679,16 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{SysSessionColumns[10]},
 			},
+			{
+				Name:    "syssession_create_time_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysSessionColumns[8], SysSessionColumns[0]},
+			},
+			{
+				Name:    "syssession_revoked_at_expires_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysSessionColumns[15], SysSessionColumns[10], SysSessionColumns[0]},
+			},
 		},
 	}
 	// SysSessionTokenColumns holds the columns for the "sys_session_token" table.
@@ -775,6 +785,16 @@ var (
 				Name:    "sysuser_position_id",
 				Unique:  false,
 				Columns: []*schema.Column{SysUserColumns[21]},
+			},
+			{
+				Name:    "sysuser_is_delete_create_time_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysUserColumns[5], SysUserColumns[1], SysUserColumns[0]},
+			},
+			{
+				Name:    "sysuser_org_id_is_delete_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysUserColumns[20], SysUserColumns[5], SysUserColumns[0]},
 			},
 		},
 	}

@@ -79,6 +79,11 @@ func (SysSession) Indexes() []ent.Index {
 		index.Fields("refresh_token_hash").Unique(),
 		index.Fields("prev_refresh_token_hash"),
 		index.Fields("expires_at"),
+		// Online sessions at a million rows: newest login first, and the
+		// live total (revoked_at IS NULL AND expires_at > now) as an
+		// index-only range scan.
+		index.Fields("create_time", "id"),
+		index.Fields("revoked_at", "expires_at", "id"),
 	}
 }
 

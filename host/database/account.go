@@ -148,12 +148,18 @@ func dataSteps(version int) (before, after dataStep) {
 	case 2:
 		return func(ctx context.Context, d *DB, q querier) error { return d.checkAccountCase(ctx, q) },
 			func(ctx context.Context, d *DB, q querier) error { return d.backfillAccountNorm(ctx, q) }
+	case trigramVersion:
+		return nil, func(ctx context.Context, d *DB, q querier) error { return d.trigramIndexes(ctx, q) }
 	}
 	return nil, nil
 }
 
 // dataStepNote describes the Go steps of a version for printed SQL.
 func dataStepNote(version int) string {
+	if version == trigramVersion {
+		return "plus a Go data step on PostgreSQL (run by `adminkernel migrate` and at start): " +
+			"CREATE EXTENSION IF NOT EXISTS pg_trgm and GIN trigram indexes on sys_user.name and sys_user.account"
+	}
 	if version == 2 {
 		return "plus Go data steps (run by `adminkernel migrate`, not by this script): before, refuse live accounts that differ only in case; " +
 			"after, fill sys_user.account_norm of existing rows (also done at every Production start)"

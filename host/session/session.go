@@ -1025,37 +1025,59 @@ func (s *Service) fillAccounts(ctx context.Context, items []Info) error {
 	return nil
 }
 
+// purgeBatch is the number of session rows Purge handles per statement.
+var purgeBatch = 500
+
 // Purge deletes what ended sessions leave behind: the refresh-token rows of
 // sessions that expired or were revoked (rows that only matter while a
 // session lives, to recognise a replayed token), and the session rows
 // themselves once they ended more than keep ago. It returns the numbers of
 // session and token rows deleted.
+//
+// It walks the ended sessions in primary-key order, purgeBatch at a time,
+// and deletes each batch with short statements of their own (no
+// transaction around the whole): on a table of a million sessions no
+// statement holds its locks for long, and memory stays flat however many
+// rows have ended.
 func (s *Service) Purge(ctx context.Context, keep time.Duration) (sessions, tokens int, err error) {
 	now := s.clock()
-	ended, err := s.client.SysSession.Query().
-		Where(syssession.Or(syssession.RevokedAtNotNil(), syssession.ExpiresAtLTE(now))).
-		Select(syssession.FieldSessionID).
-		Strings(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("session: purge: %w", err)
-	}
-	for len(ended) > 0 {
-		batch := ended[:min(len(ended), 500)]
-		ended = ended[len(batch):]
-		n, err := s.client.SysSessionToken.Delete().Where(syssessiontoken.SessionIDIn(batch...)).Exec(ctx)
+	cut := now.Add(-max(keep, 0))
+	var after int64
+	for {
+		rows, err := s.client.SysSession.Query().
+			Where(syssession.IDGT(after), syssession.Or(syssession.RevokedAtNotNil(), syssession.ExpiresAtLTE(now))).
+			Order(ent.Asc(syssession.FieldID)).
+			Limit(purgeBatch).
+			Select(syssession.FieldID, syssession.FieldSessionID, syssession.FieldRevokedAt, syssession.FieldExpiresAt).
+			All(ctx)
+		if err != nil {
+			return sessions, tokens, fmt.Errorf("session: purge: %w", err)
+		}
+		if len(rows) == 0 {
+			return sessions, tokens, nil
+		}
+		after = rows[len(rows)-1].ID
+		sids := make([]string, len(rows))
+		var old []int64
+		for i, r := range rows {
+			sids[i] = r.SessionID
+			if (r.RevokedAt != nil && r.RevokedAt.Before(cut)) || r.ExpiresAt.Before(cut) {
+				old = append(old, r.ID)
+			}
+		}
+		n, err := s.client.SysSessionToken.Delete().Where(syssessiontoken.SessionIDIn(sids...)).Exec(ctx)
 		if err != nil {
 			return sessions, tokens, fmt.Errorf("session: purge: %w", err)
 		}
 		tokens += n
+		if len(old) > 0 {
+			n, err = s.client.SysSession.Delete().Where(syssession.IDIn(old...)).Exec(ctx)
+			if err != nil {
+				return sessions, tokens, fmt.Errorf("session: purge: %w", err)
+			}
+			sessions += n
+		}
 	}
-	cut := now.Add(-max(keep, 0))
-	sessions, err = s.client.SysSession.Delete().
-		Where(syssession.Or(syssession.RevokedAtLT(cut), syssession.ExpiresAtLT(cut))).
-		Exec(ctx)
-	if err != nil {
-		return sessions, tokens, fmt.Errorf("session: purge: %w", err)
-	}
-	return sessions, tokens, nil
 }
 
 // tx runs fn in a transaction (database.WithTx).

@@ -650,6 +650,48 @@ func TestPurge(t *testing.T) {
 	})
 }
 
+// TestPurgeInBatches: Purge walks the ended sessions a batch at a time
+// (short statements on a table of a million rows) and still removes every
+// ended one and nothing else, whatever the batch boundaries.
+func TestPurgeInBatches(t *testing.T) {
+	defer session.SetPurgeBatch(3)()
+	forEachDialect(t, session.Options{}, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		uid := e.user(t, "fay")
+		var ended []string
+		var live []string
+		for i := 0; i < 11; i++ {
+			is := e.login(t, e.svc, uid)
+			if i%4 == 0 {
+				live = append(live, is.SessionID)
+				continue
+			}
+			if err := e.svc.Revoke(ctx, is.SessionID, "logout"); err != nil {
+				t.Fatal(err)
+			}
+			ended = append(ended, is.SessionID)
+		}
+		e.clock.Advance(3 * time.Hour)
+		sessions, tokens, err := e.svc.Purge(ctx, 2*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sessions != len(ended) || tokens != len(ended) {
+			t.Fatalf("purged %d sessions and %d tokens, want %d of each", sessions, tokens, len(ended))
+		}
+		for _, sid := range ended {
+			if ok, _ := e.svc.Exists(ctx, sid); ok {
+				t.Fatalf("ended session %s kept", sid)
+			}
+		}
+		for _, sid := range live {
+			if !e.active(t, sid) {
+				t.Fatalf("live session %s purged", sid)
+			}
+		}
+	})
+}
+
 func TestErrorsCarryNoToken(t *testing.T) {
 	e := newEnv(t, dbtestSqlite(), session.Options{})
 	uid := e.user(t, "erin")
