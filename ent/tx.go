@@ -22,6 +22,12 @@ type Tx struct {
 	SysDictType *SysDictTypeClient
 	// SysExceptionLog is the client for interacting with the SysExceptionLog builders.
 	SysExceptionLog *SysExceptionLogClient
+	// SysFile is the client for interacting with the SysFile builders.
+	SysFile *SysFileClient
+	// SysFileChunk is the client for interacting with the SysFileChunk builders.
+	SysFileChunk *SysFileChunkClient
+	// SysFileUpload is the client for interacting with the SysFileUpload builders.
+	SysFileUpload *SysFileUploadClient
 	// SysLoginLog is the client for interacting with the SysLoginLog builders.
 	SysLoginLog *SysLoginLogClient
 	// SysMenu is the client for interacting with the SysMenu builders.
@@ -189,6 +195,9 @@ func (tx *Tx) init() {
 	tx.SysDictItem = NewSysDictItemClient(tx.config)
 	tx.SysDictType = NewSysDictTypeClient(tx.config)
 	tx.SysExceptionLog = NewSysExceptionLogClient(tx.config)
+	tx.SysFile = NewSysFileClient(tx.config)
+	tx.SysFileChunk = NewSysFileChunkClient(tx.config)
+	tx.SysFileUpload = NewSysFileUploadClient(tx.config)
 	tx.SysLoginLog = NewSysLoginLogClient(tx.config)
 	tx.SysMenu = NewSysMenuClient(tx.config)
 	tx.SysMfaHighSensitivity = NewSysMfaHighSensitivityClient(tx.config)

@@ -1,0 +1,2 @@
+-- 0005 reserved: placeholder for the migration number 0005 assigned to another branch (issue work in parallel).
+-- It changes nothing; the merge replaces it with that branch's 0005 file.
