@@ -1,0 +1,228 @@
+// Package link signs and checks the file links of the wire contract
+// (GET /api/v1/sys/file/{id}/view?exp=…&sig=…): an HMAC-SHA256 over the
+// purpose, the file id and the expiry, with the key ring
+// Service:Upload:SigningKeys — separate from the access-token keys and
+// rotatable like them (the first key signs, every key verifies, each
+// signature names its key).
+package link
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/adminkernel/kernel/config"
+)
+
+// PurposeView is the purpose of the contract's /view links.
+const PurposeView = "view"
+
+// ViewPath is the path template of a view link, %d the file id.
+const ViewPath = "/api/v1/sys/file/%d/view"
+
+// DevKeyFile is the generated development key, kept in Service:DataDir.
+const DevKeyFile = "dev-file-link.key"
+
+const devKeyID = "dev"
+
+// Key is one key of the ring.
+type Key struct {
+	ID     string
+	Secret []byte
+}
+
+// Ring signs with its first key and verifies with all of them. A ring
+// without keys (Production without Service:Upload:SigningKeys) signs
+// nothing and accepts nothing.
+type Ring struct {
+	keys []Key
+	ttl  time.Duration
+}
+
+// ErrNoKey: the ring has no key.
+var ErrNoKey = errors.New("link: Service:Upload:SigningKeys is not set")
+
+// New returns a ring of keys with the link lifetime ttl (0: no expiry).
+func New(keys []Key, ttl time.Duration) *Ring { return &Ring{keys: keys, ttl: ttl} }
+
+var rings sync.Map // *config.Config → *Ring
+
+// FromConfig returns the ring of cfg (built once per settings tree): the
+// configured keys or, outside Production when none are set, a development
+// key generated once under DataDir (mode 0600).
+func FromConfig(cfg *config.Config) (*Ring, error) {
+	if r, ok := rings.Load(cfg); ok {
+		return r.(*Ring), nil
+	}
+	u := cfg.Service.Upload
+	ttl := time.Duration(u.SignedURLTTLMinutes) * time.Minute
+	var keys []Key
+	switch {
+	case len(u.SigningKeys) > 0:
+		for _, k := range u.SigningKeys {
+			keys = append(keys, Key{ID: k.ID, Secret: []byte(k.Key.Reveal())})
+		}
+	case cfg.IsProduction():
+	default:
+		secret, err := devKey(filepath.Join(cfg.DataPath(), DevKeyFile))
+		if err != nil {
+			return nil, err
+		}
+		keys = []Key{{ID: devKeyID, Secret: secret}}
+	}
+	r, _ := rings.LoadOrStore(cfg, New(keys, ttl))
+	return r.(*Ring), nil
+}
+
+// Ready reports whether the ring can sign.
+func (r *Ring) Ready() bool { return len(r.keys) > 0 }
+
+// TTL is the link lifetime (0: no expiry).
+func (r *Ring) TTL() time.Duration { return r.ttl }
+
+func mac(secret []byte, purpose string, id, exp int64) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte("adminkernel file link\x00"))
+	h.Write([]byte(purpose))
+	h.Write([]byte{0})
+	h.Write(strconv.AppendInt(nil, id, 10))
+	h.Write([]byte{0})
+	h.Write(strconv.AppendInt(nil, exp, 10))
+	return h.Sum(nil)
+}
+
+// Sign returns the signature of (purpose, id, exp): "<key id>.<base64url
+// HMAC>". exp is a Unix time in seconds, 0 for a link that does not expire.
+func (r *Ring) Sign(purpose string, id, exp int64) (string, error) {
+	if !r.Ready() {
+		return "", ErrNoKey
+	}
+	k := r.keys[0]
+	return k.ID + "." + base64.RawURLEncoding.EncodeToString(mac(k.Secret, purpose, id, exp)), nil
+}
+
+// Verify reports whether sig signs (purpose, id, exp) with a key of the
+// ring and, when exp is not 0, exp is not past at now.
+func (r *Ring) Verify(purpose string, id, exp int64, sig string, now time.Time) bool {
+	if exp < 0 || (exp != 0 && now.Unix() > exp) {
+		return false
+	}
+	kid, enc, ok := strings.Cut(sig, ".")
+	if !ok || len(enc) != 43 {
+		return false
+	}
+	got, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil {
+		return false
+	}
+	for _, k := range r.keys {
+		if k.ID == kid {
+			return hmac.Equal(got, mac(k.Secret, purpose, id, exp))
+		}
+	}
+	return false
+}
+
+// ViewURL returns the site-relative view link of file id, valid for the
+// ring's lifetime from now.
+func (r *Ring) ViewURL(id int64, now time.Time) (string, error) {
+	var exp int64
+	if r.ttl > 0 {
+		exp = now.Add(r.ttl).Unix()
+	}
+	sig, err := r.Sign(PurposeView, id, exp)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf(ViewPath, id) + "?exp=" + strconv.FormatInt(exp, 10) + "&sig=" + url.QueryEscape(sig), nil
+}
+
+var viewPath = regexp.MustCompile(`^/api/v1/sys/file/([0-9]{1,19})/view$`)
+
+// ParseView checks a view link as stored in a profile (site-relative or
+// absolute http(s)): its path, a valid unexpired signature. It returns the
+// file id.
+func (r *Ring) ParseView(raw string, now time.Time) (int64, bool) {
+	if len(raw) > 2048 {
+		return 0, false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User != nil || u.Fragment != "" {
+		return 0, false
+	}
+	if u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
+		return 0, false
+	}
+	if (u.Scheme == "") != (u.Host == "") {
+		return 0, false
+	}
+	m := viewPath.FindStringSubmatch(u.Path)
+	if m == nil {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || id <= 0 {
+		return 0, false
+	}
+	q := u.Query()
+	if len(q["exp"]) != 1 || len(q["sig"]) != 1 || len(q) != 2 {
+		return 0, false
+	}
+	exp, err := strconv.ParseInt(q.Get("exp"), 10, 64)
+	if err != nil || !r.Verify(PurposeView, id, exp, q.Get("sig"), now) {
+		return 0, false
+	}
+	return id, true
+}
+
+// devKey reads the key at path, creating it (exclusively) when absent.
+func devKey(path string) ([]byte, error) {
+	if b, err := os.ReadFile(path); err == nil { //nolint:gosec // G304: the configured data directory
+		return decode(b)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("create the directory of the development file-link key: %w", err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: the configured data directory
+	if errors.Is(err, fs.ErrExist) {
+		b, err := os.ReadFile(path) //nolint:gosec // G304: the configured data directory
+		if err != nil {
+			return nil, err
+		}
+		return decode(b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write the development file-link key: %w", err)
+	}
+	_, werr := f.WriteString(base64.RawURLEncoding.EncodeToString(key) + "\n")
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+func decode(b []byte) ([]byte, error) {
+	k, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(k) < 32 {
+		return nil, errors.New("link: the development file-link key file is damaged; remove it to generate a new one")
+	}
+	return k, nil
+}
