@@ -6,6 +6,7 @@ import (
 	"github.com/adminkernel/kernel/host/configcenter"
 	"github.com/adminkernel/kernel/host/dict"
 	"github.com/adminkernel/kernel/host/externalauth"
+	"github.com/adminkernel/kernel/host/file"
 	"github.com/adminkernel/kernel/host/menu"
 	"github.com/adminkernel/kernel/host/meta"
 	"github.com/adminkernel/kernel/host/module"
@@ -37,6 +38,7 @@ func builtinModules(login *auth.Service, re *reauth.Service) []Module {
 		oplog.Module(),
 		monitor.Module(),
 		cacheadmin.Module(),
+		file.Module(),
 	}
 }
 
