@@ -7,6 +7,7 @@
 package link
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -24,6 +25,9 @@ import (
 	"time"
 
 	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysfile"
+	"github.com/adminkernel/kernel/host/errcode"
 )
 
 // PurposeView is the purpose of the contract's /view links.
@@ -225,4 +229,31 @@ func decode(b []byte) ([]byte, error) {
 		return nil, errors.New("link: the development file-link key file is damaged; remove it to generate a new one")
 	}
 	return k, nil
+}
+
+// Avatar checks an avatar URL (personal profile, user administration): it
+// must be a view link of this kernel with a valid, unexpired signature,
+// naming a live file whose content is an image (inline types other than
+// pdf). It returns the URL trimmed, or 42026 AvatarUrlInvalid.
+func Avatar(ctx context.Context, client *ent.Client, cfg *config.Config, raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	ring, err := FromConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	id, ok := ring.ParseView(raw, time.Now())
+	if !ok {
+		return "", errcode.New(errcode.AvatarUrlInvalid)
+	}
+	f, err := client.SysFile.Query().Where(sysfile.ID(id), sysfile.IsDelete(false)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", errcode.New(errcode.AvatarUrlInvalid)
+	}
+	if err != nil {
+		return "", err
+	}
+	if f.ContentType == nil || !strings.HasPrefix(*f.ContentType, "image/") {
+		return "", errcode.New(errcode.AvatarUrlInvalid)
+	}
+	return raw, nil
 }
