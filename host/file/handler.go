@@ -49,7 +49,7 @@ func pageFilter(c fiber.Ctx) (Filter, error) {
 	return Filter{FileName: request.Query(c, "FileName")}, nil
 }
 
-// bodyReader records the first read error of the request body (a client
+// bodyReader records the first read error of a multipart part (a client
 // that stops mid-way, a malformed multipart body): a 48002, never a 500.
 type bodyReader struct {
 	r   io.Reader
@@ -65,10 +65,10 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 }
 
 // parts opens the multipart body of the request as a stream.
-func parts(c fiber.Ctx) (*multipart.Reader, *bodyReader, error) {
+func parts(c fiber.Ctx) (*multipart.Reader, error) {
 	mt, params, err := mime.ParseMediaType(string(c.Request().Header.ContentType()))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return nil, nil, request.UnsupportedMediaType()
+		return nil, request.UnsupportedMediaType()
 	}
 	var body io.Reader
 	if req := c.Request(); req.IsBodyStream() {
@@ -76,8 +76,7 @@ func parts(c fiber.Ctx) (*multipart.Reader, *bodyReader, error) {
 	} else {
 		body = strings.NewReader(string(req.Body()))
 	}
-	br := &bodyReader{r: body}
-	return multipart.NewReader(br, params["boundary"]), br, nil
+	return multipart.NewReader(body, params["boundary"]), nil
 }
 
 // readFailed maps an error that a body read caused to 48002.
@@ -94,7 +93,7 @@ func (h *handler) upload(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	mr, br, err := parts(c)
+	mr, err := parts(c)
 	if err != nil {
 		return err
 	}
@@ -109,7 +108,8 @@ func (h *handler) upload(c fiber.Ctx) error {
 		if p.FormName() != "file" {
 			continue
 		}
-		out, err := h.s.Upload(c.Context(), who, p.FileName(), p)
+		br := &bodyReader{r: p}
+		out, err := h.s.Upload(c.Context(), who, p.FileName(), br)
 		if err != nil {
 			return readFailed(err, br, "file")
 		}
@@ -122,7 +122,7 @@ func (h *handler) chunk(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	mr, br, err := parts(c)
+	mr, err := parts(c)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,8 @@ func (h *handler) chunk(c fiber.Ctx) error {
 			if index == nil {
 				return request.Invalid("index")
 			}
-			if err := h.s.Chunk(c.Context(), who, *uploadID, *index, p); err != nil {
+			br := &bodyReader{r: p}
+			if err := h.s.Chunk(c.Context(), who, *uploadID, *index, br); err != nil {
 				return readFailed(err, br, "chunk")
 			}
 			return envelope.OK(c, true)
