@@ -42,15 +42,24 @@ func bodyLimit(limit int) func(route.Route) fiber.Handler {
 	}
 }
 
-// closeAfterStream ends the connection after a request whose body may not
-// have been read to its end (larger than the limit, or chunked): fasthttp
-// does not skip what a handler left unread, so the connection cannot carry
-// another request.
+// closeAfterStream keeps the connection usable after a request whose
+// body the handlers did not read to its end: fasthttp reads only the first
+// 8 KiB before the handler and does not skip the rest afterwards. A body
+// within the limit is drained (at most limit bytes); a larger or chunked
+// one ends the connection instead.
 func closeAfterStream(limit int) fiber.Handler {
 	return func(c fiber.Ctx) error {
-		if cl := c.Request().Header.ContentLength(); cl > limit || cl == -1 {
-			c.Response().SetConnectionClose()
+		err := c.Next()
+		req := c.Request()
+		if !req.IsBodyStream() {
+			return err
 		}
-		return c.Next()
+		if cl := req.Header.ContentLength(); cl >= 0 && cl <= limit {
+			if _, derr := io.Copy(io.Discard, req.BodyStream()); derr == nil {
+				return err
+			}
+		}
+		c.Response().SetConnectionClose()
+		return err
 	}
 }

@@ -159,20 +159,30 @@ func (l limits) name(raw string) (name, ext string, err error) {
 var errTooLarge = errors.New("file: over the size limit")
 
 // capped reads r and fails with errTooLarge once more than max bytes came.
+// It keeps the first read error: a store may take a short read for the
+// end of the content (minio-go does), so after a successful Put the caller
+// checks failed() before trusting what was stored.
 type capped struct {
 	r   io.Reader
 	n   int64
 	max int64
+	err error
 }
 
 func (c *capped) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	if c.n > c.max {
-		return n, errTooLarge
+		err = errTooLarge
+	}
+	if err != nil && !errors.Is(err, io.EOF) && c.err == nil {
+		c.err = err
 	}
 	return n, err
 }
+
+// failed is the first read error, if any.
+func (c *capped) failed() error { return c.err }
 
 // newObjectName is a storage name made of the date and 128 random bits.
 func (s *Service) newObjectName() string {
@@ -249,10 +259,13 @@ func (s *Service) save(ctx context.Context, ext string, r io.Reader, size, max i
 	h.Write(head)
 	body := io.MultiReader(bytes.NewReader(head), io.TeeReader(c, h))
 	obj = s.newObjectName()
-	if err := s.store.Put(ctx, obj, body, size); err != nil {
+	if err := s.store.Put(ctx, obj, body, size); err != nil || c.failed() != nil {
 		_ = s.store.Delete(context.WithoutCancel(ctx), obj)
-		if c.n > c.max || errors.Is(err, errTooLarge) {
+		if c.n > c.max {
 			return "", 0, "", "", tooLarge(max)
+		}
+		if c.failed() != nil {
+			return "", 0, "", "", c.failed()
 		}
 		return "", 0, "", "", err
 	}
@@ -569,9 +582,14 @@ func (s *Service) Chunk(ctx context.Context, who datascope.Caller, uploadID int6
 	h := sha256.New()
 	c := &capped{r: r, max: up.TotalSize}
 	name := chunkName(up.ID, index)
-	if err := s.store.Put(ctx, name, io.TeeReader(c, h), -1); err != nil {
-		if c.n > c.max || errors.Is(err, errTooLarge) {
+	if err := s.store.Put(ctx, name, io.TeeReader(c, h), -1); err != nil || c.failed() != nil {
+		// A chunk read in part is no chunk: whatever was stored goes.
+		_ = s.store.Delete(context.WithoutCancel(ctx), name)
+		if c.n > c.max {
 			return tooLarge(up.TotalSize)
+		}
+		if c.failed() != nil {
+			return c.failed()
 		}
 		return err
 	}
