@@ -88,7 +88,7 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 		key  string
 	}{
 		{"unknown sys key", map[string]any{"configKey": "sys.security.session.idleMinutes", "configValue": "5"}, errcode.ConfigKeyUnknown, "sys.security.session.idleMinutes"},
-		{"retired key", map[string]any{"configKey": "sys.upload.maxSizeMb", "configValue": "30"}, errcode.ConfigKeyUnknown, "sys.upload.maxSizeMb"},
+		{"retired key", map[string]any{"configKey": "sys.job.logRetentionDays", "configValue": "30"}, errcode.ConfigKeyUnknown, "sys.job.logRetentionDays"},
 		{"sys key in capitals", map[string]any{"configKey": "SYS.site.title", "configValue": "x"}, errcode.ConfigKeyUnknown, "SYS.site.title"},
 		{"sys key the pattern refuses", map[string]any{"configKey": "sys.site.title!", "configValue": "x"}, errcode.ConfigKeyUnknown, "sys.site.title!"},
 		{"invalid value", map[string]any{"configKey": "sys.security.rateLimit.windowSeconds", "configValue": "0"}, errcode.ConfigValueInvalid, "sys.security.rateLimit.windowSeconds"},
@@ -247,7 +247,7 @@ func TestInvalidStoredValueReadsAsDefault(t *testing.T) {
 func TestPageListsNoRetiredRows(t *testing.T) {
 	k := kerneltest.Start(t, nil)
 	tok := k.Admin()
-	for _, q := range []string{"ConfigKey=sys.job", "ConfigKey=sys.upload", "ConfigKey=captcha.type", "GroupCode=upload", "GroupCode=job"} {
+	for _, q := range []string{"ConfigKey=sys.job", "ConfigKey=captcha.type", "GroupCode=job"} {
 		if p := getPage(t, k, tok, q); p.Total != 0 {
 			t.Errorf("%s lists %v", q, keys(p.Items))
 		}
@@ -275,9 +275,7 @@ func TestSeederRetiresOldRows(t *testing.T) {
 		id         int64
 		key, value string
 	}{
-		{12, "sys.upload.allowedExtensions", ".exe"}, // changed by an admin: it never did anything
-		{11, "sys.upload.maxSizeMb", "20"},
-		{27, "sys.job.logRetentionDays", "30"},
+		{27, "sys.job.logRetentionDays", "45"}, // changed by an admin: it never did anything
 		{21, "sys.security.captcha.type", "char"},
 	}
 	for _, o := range old {
@@ -286,6 +284,9 @@ func TestSeederRetiresOldRows(t *testing.T) {
 	// A row an older release retired whose area is built now
 	// (sys.security.mfa.enabled) is revived with the seeded value.
 	k.Ent().SysConfig.UpdateOneID(23).SetIsDelete(true).SetDeleteKey(23).SetConfigValue("true").ExecX(ctx)
+	// So are the upload rows 11 and 12 (the file area, issue 21).
+	k.Ent().SysConfig.UpdateOneID(11).SetIsDelete(true).SetDeleteKey(11).SetConfigValue("99").ExecX(ctx)
+	k.Ent().SysConfig.UpdateOneID(12).SetIsDelete(true).SetDeleteKey(12).SetConfigValue(".exe").ExecX(ctx)
 	// An admin's own row under such a key (another id) is left alone.
 	k.Ent().SysConfig.Create().SetID(5000).SetConfigKey("sys.job.alertEmails").SetConfigValue("ops@example.com").SetName("mine").ExecX(ctx)
 	if err := k.Close(); err != nil {
@@ -300,13 +301,18 @@ func TestSeederRetiresOldRows(t *testing.T) {
 			t.Errorf("row %d (%s) after the restart: deleted %v, delete key %d, value %s", o.id, o.key, r.IsDelete, r.DeleteKey, deref(r.ConfigValue))
 		}
 	}
-	if p := getPage(t, k, tok, "ConfigKey=sys.upload"); p.Total != 0 {
+	if p := getPage(t, k, tok, "ConfigKey=sys.job.log"); p.Total != 0 {
 		t.Errorf("the page lists %v", keys(p.Items))
+	}
+	for id, want := range map[int64]string{11: "20", 12: ".jpg,.png,.pdf,.xlsx,.docx,.zip"} {
+		if r := k.Ent().SysConfig.GetX(ctx, id); r.IsDelete || deref(r.ConfigValue) != want {
+			t.Errorf("formerly retired row %d: deleted %v, value %s; want live with %s", id, r.IsDelete, deref(r.ConfigValue), want)
+		}
 	}
 	if r := k.Ent().SysConfig.GetX(ctx, 5000); r.IsDelete {
 		t.Error("an administrator's own row was retired")
 	}
-	if log := k.Log(); !strings.Contains(log, "its changed value never had an effect") || !strings.Contains(log, "sys.upload.allowedExtensions") {
+	if log := k.Log(); !strings.Contains(log, "its changed value never had an effect") || !strings.Contains(log, "sys.job.logRetentionDays") {
 		t.Errorf("no WARN for the changed retired value:\n%s", log)
 	}
 	// Idempotent: a third start changes nothing and fails on nothing.
@@ -314,7 +320,7 @@ func TestSeederRetiresOldRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	k = kerneltest.Start(t, env)
-	if n := k.Ent().SysConfig.Query().Where(sysconfig.IsDelete(true), sysconfig.IDIn(12, 11, 27, 21)).CountX(ctx); n != len(old) {
+	if n := k.Ent().SysConfig.Query().Where(sysconfig.IsDelete(true), sysconfig.IDIn(27, 21)).CountX(ctx); n != len(old) {
 		t.Fatalf("%d retired rows after the third start, want %d", n, len(old))
 	}
 }
