@@ -262,19 +262,19 @@ func (k *Kernel) buildApp(modules []Module) error {
 	k.routes.Around(k.reauth.Guard)
 	k.routes.Around(k.oplog.Middleware)
 	k.app = fiber.New(fiber.Config{
-		AppName:          "adminkernel",
-		BodyLimit:        cfg.Service.HTTP.BodyLimitBytes,
+		AppName:   "adminkernel",
+		BodyLimit: cfg.Service.HTTP.BodyLimitBytes,
 		// Bodies over BodyLimit are streamed to the handler rather than
 		// refused by fasthttp: the file uploads read them as streams, every
 		// other route gets the limit from bodyLimit (bodylimit.go).
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		ErrorHandler:     envelope.ErrorHandler(k.catalog, k.logs.For("AdminKernel.Http"), k.exceptions.Record),
-		TrustProxy:       len(trusted) > 0,
-		TrustProxyConfig: fiber.TrustProxyConfig{Proxies: trusted},
-		ProxyHeader:      proxyHeader(trusted),
-		ReadTimeout:      30 * time.Second,
-		IdleTimeout:      120 * time.Second,
+		ErrorHandler:                 envelope.ErrorHandler(k.catalog, k.logs.For("AdminKernel.Http"), k.exceptions.Record),
+		TrustProxy:                   len(trusted) > 0,
+		TrustProxyConfig:             fiber.TrustProxyConfig{Proxies: trusted},
+		ProxyHeader:                  proxyHeader(trusted),
+		ReadTimeout:                  30 * time.Second,
+		IdleTimeout:                  120 * time.Second,
 	})
 	k.app.Use(secheaders.New(secheaders.Options{
 		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),

@@ -438,7 +438,7 @@ func TestFileAvatar(t *testing.T) {
 		t.Run(name, func(t *testing.T) { profile(a).ExpectCode(t, name, errcode.AvatarUrlInvalid) })
 	}
 	profile(img.ViewURL).Expect(t, "signed image link", 200, 0)
-	profile("http://kernel.example" + img.ViewURL).Expect(t, "absolute signed image link", 200, 0)
+	profile("http://kernel.example"+img.ViewURL).Expect(t, "absolute signed image link", 200, 0)
 	var me struct {
 		Avatar *string `json:"avatar"`
 	}
