@@ -5,8 +5,10 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v3"
 
@@ -76,7 +78,29 @@ func parts(c fiber.Ctx) (*multipart.Reader, error) {
 	} else {
 		body = strings.NewReader(string(req.Body()))
 	}
-	return multipart.NewReader(body, params["boundary"]), nil
+	return multipart.NewReader(&idleDeadline{r: body, conn: c.RequestCtx().Conn()}, params["boundary"]), nil
+}
+
+// StreamIdle is how long a streamed upload may send nothing before the
+// connection is dropped. It replaces the server's ReadTimeout (30 s for
+// the whole request) on the streaming routes, so a large upload over a
+// slow link is bounded by its progress, not by its size.
+const StreamIdle = 60 * time.Second
+
+// idleDeadline moves the connection's read deadline forward while the body
+// arrives (at most once a second).
+type idleDeadline struct {
+	r    io.Reader
+	conn net.Conn
+	last time.Time
+}
+
+func (d *idleDeadline) Read(p []byte) (int, error) {
+	if now := time.Now(); d.conn != nil && now.Sub(d.last) >= time.Second {
+		_ = d.conn.SetReadDeadline(now.Add(StreamIdle))
+		d.last = now
+	}
+	return d.r.Read(p)
 }
 
 // readFailed maps an error that a body read caused to 48002.

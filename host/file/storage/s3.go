@@ -13,10 +13,11 @@ import (
 	"github.com/adminkernel/kernel/config"
 )
 
-// PartSize is the multipart part size of S3 uploads: the memory one upload
-// holds at most while streaming into the store (16 MiB; 10000 parts make
-// objects of up to 156 GiB).
-const PartSize = 16 << 20
+// PartSize is the multipart part size of S3 uploads: the buffer one upload
+// holds while streaming into the store (8 MiB, above S3's 5 MiB minimum;
+// 10000 parts make objects of up to 78 GiB, sys.upload.maxSizeMb allows
+// 10 GiB).
+const PartSize = 8 << 20
 
 // S3 keeps objects in a bucket of an S3-compatible store through minio-go.
 type S3 struct {
