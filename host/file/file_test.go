@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -450,3 +451,22 @@ func TestFileAvatar(t *testing.T) {
 }
 
 var _ = http.StatusOK
+
+// Local storage with the shared cache (several replicas) warns at start
+// that files are replica-local; S3 does not.
+func TestFileReplicaLocalWarning(t *testing.T) {
+	redis := func() []string {
+		return []string{"Service__Cache__Provider=Redis", "Service__Cache__Redis__Address=" + kerneltest.RedisAddr(),
+			"Service__Cache__Redis__KeyPrefix=" + kerneltest.RedisPrefix(t)}
+	}
+	const warning = "files are stored on this replica's disk"
+	if k := kerneltest.Start(t, redis()); !strings.Contains(k.Log(), warning) {
+		t.Fatalf("no replica-local warning with Redis and local storage:\n%s", k.Log())
+	}
+	if k := kerneltest.Start(t, append(redis(), versity(t)...)); strings.Contains(k.Log(), warning) {
+		t.Fatal("the replica-local warning with S3 storage")
+	}
+	if k := kerneltest.Start(t, []string{"Service__Cache__Provider="}); strings.Contains(k.Log(), warning) && os.Getenv(kerneltest.EnvCache) != kerneltest.CacheRedis {
+		t.Fatal("the replica-local warning with the in-process cache")
+	}
+}
