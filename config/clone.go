@@ -18,6 +18,7 @@ func (c *Config) Clone() *Config {
 	}
 	s.Security.Jwt.SigningKeys = slices.Clone(c.Service.Security.Jwt.SigningKeys)
 	s.Security.Totp.EncryptionKeys = slices.Clone(c.Service.Security.Totp.EncryptionKeys)
+	s.Upload.SigningKeys = slices.Clone(c.Service.Upload.SigningKeys)
 	s.ExternalAuth.PluginSHA256 = maps.Clone(c.Service.ExternalAuth.PluginSHA256)
 	s.ExternalAuth.Oidc = slices.Clone(c.Service.ExternalAuth.Oidc)
 	for i, p := range s.ExternalAuth.Oidc {

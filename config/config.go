@@ -489,9 +489,59 @@ type VendorSettings map[string]string
 // in ExternalAuth, in field order.
 var VendorCodes = []string{"enterprise_chat", "team_chat", "code_host", "social_chat"}
 
-// Upload is `Service:Upload`.
+// Upload is `Service:Upload` (docs/files.md).
 type Upload struct {
+	// SignedURLTTLMinutes is the lifetime of the signed /view links
+	// (default 0: the links do not expire).
 	SignedURLTTLMinutes int `koanf:"SignedUrlTtlMinutes"`
+	// Storage is where file contents go: Local (default; files under
+	// <DataDir>/files, one replica's disk) or S3 (an S3-compatible object
+	// store, section S3).
+	Storage string `koanf:"Storage"`
+	S3      S3     `koanf:"S3"`
+	// SigningKeys is the key ring of the signed /view links (HMAC-SHA256),
+	// separate from the access-token keys: the first key signs, every key
+	// verifies (each link names its key). Rotation: docs/security.md,
+	// "File links". Without keys, Development and Test generate one under
+	// DataDir (dev-file-link.key); Production without a key issues and
+	// accepts no link (a startup warning says so).
+	SigningKeys []UploadKey `koanf:"SigningKeys"`
+	// ChunkExpiryHours (default 24, 1..720): a chunked upload that receives
+	// nothing for this long is abandoned and removed with its chunks.
+	ChunkExpiryHours int `koanf:"ChunkExpiryHours"`
+}
+
+// Storage kinds of Service:Upload:Storage.
+const (
+	StorageLocal = "Local"
+	StorageS3    = "S3"
+)
+
+// S3 is `Service:Upload:S3`: an S3-compatible object store.
+type S3 struct {
+	// Endpoint is host[:port] (no scheme), e.g. s3.eu-west-1.amazonaws.com.
+	Endpoint  string `koanf:"Endpoint"`
+	Bucket    string `koanf:"Bucket"`
+	Region    string `koanf:"Region"`
+	AccessKey string `koanf:"AccessKey"`
+	SecretKey Secret `koanf:"SecretKey"`
+	// PathStyle addresses the bucket in the path (MinIO, most gateways)
+	// rather than in the host name.
+	PathStyle bool `koanf:"PathStyle"`
+	// UseTLS talks HTTPS to the endpoint (default false; set it for any
+	// store reached over a network you do not own).
+	UseTLS bool `koanf:"UseTls"`
+	// Prefix is prepended to every object name (optional, e.g. "kernel/").
+	Prefix string `koanf:"Prefix"`
+}
+
+// UploadKey is one entry of `Service:Upload:SigningKeys`.
+type UploadKey struct {
+	// ID names the key in links: 1 to 32 characters among letters, digits,
+	// '_' and '-'.
+	ID string `koanf:"Id"`
+	// Key is the HMAC secret, its bytes as written, at least 32.
+	Key Secret `koanf:"Key"`
 }
 
 // Job is `Service:Job` (host/job, docs/jobs.md): the operator's switches
@@ -609,6 +659,7 @@ func Defaults() Config {
 				QueueCapacity: 10000,
 				ParamMaxChars: 8192,
 			}},
+			Upload:  Upload{Storage: StorageLocal, ChunkExpiryHours: 24},
 			DataDir: "data",
 		},
 		API:     API{MaxPageSize: 200},

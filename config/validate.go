@@ -110,6 +110,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateJwt(&p)
 	c.validateSession(&p)
+	c.validateUpload(&p)
 
 	c.validateCors(&p)
 	c.validateFrontendResult(&p)
@@ -485,4 +486,59 @@ func (c *Config) Warnings() []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+var uploadKeyID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// validateUpload checks Service:Upload: the storage kind and its settings,
+// the link key ring (keys of at least MinJwtKeyBytes, ids well formed and
+// unique; without keys Production issues no links and the file module
+// warns at startup) and the ranges.
+func (c *Config) validateUpload(p *problems) {
+	u := &c.Service.Upload
+	const key = "Service:Upload"
+	if u.Storage == "" {
+		u.Storage = StorageLocal
+	}
+	if v, ok := canonical(u.Storage, []string{StorageLocal, StorageS3}); ok {
+		u.Storage = v
+	} else {
+		p.add("%s:Storage %q is not supported; valid values: Local, S3", key, u.Storage)
+	}
+	if u.Storage == StorageS3 {
+		s3 := &u.S3
+		if strings.TrimSpace(s3.Endpoint) == "" || strings.Contains(s3.Endpoint, "://") || strings.Contains(s3.Endpoint, "/") {
+			p.add("%s:S3:Endpoint must be host[:port] without a scheme or path when Storage is S3", key)
+		}
+		if strings.TrimSpace(s3.Bucket) == "" {
+			p.add("%s:S3:Bucket is required when Storage is S3", key)
+		}
+		if s3.AccessKey == "" || !s3.SecretKey.IsSet() {
+			p.add("%s:S3:AccessKey and %s:S3:SecretKey are required when Storage is S3", key, key)
+		}
+	}
+	if v := u.SignedURLTTLMinutes; v < 0 || v > 525600 {
+		p.add("%s:SignedUrlTtlMinutes %d is out of range 0..525600 (0: links do not expire)", key, v)
+	}
+	if u.ChunkExpiryHours == 0 {
+		u.ChunkExpiryHours = 24
+	}
+	if v := u.ChunkExpiryHours; v < 1 || v > 720 {
+		p.add("%s:ChunkExpiryHours %d is out of range 1..720", key, v)
+	}
+	seen := make(map[string]int, len(u.SigningKeys))
+	for i, k := range u.SigningKeys {
+		at := fmt.Sprintf("%s:SigningKeys:%d", key, i)
+		if len(k.Key.Reveal()) < MinJwtKeyBytes {
+			p.add("%s:Key must be at least %d bytes long", at, MinJwtKeyBytes)
+		}
+		if !uploadKeyID.MatchString(k.ID) {
+			p.add("%s:Id must be 1 to 32 letters, digits, '_' or '-'", at)
+			continue
+		}
+		if first, dup := seen[k.ID]; dup {
+			p.add("%s: the key id %q is also the id of %s:SigningKeys:%d; ids must be unique", at, k.ID, key, first)
+		}
+		seen[k.ID] = i
+	}
 }

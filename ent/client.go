@@ -18,6 +18,9 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysfile"
+	"github.com/adminkernel/kernel/ent/sysfilechunk"
+	"github.com/adminkernel/kernel/ent/sysfileupload"
 	"github.com/adminkernel/kernel/ent/sysjob"
 	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
@@ -58,6 +61,12 @@ type Client struct {
 	SysDictType *SysDictTypeClient
 	// SysExceptionLog is the client for interacting with the SysExceptionLog builders.
 	SysExceptionLog *SysExceptionLogClient
+	// SysFile is the client for interacting with the SysFile builders.
+	SysFile *SysFileClient
+	// SysFileChunk is the client for interacting with the SysFileChunk builders.
+	SysFileChunk *SysFileChunkClient
+	// SysFileUpload is the client for interacting with the SysFileUpload builders.
+	SysFileUpload *SysFileUploadClient
 	// SysJob is the client for interacting with the SysJob builders.
 	SysJob *SysJobClient
 	// SysJobLog is the client for interacting with the SysJobLog builders.
@@ -119,6 +128,9 @@ func (c *Client) init() {
 	c.SysDictItem = NewSysDictItemClient(c.config)
 	c.SysDictType = NewSysDictTypeClient(c.config)
 	c.SysExceptionLog = NewSysExceptionLogClient(c.config)
+	c.SysFile = NewSysFileClient(c.config)
+	c.SysFileChunk = NewSysFileChunkClient(c.config)
+	c.SysFileUpload = NewSysFileUploadClient(c.config)
 	c.SysJob = NewSysJobClient(c.config)
 	c.SysJobLog = NewSysJobLogClient(c.config)
 	c.SysLoginLog = NewSysLoginLogClient(c.config)
@@ -238,6 +250,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		SysDictItem:           NewSysDictItemClient(cfg),
 		SysDictType:           NewSysDictTypeClient(cfg),
 		SysExceptionLog:       NewSysExceptionLogClient(cfg),
+		SysFile:               NewSysFileClient(cfg),
+		SysFileChunk:          NewSysFileChunkClient(cfg),
+		SysFileUpload:         NewSysFileUploadClient(cfg),
 		SysJob:                NewSysJobClient(cfg),
 		SysJobLog:             NewSysJobLogClient(cfg),
 		SysLoginLog:           NewSysLoginLogClient(cfg),
@@ -284,6 +299,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		SysDictItem:           NewSysDictItemClient(cfg),
 		SysDictType:           NewSysDictTypeClient(cfg),
 		SysExceptionLog:       NewSysExceptionLogClient(cfg),
+		SysFile:               NewSysFileClient(cfg),
+		SysFileChunk:          NewSysFileChunkClient(cfg),
+		SysFileUpload:         NewSysFileUploadClient(cfg),
 		SysJob:                NewSysJobClient(cfg),
 		SysJobLog:             NewSysJobLogClient(cfg),
 		SysLoginLog:           NewSysLoginLogClient(cfg),
@@ -336,12 +354,13 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysJob,
-		c.SysJobLog, c.SysLoginLog, c.SysMenu, c.SysMfaHighSensitivity, c.SysModule,
-		c.SysNotice, c.SysNoticeRead, c.SysNoticeReceiver, c.SysNoticeWatermark,
-		c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole, c.SysRoleDataScope,
-		c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser, c.SysUserExternal,
-		c.SysUserPasskey, c.SysUserRecoveryCode, c.SysUserRole,
+		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysFile,
+		c.SysFileChunk, c.SysFileUpload, c.SysJob, c.SysJobLog, c.SysLoginLog,
+		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysNotice, c.SysNoticeRead,
+		c.SysNoticeReceiver, c.SysNoticeWatermark, c.SysOpLog, c.SysOrg, c.SysPosition,
+		c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken,
+		c.SysUser, c.SysUserExternal, c.SysUserPasskey, c.SysUserRecoveryCode,
+		c.SysUserRole,
 	} {
 		n.Use(hooks...)
 	}
@@ -351,12 +370,13 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysJob,
-		c.SysJobLog, c.SysLoginLog, c.SysMenu, c.SysMfaHighSensitivity, c.SysModule,
-		c.SysNotice, c.SysNoticeRead, c.SysNoticeReceiver, c.SysNoticeWatermark,
-		c.SysOpLog, c.SysOrg, c.SysPosition, c.SysRole, c.SysRoleDataScope,
-		c.SysRoleMenu, c.SysSession, c.SysSessionToken, c.SysUser, c.SysUserExternal,
-		c.SysUserPasskey, c.SysUserRecoveryCode, c.SysUserRole,
+		c.SysConfig, c.SysDictItem, c.SysDictType, c.SysExceptionLog, c.SysFile,
+		c.SysFileChunk, c.SysFileUpload, c.SysJob, c.SysJobLog, c.SysLoginLog,
+		c.SysMenu, c.SysMfaHighSensitivity, c.SysModule, c.SysNotice, c.SysNoticeRead,
+		c.SysNoticeReceiver, c.SysNoticeWatermark, c.SysOpLog, c.SysOrg, c.SysPosition,
+		c.SysRole, c.SysRoleDataScope, c.SysRoleMenu, c.SysSession, c.SysSessionToken,
+		c.SysUser, c.SysUserExternal, c.SysUserPasskey, c.SysUserRecoveryCode,
+		c.SysUserRole,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -373,6 +393,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SysDictType.mutate(ctx, m)
 	case *SysExceptionLogMutation:
 		return c.SysExceptionLog.mutate(ctx, m)
+	case *SysFileMutation:
+		return c.SysFile.mutate(ctx, m)
+	case *SysFileChunkMutation:
+		return c.SysFileChunk.mutate(ctx, m)
+	case *SysFileUploadMutation:
+		return c.SysFileUpload.mutate(ctx, m)
 	case *SysJobMutation:
 		return c.SysJob.mutate(ctx, m)
 	case *SysJobLogMutation:
@@ -953,6 +979,405 @@ func (c *SysExceptionLogClient) mutate(ctx context.Context, m *SysExceptionLogMu
 		return (&SysExceptionLogDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown SysExceptionLog mutation op: %q", m.Op())
+	}
+}
+
+// SysFileClient is a client for the SysFile schema.
+type SysFileClient struct {
+	config
+}
+
+// NewSysFileClient returns a client for the SysFile from the given config.
+func NewSysFileClient(c config) *SysFileClient {
+	return &SysFileClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysfile.Hooks(f(g(h())))`.
+func (c *SysFileClient) Use(hooks ...Hook) {
+	c.hooks.SysFile = append(c.hooks.SysFile, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysfile.Intercept(f(g(h())))`.
+func (c *SysFileClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysFile = append(c.inters.SysFile, interceptors...)
+}
+
+// Create returns a builder for creating a SysFile entity.
+func (c *SysFileClient) Create() *SysFileCreate {
+	mutation := newSysFileMutation(c.config, OpCreate)
+	return &SysFileCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysFile entities.
+func (c *SysFileClient) CreateBulk(builders ...*SysFileCreate) *SysFileCreateBulk {
+	return &SysFileCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysFileClient) MapCreateBulk(slice any, setFunc func(*SysFileCreate, int)) *SysFileCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysFileCreateBulk{err: fmt.Errorf("calling to SysFileClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysFileCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysFileCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysFile.
+func (c *SysFileClient) Update() *SysFileUpdate {
+	mutation := newSysFileMutation(c.config, OpUpdate)
+	return &SysFileUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysFileClient) UpdateOne(_m *SysFile) *SysFileUpdateOne {
+	mutation := newSysFileMutation(c.config, OpUpdateOne, withSysFile(_m))
+	return &SysFileUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysFileClient) UpdateOneID(id int64) *SysFileUpdateOne {
+	mutation := newSysFileMutation(c.config, OpUpdateOne, withSysFileID(id))
+	return &SysFileUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysFile.
+func (c *SysFileClient) Delete() *SysFileDelete {
+	mutation := newSysFileMutation(c.config, OpDelete)
+	return &SysFileDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysFileClient) DeleteOne(_m *SysFile) *SysFileDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysFileClient) DeleteOneID(id int64) *SysFileDeleteOne {
+	builder := c.Delete().Where(sysfile.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysFileDeleteOne{builder}
+}
+
+// Query returns a query builder for SysFile.
+func (c *SysFileClient) Query() *SysFileQuery {
+	return &SysFileQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysFile},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysFile entity by its id.
+func (c *SysFileClient) Get(ctx context.Context, id int64) (*SysFile, error) {
+	return c.Query().Where(sysfile.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysFileClient) GetX(ctx context.Context, id int64) *SysFile {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysFileClient) Hooks() []Hook {
+	return c.hooks.SysFile
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysFileClient) Interceptors() []Interceptor {
+	return c.inters.SysFile
+}
+
+func (c *SysFileClient) mutate(ctx context.Context, m *SysFileMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysFileCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysFileUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysFileUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysFileDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysFile mutation op: %q", m.Op())
+	}
+}
+
+// SysFileChunkClient is a client for the SysFileChunk schema.
+type SysFileChunkClient struct {
+	config
+}
+
+// NewSysFileChunkClient returns a client for the SysFileChunk from the given config.
+func NewSysFileChunkClient(c config) *SysFileChunkClient {
+	return &SysFileChunkClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysfilechunk.Hooks(f(g(h())))`.
+func (c *SysFileChunkClient) Use(hooks ...Hook) {
+	c.hooks.SysFileChunk = append(c.hooks.SysFileChunk, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysfilechunk.Intercept(f(g(h())))`.
+func (c *SysFileChunkClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysFileChunk = append(c.inters.SysFileChunk, interceptors...)
+}
+
+// Create returns a builder for creating a SysFileChunk entity.
+func (c *SysFileChunkClient) Create() *SysFileChunkCreate {
+	mutation := newSysFileChunkMutation(c.config, OpCreate)
+	return &SysFileChunkCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysFileChunk entities.
+func (c *SysFileChunkClient) CreateBulk(builders ...*SysFileChunkCreate) *SysFileChunkCreateBulk {
+	return &SysFileChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysFileChunkClient) MapCreateBulk(slice any, setFunc func(*SysFileChunkCreate, int)) *SysFileChunkCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysFileChunkCreateBulk{err: fmt.Errorf("calling to SysFileChunkClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysFileChunkCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysFileChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysFileChunk.
+func (c *SysFileChunkClient) Update() *SysFileChunkUpdate {
+	mutation := newSysFileChunkMutation(c.config, OpUpdate)
+	return &SysFileChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysFileChunkClient) UpdateOne(_m *SysFileChunk) *SysFileChunkUpdateOne {
+	mutation := newSysFileChunkMutation(c.config, OpUpdateOne, withSysFileChunk(_m))
+	return &SysFileChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysFileChunkClient) UpdateOneID(id int64) *SysFileChunkUpdateOne {
+	mutation := newSysFileChunkMutation(c.config, OpUpdateOne, withSysFileChunkID(id))
+	return &SysFileChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysFileChunk.
+func (c *SysFileChunkClient) Delete() *SysFileChunkDelete {
+	mutation := newSysFileChunkMutation(c.config, OpDelete)
+	return &SysFileChunkDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysFileChunkClient) DeleteOne(_m *SysFileChunk) *SysFileChunkDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysFileChunkClient) DeleteOneID(id int64) *SysFileChunkDeleteOne {
+	builder := c.Delete().Where(sysfilechunk.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysFileChunkDeleteOne{builder}
+}
+
+// Query returns a query builder for SysFileChunk.
+func (c *SysFileChunkClient) Query() *SysFileChunkQuery {
+	return &SysFileChunkQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysFileChunk},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysFileChunk entity by its id.
+func (c *SysFileChunkClient) Get(ctx context.Context, id int64) (*SysFileChunk, error) {
+	return c.Query().Where(sysfilechunk.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysFileChunkClient) GetX(ctx context.Context, id int64) *SysFileChunk {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysFileChunkClient) Hooks() []Hook {
+	return c.hooks.SysFileChunk
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysFileChunkClient) Interceptors() []Interceptor {
+	return c.inters.SysFileChunk
+}
+
+func (c *SysFileChunkClient) mutate(ctx context.Context, m *SysFileChunkMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysFileChunkCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysFileChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysFileChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysFileChunkDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysFileChunk mutation op: %q", m.Op())
+	}
+}
+
+// SysFileUploadClient is a client for the SysFileUpload schema.
+type SysFileUploadClient struct {
+	config
+}
+
+// NewSysFileUploadClient returns a client for the SysFileUpload from the given config.
+func NewSysFileUploadClient(c config) *SysFileUploadClient {
+	return &SysFileUploadClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sysfileupload.Hooks(f(g(h())))`.
+func (c *SysFileUploadClient) Use(hooks ...Hook) {
+	c.hooks.SysFileUpload = append(c.hooks.SysFileUpload, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sysfileupload.Intercept(f(g(h())))`.
+func (c *SysFileUploadClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SysFileUpload = append(c.inters.SysFileUpload, interceptors...)
+}
+
+// Create returns a builder for creating a SysFileUpload entity.
+func (c *SysFileUploadClient) Create() *SysFileUploadCreate {
+	mutation := newSysFileUploadMutation(c.config, OpCreate)
+	return &SysFileUploadCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SysFileUpload entities.
+func (c *SysFileUploadClient) CreateBulk(builders ...*SysFileUploadCreate) *SysFileUploadCreateBulk {
+	return &SysFileUploadCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SysFileUploadClient) MapCreateBulk(slice any, setFunc func(*SysFileUploadCreate, int)) *SysFileUploadCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SysFileUploadCreateBulk{err: fmt.Errorf("calling to SysFileUploadClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SysFileUploadCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SysFileUploadCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SysFileUpload.
+func (c *SysFileUploadClient) Update() *SysFileUploadUpdate {
+	mutation := newSysFileUploadMutation(c.config, OpUpdate)
+	return &SysFileUploadUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SysFileUploadClient) UpdateOne(_m *SysFileUpload) *SysFileUploadUpdateOne {
+	mutation := newSysFileUploadMutation(c.config, OpUpdateOne, withSysFileUpload(_m))
+	return &SysFileUploadUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SysFileUploadClient) UpdateOneID(id int64) *SysFileUploadUpdateOne {
+	mutation := newSysFileUploadMutation(c.config, OpUpdateOne, withSysFileUploadID(id))
+	return &SysFileUploadUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SysFileUpload.
+func (c *SysFileUploadClient) Delete() *SysFileUploadDelete {
+	mutation := newSysFileUploadMutation(c.config, OpDelete)
+	return &SysFileUploadDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SysFileUploadClient) DeleteOne(_m *SysFileUpload) *SysFileUploadDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SysFileUploadClient) DeleteOneID(id int64) *SysFileUploadDeleteOne {
+	builder := c.Delete().Where(sysfileupload.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SysFileUploadDeleteOne{builder}
+}
+
+// Query returns a query builder for SysFileUpload.
+func (c *SysFileUploadClient) Query() *SysFileUploadQuery {
+	return &SysFileUploadQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSysFileUpload},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SysFileUpload entity by its id.
+func (c *SysFileUploadClient) Get(ctx context.Context, id int64) (*SysFileUpload, error) {
+	return c.Query().Where(sysfileupload.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SysFileUploadClient) GetX(ctx context.Context, id int64) *SysFileUpload {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SysFileUploadClient) Hooks() []Hook {
+	return c.hooks.SysFileUpload
+}
+
+// Interceptors returns the client interceptors.
+func (c *SysFileUploadClient) Interceptors() []Interceptor {
+	return c.inters.SysFileUpload
+}
+
+func (c *SysFileUploadClient) mutate(ctx context.Context, m *SysFileUploadMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SysFileUploadCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SysFileUploadUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SysFileUploadUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SysFileUploadDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SysFileUpload mutation op: %q", m.Op())
 	}
 }
 
@@ -4018,20 +4443,20 @@ func (c *SysUserRoleClient) mutate(ctx context.Context, m *SysUserRoleMutation) 
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysJob, SysJobLog,
-		SysLoginLog, SysMenu, SysMfaHighSensitivity, SysModule, SysNotice,
-		SysNoticeRead, SysNoticeReceiver, SysNoticeWatermark, SysOpLog, SysOrg,
-		SysPosition, SysRole, SysRoleDataScope, SysRoleMenu, SysSession,
-		SysSessionToken, SysUser, SysUserExternal, SysUserPasskey, SysUserRecoveryCode,
-		SysUserRole []ent.Hook
+		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysFile, SysFileChunk,
+		SysFileUpload, SysJob, SysJobLog, SysLoginLog, SysMenu, SysMfaHighSensitivity,
+		SysModule, SysNotice, SysNoticeRead, SysNoticeReceiver, SysNoticeWatermark,
+		SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope, SysRoleMenu,
+		SysSession, SysSessionToken, SysUser, SysUserExternal, SysUserPasskey,
+		SysUserRecoveryCode, SysUserRole []ent.Hook
 	}
 	inters struct {
-		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysJob, SysJobLog,
-		SysLoginLog, SysMenu, SysMfaHighSensitivity, SysModule, SysNotice,
-		SysNoticeRead, SysNoticeReceiver, SysNoticeWatermark, SysOpLog, SysOrg,
-		SysPosition, SysRole, SysRoleDataScope, SysRoleMenu, SysSession,
-		SysSessionToken, SysUser, SysUserExternal, SysUserPasskey, SysUserRecoveryCode,
-		SysUserRole []ent.Interceptor
+		SysConfig, SysDictItem, SysDictType, SysExceptionLog, SysFile, SysFileChunk,
+		SysFileUpload, SysJob, SysJobLog, SysLoginLog, SysMenu, SysMfaHighSensitivity,
+		SysModule, SysNotice, SysNoticeRead, SysNoticeReceiver, SysNoticeWatermark,
+		SysOpLog, SysOrg, SysPosition, SysRole, SysRoleDataScope, SysRoleMenu,
+		SysSession, SysSessionToken, SysUser, SysUserExternal, SysUserPasskey,
+		SysUserRecoveryCode, SysUserRole []ent.Interceptor
 	}
 )
 

@@ -16,6 +16,9 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysfile"
+	"github.com/adminkernel/kernel/ent/sysfilechunk"
+	"github.com/adminkernel/kernel/ent/sysfileupload"
 	"github.com/adminkernel/kernel/ent/sysjob"
 	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
@@ -103,6 +106,9 @@ func checkColumn(t, c string) error {
 			sysdictitem.Table:           sysdictitem.ValidColumn,
 			sysdicttype.Table:           sysdicttype.ValidColumn,
 			sysexceptionlog.Table:       sysexceptionlog.ValidColumn,
+			sysfile.Table:               sysfile.ValidColumn,
+			sysfilechunk.Table:          sysfilechunk.ValidColumn,
+			sysfileupload.Table:         sysfileupload.ValidColumn,
 			sysjob.Table:                sysjob.ValidColumn,
 			sysjoblog.Table:             sysjoblog.ValidColumn,
 			sysloginlog.Table:           sysloginlog.ValidColumn,

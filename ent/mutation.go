@@ -16,6 +16,9 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysfile"
+	"github.com/adminkernel/kernel/ent/sysfilechunk"
+	"github.com/adminkernel/kernel/ent/sysfileupload"
 	"github.com/adminkernel/kernel/ent/sysjob"
 	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
@@ -54,6 +57,9 @@ const (
 	TypeSysDictItem           = "SysDictItem"
 	TypeSysDictType           = "SysDictType"
 	TypeSysExceptionLog       = "SysExceptionLog"
+	TypeSysFile               = "SysFile"
+	TypeSysFileChunk          = "SysFileChunk"
+	TypeSysFileUpload         = "SysFileUpload"
 	TypeSysJob                = "SysJob"
 	TypeSysJobLog             = "SysJobLog"
 	TypeSysLoginLog           = "SysLoginLog"
@@ -4493,6 +4499,2995 @@ func (m *SysExceptionLogMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SysExceptionLogMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SysExceptionLog edge %s", name)
+}
+
+// SysFileMutation represents an operation that mutates the SysFile nodes in the graph.
+type SysFileMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	create_time       *time.Time
+	create_user_id    *int64
+	addcreate_user_id *int64
+	update_time       *time.Time
+	update_user_id    *int64
+	addupdate_user_id *int64
+	is_delete         *bool
+	delete_key        *int64
+	adddelete_key     *int64
+	original_name     *string
+	storage_path      *string
+	extension         *string
+	content_type      *string
+	size_bytes        *int64
+	addsize_bytes     *int64
+	hash              *string
+	org_id            *int64
+	addorg_id         *int64
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*SysFile, error)
+	predicates        []predicate.SysFile
+}
+
+var _ ent.Mutation = (*SysFileMutation)(nil)
+
+// sysfileOption allows management of the mutation configuration using functional options.
+type sysfileOption func(*SysFileMutation)
+
+// newSysFileMutation creates new mutation for the SysFile entity.
+func newSysFileMutation(c config, op Op, opts ...sysfileOption) *SysFileMutation {
+	m := &SysFileMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysFile,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysFileID sets the ID field of the mutation.
+func withSysFileID(id int64) sysfileOption {
+	return func(m *SysFileMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysFile
+		)
+		m.oldValue = func(ctx context.Context) (*SysFile, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysFile.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysFile sets the old SysFile of the mutation.
+func withSysFile(node *SysFile) sysfileOption {
+	return func(m *SysFileMutation) {
+		m.oldValue = func(context.Context) (*SysFile, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysFileMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysFileMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysFile entities.
+func (m *SysFileMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysFileMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysFileMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysFile.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysFileMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysFileMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysFileMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetCreateUserID sets the "create_user_id" field.
+func (m *SysFileMutation) SetCreateUserID(i int64) {
+	m.create_user_id = &i
+	m.addcreate_user_id = nil
+}
+
+// CreateUserID returns the value of the "create_user_id" field in the mutation.
+func (m *SysFileMutation) CreateUserID() (r int64, exists bool) {
+	v := m.create_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateUserID returns the old "create_user_id" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldCreateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateUserID: %w", err)
+	}
+	return oldValue.CreateUserID, nil
+}
+
+// AddCreateUserID adds i to the "create_user_id" field.
+func (m *SysFileMutation) AddCreateUserID(i int64) {
+	if m.addcreate_user_id != nil {
+		*m.addcreate_user_id += i
+	} else {
+		m.addcreate_user_id = &i
+	}
+}
+
+// AddedCreateUserID returns the value that was added to the "create_user_id" field in this mutation.
+func (m *SysFileMutation) AddedCreateUserID() (r int64, exists bool) {
+	v := m.addcreate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCreateUserID clears the value of the "create_user_id" field.
+func (m *SysFileMutation) ClearCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	m.clearedFields[sysfile.FieldCreateUserID] = struct{}{}
+}
+
+// CreateUserIDCleared returns if the "create_user_id" field was cleared in this mutation.
+func (m *SysFileMutation) CreateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysfile.FieldCreateUserID]
+	return ok
+}
+
+// ResetCreateUserID resets all changes to the "create_user_id" field.
+func (m *SysFileMutation) ResetCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	delete(m.clearedFields, sysfile.FieldCreateUserID)
+}
+
+// SetUpdateTime sets the "update_time" field.
+func (m *SysFileMutation) SetUpdateTime(t time.Time) {
+	m.update_time = &t
+}
+
+// UpdateTime returns the value of the "update_time" field in the mutation.
+func (m *SysFileMutation) UpdateTime() (r time.Time, exists bool) {
+	v := m.update_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateTime returns the old "update_time" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldUpdateTime(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateTime: %w", err)
+	}
+	return oldValue.UpdateTime, nil
+}
+
+// ClearUpdateTime clears the value of the "update_time" field.
+func (m *SysFileMutation) ClearUpdateTime() {
+	m.update_time = nil
+	m.clearedFields[sysfile.FieldUpdateTime] = struct{}{}
+}
+
+// UpdateTimeCleared returns if the "update_time" field was cleared in this mutation.
+func (m *SysFileMutation) UpdateTimeCleared() bool {
+	_, ok := m.clearedFields[sysfile.FieldUpdateTime]
+	return ok
+}
+
+// ResetUpdateTime resets all changes to the "update_time" field.
+func (m *SysFileMutation) ResetUpdateTime() {
+	m.update_time = nil
+	delete(m.clearedFields, sysfile.FieldUpdateTime)
+}
+
+// SetUpdateUserID sets the "update_user_id" field.
+func (m *SysFileMutation) SetUpdateUserID(i int64) {
+	m.update_user_id = &i
+	m.addupdate_user_id = nil
+}
+
+// UpdateUserID returns the value of the "update_user_id" field in the mutation.
+func (m *SysFileMutation) UpdateUserID() (r int64, exists bool) {
+	v := m.update_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdateUserID returns the old "update_user_id" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldUpdateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdateUserID: %w", err)
+	}
+	return oldValue.UpdateUserID, nil
+}
+
+// AddUpdateUserID adds i to the "update_user_id" field.
+func (m *SysFileMutation) AddUpdateUserID(i int64) {
+	if m.addupdate_user_id != nil {
+		*m.addupdate_user_id += i
+	} else {
+		m.addupdate_user_id = &i
+	}
+}
+
+// AddedUpdateUserID returns the value that was added to the "update_user_id" field in this mutation.
+func (m *SysFileMutation) AddedUpdateUserID() (r int64, exists bool) {
+	v := m.addupdate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearUpdateUserID clears the value of the "update_user_id" field.
+func (m *SysFileMutation) ClearUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	m.clearedFields[sysfile.FieldUpdateUserID] = struct{}{}
+}
+
+// UpdateUserIDCleared returns if the "update_user_id" field was cleared in this mutation.
+func (m *SysFileMutation) UpdateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysfile.FieldUpdateUserID]
+	return ok
+}
+
+// ResetUpdateUserID resets all changes to the "update_user_id" field.
+func (m *SysFileMutation) ResetUpdateUserID() {
+	m.update_user_id = nil
+	m.addupdate_user_id = nil
+	delete(m.clearedFields, sysfile.FieldUpdateUserID)
+}
+
+// SetIsDelete sets the "is_delete" field.
+func (m *SysFileMutation) SetIsDelete(b bool) {
+	m.is_delete = &b
+}
+
+// IsDelete returns the value of the "is_delete" field in the mutation.
+func (m *SysFileMutation) IsDelete() (r bool, exists bool) {
+	v := m.is_delete
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIsDelete returns the old "is_delete" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldIsDelete(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIsDelete is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIsDelete requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIsDelete: %w", err)
+	}
+	return oldValue.IsDelete, nil
+}
+
+// ResetIsDelete resets all changes to the "is_delete" field.
+func (m *SysFileMutation) ResetIsDelete() {
+	m.is_delete = nil
+}
+
+// SetDeleteKey sets the "delete_key" field.
+func (m *SysFileMutation) SetDeleteKey(i int64) {
+	m.delete_key = &i
+	m.adddelete_key = nil
+}
+
+// DeleteKey returns the value of the "delete_key" field in the mutation.
+func (m *SysFileMutation) DeleteKey() (r int64, exists bool) {
+	v := m.delete_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeleteKey returns the old "delete_key" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldDeleteKey(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeleteKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeleteKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeleteKey: %w", err)
+	}
+	return oldValue.DeleteKey, nil
+}
+
+// AddDeleteKey adds i to the "delete_key" field.
+func (m *SysFileMutation) AddDeleteKey(i int64) {
+	if m.adddelete_key != nil {
+		*m.adddelete_key += i
+	} else {
+		m.adddelete_key = &i
+	}
+}
+
+// AddedDeleteKey returns the value that was added to the "delete_key" field in this mutation.
+func (m *SysFileMutation) AddedDeleteKey() (r int64, exists bool) {
+	v := m.adddelete_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDeleteKey resets all changes to the "delete_key" field.
+func (m *SysFileMutation) ResetDeleteKey() {
+	m.delete_key = nil
+	m.adddelete_key = nil
+}
+
+// SetOriginalName sets the "original_name" field.
+func (m *SysFileMutation) SetOriginalName(s string) {
+	m.original_name = &s
+}
+
+// OriginalName returns the value of the "original_name" field in the mutation.
+func (m *SysFileMutation) OriginalName() (r string, exists bool) {
+	v := m.original_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOriginalName returns the old "original_name" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldOriginalName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOriginalName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOriginalName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOriginalName: %w", err)
+	}
+	return oldValue.OriginalName, nil
+}
+
+// ResetOriginalName resets all changes to the "original_name" field.
+func (m *SysFileMutation) ResetOriginalName() {
+	m.original_name = nil
+}
+
+// SetStoragePath sets the "storage_path" field.
+func (m *SysFileMutation) SetStoragePath(s string) {
+	m.storage_path = &s
+}
+
+// StoragePath returns the value of the "storage_path" field in the mutation.
+func (m *SysFileMutation) StoragePath() (r string, exists bool) {
+	v := m.storage_path
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStoragePath returns the old "storage_path" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldStoragePath(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStoragePath is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStoragePath requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStoragePath: %w", err)
+	}
+	return oldValue.StoragePath, nil
+}
+
+// ResetStoragePath resets all changes to the "storage_path" field.
+func (m *SysFileMutation) ResetStoragePath() {
+	m.storage_path = nil
+}
+
+// SetExtension sets the "extension" field.
+func (m *SysFileMutation) SetExtension(s string) {
+	m.extension = &s
+}
+
+// Extension returns the value of the "extension" field in the mutation.
+func (m *SysFileMutation) Extension() (r string, exists bool) {
+	v := m.extension
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExtension returns the old "extension" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldExtension(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExtension is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExtension requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExtension: %w", err)
+	}
+	return oldValue.Extension, nil
+}
+
+// ResetExtension resets all changes to the "extension" field.
+func (m *SysFileMutation) ResetExtension() {
+	m.extension = nil
+}
+
+// SetContentType sets the "content_type" field.
+func (m *SysFileMutation) SetContentType(s string) {
+	m.content_type = &s
+}
+
+// ContentType returns the value of the "content_type" field in the mutation.
+func (m *SysFileMutation) ContentType() (r string, exists bool) {
+	v := m.content_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContentType returns the old "content_type" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldContentType(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContentType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContentType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContentType: %w", err)
+	}
+	return oldValue.ContentType, nil
+}
+
+// ClearContentType clears the value of the "content_type" field.
+func (m *SysFileMutation) ClearContentType() {
+	m.content_type = nil
+	m.clearedFields[sysfile.FieldContentType] = struct{}{}
+}
+
+// ContentTypeCleared returns if the "content_type" field was cleared in this mutation.
+func (m *SysFileMutation) ContentTypeCleared() bool {
+	_, ok := m.clearedFields[sysfile.FieldContentType]
+	return ok
+}
+
+// ResetContentType resets all changes to the "content_type" field.
+func (m *SysFileMutation) ResetContentType() {
+	m.content_type = nil
+	delete(m.clearedFields, sysfile.FieldContentType)
+}
+
+// SetSizeBytes sets the "size_bytes" field.
+func (m *SysFileMutation) SetSizeBytes(i int64) {
+	m.size_bytes = &i
+	m.addsize_bytes = nil
+}
+
+// SizeBytes returns the value of the "size_bytes" field in the mutation.
+func (m *SysFileMutation) SizeBytes() (r int64, exists bool) {
+	v := m.size_bytes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSizeBytes returns the old "size_bytes" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldSizeBytes(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSizeBytes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSizeBytes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSizeBytes: %w", err)
+	}
+	return oldValue.SizeBytes, nil
+}
+
+// AddSizeBytes adds i to the "size_bytes" field.
+func (m *SysFileMutation) AddSizeBytes(i int64) {
+	if m.addsize_bytes != nil {
+		*m.addsize_bytes += i
+	} else {
+		m.addsize_bytes = &i
+	}
+}
+
+// AddedSizeBytes returns the value that was added to the "size_bytes" field in this mutation.
+func (m *SysFileMutation) AddedSizeBytes() (r int64, exists bool) {
+	v := m.addsize_bytes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSizeBytes resets all changes to the "size_bytes" field.
+func (m *SysFileMutation) ResetSizeBytes() {
+	m.size_bytes = nil
+	m.addsize_bytes = nil
+}
+
+// SetHash sets the "hash" field.
+func (m *SysFileMutation) SetHash(s string) {
+	m.hash = &s
+}
+
+// Hash returns the value of the "hash" field in the mutation.
+func (m *SysFileMutation) Hash() (r string, exists bool) {
+	v := m.hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHash returns the old "hash" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldHash(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHash: %w", err)
+	}
+	return oldValue.Hash, nil
+}
+
+// ClearHash clears the value of the "hash" field.
+func (m *SysFileMutation) ClearHash() {
+	m.hash = nil
+	m.clearedFields[sysfile.FieldHash] = struct{}{}
+}
+
+// HashCleared returns if the "hash" field was cleared in this mutation.
+func (m *SysFileMutation) HashCleared() bool {
+	_, ok := m.clearedFields[sysfile.FieldHash]
+	return ok
+}
+
+// ResetHash resets all changes to the "hash" field.
+func (m *SysFileMutation) ResetHash() {
+	m.hash = nil
+	delete(m.clearedFields, sysfile.FieldHash)
+}
+
+// SetOrgID sets the "org_id" field.
+func (m *SysFileMutation) SetOrgID(i int64) {
+	m.org_id = &i
+	m.addorg_id = nil
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *SysFileMutation) OrgID() (r int64, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the SysFile entity.
+// If the SysFile object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileMutation) OldOrgID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// AddOrgID adds i to the "org_id" field.
+func (m *SysFileMutation) AddOrgID(i int64) {
+	if m.addorg_id != nil {
+		*m.addorg_id += i
+	} else {
+		m.addorg_id = &i
+	}
+}
+
+// AddedOrgID returns the value that was added to the "org_id" field in this mutation.
+func (m *SysFileMutation) AddedOrgID() (r int64, exists bool) {
+	v := m.addorg_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *SysFileMutation) ClearOrgID() {
+	m.org_id = nil
+	m.addorg_id = nil
+	m.clearedFields[sysfile.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *SysFileMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[sysfile.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *SysFileMutation) ResetOrgID() {
+	m.org_id = nil
+	m.addorg_id = nil
+	delete(m.clearedFields, sysfile.FieldOrgID)
+}
+
+// Where appends a list predicates to the SysFileMutation builder.
+func (m *SysFileMutation) Where(ps ...predicate.SysFile) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysFileMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysFileMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysFile, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysFileMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysFileMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysFile).
+func (m *SysFileMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysFileMutation) Fields() []string {
+	fields := make([]string, 0, 13)
+	if m.create_time != nil {
+		fields = append(fields, sysfile.FieldCreateTime)
+	}
+	if m.create_user_id != nil {
+		fields = append(fields, sysfile.FieldCreateUserID)
+	}
+	if m.update_time != nil {
+		fields = append(fields, sysfile.FieldUpdateTime)
+	}
+	if m.update_user_id != nil {
+		fields = append(fields, sysfile.FieldUpdateUserID)
+	}
+	if m.is_delete != nil {
+		fields = append(fields, sysfile.FieldIsDelete)
+	}
+	if m.delete_key != nil {
+		fields = append(fields, sysfile.FieldDeleteKey)
+	}
+	if m.original_name != nil {
+		fields = append(fields, sysfile.FieldOriginalName)
+	}
+	if m.storage_path != nil {
+		fields = append(fields, sysfile.FieldStoragePath)
+	}
+	if m.extension != nil {
+		fields = append(fields, sysfile.FieldExtension)
+	}
+	if m.content_type != nil {
+		fields = append(fields, sysfile.FieldContentType)
+	}
+	if m.size_bytes != nil {
+		fields = append(fields, sysfile.FieldSizeBytes)
+	}
+	if m.hash != nil {
+		fields = append(fields, sysfile.FieldHash)
+	}
+	if m.org_id != nil {
+		fields = append(fields, sysfile.FieldOrgID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysFileMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysfile.FieldCreateTime:
+		return m.CreateTime()
+	case sysfile.FieldCreateUserID:
+		return m.CreateUserID()
+	case sysfile.FieldUpdateTime:
+		return m.UpdateTime()
+	case sysfile.FieldUpdateUserID:
+		return m.UpdateUserID()
+	case sysfile.FieldIsDelete:
+		return m.IsDelete()
+	case sysfile.FieldDeleteKey:
+		return m.DeleteKey()
+	case sysfile.FieldOriginalName:
+		return m.OriginalName()
+	case sysfile.FieldStoragePath:
+		return m.StoragePath()
+	case sysfile.FieldExtension:
+		return m.Extension()
+	case sysfile.FieldContentType:
+		return m.ContentType()
+	case sysfile.FieldSizeBytes:
+		return m.SizeBytes()
+	case sysfile.FieldHash:
+		return m.Hash()
+	case sysfile.FieldOrgID:
+		return m.OrgID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysFileMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysfile.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysfile.FieldCreateUserID:
+		return m.OldCreateUserID(ctx)
+	case sysfile.FieldUpdateTime:
+		return m.OldUpdateTime(ctx)
+	case sysfile.FieldUpdateUserID:
+		return m.OldUpdateUserID(ctx)
+	case sysfile.FieldIsDelete:
+		return m.OldIsDelete(ctx)
+	case sysfile.FieldDeleteKey:
+		return m.OldDeleteKey(ctx)
+	case sysfile.FieldOriginalName:
+		return m.OldOriginalName(ctx)
+	case sysfile.FieldStoragePath:
+		return m.OldStoragePath(ctx)
+	case sysfile.FieldExtension:
+		return m.OldExtension(ctx)
+	case sysfile.FieldContentType:
+		return m.OldContentType(ctx)
+	case sysfile.FieldSizeBytes:
+		return m.OldSizeBytes(ctx)
+	case sysfile.FieldHash:
+		return m.OldHash(ctx)
+	case sysfile.FieldOrgID:
+		return m.OldOrgID(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysFile field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysFileMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysfile.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysfile.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateUserID(v)
+		return nil
+	case sysfile.FieldUpdateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateTime(v)
+		return nil
+	case sysfile.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdateUserID(v)
+		return nil
+	case sysfile.FieldIsDelete:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIsDelete(v)
+		return nil
+	case sysfile.FieldDeleteKey:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeleteKey(v)
+		return nil
+	case sysfile.FieldOriginalName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOriginalName(v)
+		return nil
+	case sysfile.FieldStoragePath:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStoragePath(v)
+		return nil
+	case sysfile.FieldExtension:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExtension(v)
+		return nil
+	case sysfile.FieldContentType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContentType(v)
+		return nil
+	case sysfile.FieldSizeBytes:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSizeBytes(v)
+		return nil
+	case sysfile.FieldHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHash(v)
+		return nil
+	case sysfile.FieldOrgID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysFile field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysFileMutation) AddedFields() []string {
+	var fields []string
+	if m.addcreate_user_id != nil {
+		fields = append(fields, sysfile.FieldCreateUserID)
+	}
+	if m.addupdate_user_id != nil {
+		fields = append(fields, sysfile.FieldUpdateUserID)
+	}
+	if m.adddelete_key != nil {
+		fields = append(fields, sysfile.FieldDeleteKey)
+	}
+	if m.addsize_bytes != nil {
+		fields = append(fields, sysfile.FieldSizeBytes)
+	}
+	if m.addorg_id != nil {
+		fields = append(fields, sysfile.FieldOrgID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysFileMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysfile.FieldCreateUserID:
+		return m.AddedCreateUserID()
+	case sysfile.FieldUpdateUserID:
+		return m.AddedUpdateUserID()
+	case sysfile.FieldDeleteKey:
+		return m.AddedDeleteKey()
+	case sysfile.FieldSizeBytes:
+		return m.AddedSizeBytes()
+	case sysfile.FieldOrgID:
+		return m.AddedOrgID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysFileMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysfile.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreateUserID(v)
+		return nil
+	case sysfile.FieldUpdateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUpdateUserID(v)
+		return nil
+	case sysfile.FieldDeleteKey:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDeleteKey(v)
+		return nil
+	case sysfile.FieldSizeBytes:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSizeBytes(v)
+		return nil
+	case sysfile.FieldOrgID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrgID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysFile numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysFileMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysfile.FieldCreateUserID) {
+		fields = append(fields, sysfile.FieldCreateUserID)
+	}
+	if m.FieldCleared(sysfile.FieldUpdateTime) {
+		fields = append(fields, sysfile.FieldUpdateTime)
+	}
+	if m.FieldCleared(sysfile.FieldUpdateUserID) {
+		fields = append(fields, sysfile.FieldUpdateUserID)
+	}
+	if m.FieldCleared(sysfile.FieldContentType) {
+		fields = append(fields, sysfile.FieldContentType)
+	}
+	if m.FieldCleared(sysfile.FieldHash) {
+		fields = append(fields, sysfile.FieldHash)
+	}
+	if m.FieldCleared(sysfile.FieldOrgID) {
+		fields = append(fields, sysfile.FieldOrgID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysFileMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysFileMutation) ClearField(name string) error {
+	switch name {
+	case sysfile.FieldCreateUserID:
+		m.ClearCreateUserID()
+		return nil
+	case sysfile.FieldUpdateTime:
+		m.ClearUpdateTime()
+		return nil
+	case sysfile.FieldUpdateUserID:
+		m.ClearUpdateUserID()
+		return nil
+	case sysfile.FieldContentType:
+		m.ClearContentType()
+		return nil
+	case sysfile.FieldHash:
+		m.ClearHash()
+		return nil
+	case sysfile.FieldOrgID:
+		m.ClearOrgID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysFile nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysFileMutation) ResetField(name string) error {
+	switch name {
+	case sysfile.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysfile.FieldCreateUserID:
+		m.ResetCreateUserID()
+		return nil
+	case sysfile.FieldUpdateTime:
+		m.ResetUpdateTime()
+		return nil
+	case sysfile.FieldUpdateUserID:
+		m.ResetUpdateUserID()
+		return nil
+	case sysfile.FieldIsDelete:
+		m.ResetIsDelete()
+		return nil
+	case sysfile.FieldDeleteKey:
+		m.ResetDeleteKey()
+		return nil
+	case sysfile.FieldOriginalName:
+		m.ResetOriginalName()
+		return nil
+	case sysfile.FieldStoragePath:
+		m.ResetStoragePath()
+		return nil
+	case sysfile.FieldExtension:
+		m.ResetExtension()
+		return nil
+	case sysfile.FieldContentType:
+		m.ResetContentType()
+		return nil
+	case sysfile.FieldSizeBytes:
+		m.ResetSizeBytes()
+		return nil
+	case sysfile.FieldHash:
+		m.ResetHash()
+		return nil
+	case sysfile.FieldOrgID:
+		m.ResetOrgID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysFile field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysFileMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysFileMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysFileMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysFileMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysFileMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysFileMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysFileMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysFile unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysFileMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysFile edge %s", name)
+}
+
+// SysFileChunkMutation represents an operation that mutates the SysFileChunk nodes in the graph.
+type SysFileChunkMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	create_time       *time.Time
+	create_user_id    *int64
+	addcreate_user_id *int64
+	upload_id         *int64
+	addupload_id      *int64
+	chunk_index       *int
+	addchunk_index    *int
+	size_bytes        *int64
+	addsize_bytes     *int64
+	hash              *string
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*SysFileChunk, error)
+	predicates        []predicate.SysFileChunk
+}
+
+var _ ent.Mutation = (*SysFileChunkMutation)(nil)
+
+// sysfilechunkOption allows management of the mutation configuration using functional options.
+type sysfilechunkOption func(*SysFileChunkMutation)
+
+// newSysFileChunkMutation creates new mutation for the SysFileChunk entity.
+func newSysFileChunkMutation(c config, op Op, opts ...sysfilechunkOption) *SysFileChunkMutation {
+	m := &SysFileChunkMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysFileChunk,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysFileChunkID sets the ID field of the mutation.
+func withSysFileChunkID(id int64) sysfilechunkOption {
+	return func(m *SysFileChunkMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysFileChunk
+		)
+		m.oldValue = func(ctx context.Context) (*SysFileChunk, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysFileChunk.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysFileChunk sets the old SysFileChunk of the mutation.
+func withSysFileChunk(node *SysFileChunk) sysfilechunkOption {
+	return func(m *SysFileChunkMutation) {
+		m.oldValue = func(context.Context) (*SysFileChunk, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysFileChunkMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysFileChunkMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysFileChunk entities.
+func (m *SysFileChunkMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysFileChunkMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysFileChunkMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysFileChunk.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysFileChunkMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysFileChunkMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysFileChunk entity.
+// If the SysFileChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileChunkMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysFileChunkMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetCreateUserID sets the "create_user_id" field.
+func (m *SysFileChunkMutation) SetCreateUserID(i int64) {
+	m.create_user_id = &i
+	m.addcreate_user_id = nil
+}
+
+// CreateUserID returns the value of the "create_user_id" field in the mutation.
+func (m *SysFileChunkMutation) CreateUserID() (r int64, exists bool) {
+	v := m.create_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateUserID returns the old "create_user_id" field's value of the SysFileChunk entity.
+// If the SysFileChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileChunkMutation) OldCreateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateUserID: %w", err)
+	}
+	return oldValue.CreateUserID, nil
+}
+
+// AddCreateUserID adds i to the "create_user_id" field.
+func (m *SysFileChunkMutation) AddCreateUserID(i int64) {
+	if m.addcreate_user_id != nil {
+		*m.addcreate_user_id += i
+	} else {
+		m.addcreate_user_id = &i
+	}
+}
+
+// AddedCreateUserID returns the value that was added to the "create_user_id" field in this mutation.
+func (m *SysFileChunkMutation) AddedCreateUserID() (r int64, exists bool) {
+	v := m.addcreate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCreateUserID clears the value of the "create_user_id" field.
+func (m *SysFileChunkMutation) ClearCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	m.clearedFields[sysfilechunk.FieldCreateUserID] = struct{}{}
+}
+
+// CreateUserIDCleared returns if the "create_user_id" field was cleared in this mutation.
+func (m *SysFileChunkMutation) CreateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysfilechunk.FieldCreateUserID]
+	return ok
+}
+
+// ResetCreateUserID resets all changes to the "create_user_id" field.
+func (m *SysFileChunkMutation) ResetCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	delete(m.clearedFields, sysfilechunk.FieldCreateUserID)
+}
+
+// SetUploadID sets the "upload_id" field.
+func (m *SysFileChunkMutation) SetUploadID(i int64) {
+	m.upload_id = &i
+	m.addupload_id = nil
+}
+
+// UploadID returns the value of the "upload_id" field in the mutation.
+func (m *SysFileChunkMutation) UploadID() (r int64, exists bool) {
+	v := m.upload_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUploadID returns the old "upload_id" field's value of the SysFileChunk entity.
+// If the SysFileChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileChunkMutation) OldUploadID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUploadID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUploadID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUploadID: %w", err)
+	}
+	return oldValue.UploadID, nil
+}
+
+// AddUploadID adds i to the "upload_id" field.
+func (m *SysFileChunkMutation) AddUploadID(i int64) {
+	if m.addupload_id != nil {
+		*m.addupload_id += i
+	} else {
+		m.addupload_id = &i
+	}
+}
+
+// AddedUploadID returns the value that was added to the "upload_id" field in this mutation.
+func (m *SysFileChunkMutation) AddedUploadID() (r int64, exists bool) {
+	v := m.addupload_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUploadID resets all changes to the "upload_id" field.
+func (m *SysFileChunkMutation) ResetUploadID() {
+	m.upload_id = nil
+	m.addupload_id = nil
+}
+
+// SetChunkIndex sets the "chunk_index" field.
+func (m *SysFileChunkMutation) SetChunkIndex(i int) {
+	m.chunk_index = &i
+	m.addchunk_index = nil
+}
+
+// ChunkIndex returns the value of the "chunk_index" field in the mutation.
+func (m *SysFileChunkMutation) ChunkIndex() (r int, exists bool) {
+	v := m.chunk_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChunkIndex returns the old "chunk_index" field's value of the SysFileChunk entity.
+// If the SysFileChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileChunkMutation) OldChunkIndex(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChunkIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChunkIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChunkIndex: %w", err)
+	}
+	return oldValue.ChunkIndex, nil
+}
+
+// AddChunkIndex adds i to the "chunk_index" field.
+func (m *SysFileChunkMutation) AddChunkIndex(i int) {
+	if m.addchunk_index != nil {
+		*m.addchunk_index += i
+	} else {
+		m.addchunk_index = &i
+	}
+}
+
+// AddedChunkIndex returns the value that was added to the "chunk_index" field in this mutation.
+func (m *SysFileChunkMutation) AddedChunkIndex() (r int, exists bool) {
+	v := m.addchunk_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetChunkIndex resets all changes to the "chunk_index" field.
+func (m *SysFileChunkMutation) ResetChunkIndex() {
+	m.chunk_index = nil
+	m.addchunk_index = nil
+}
+
+// SetSizeBytes sets the "size_bytes" field.
+func (m *SysFileChunkMutation) SetSizeBytes(i int64) {
+	m.size_bytes = &i
+	m.addsize_bytes = nil
+}
+
+// SizeBytes returns the value of the "size_bytes" field in the mutation.
+func (m *SysFileChunkMutation) SizeBytes() (r int64, exists bool) {
+	v := m.size_bytes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSizeBytes returns the old "size_bytes" field's value of the SysFileChunk entity.
+// If the SysFileChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileChunkMutation) OldSizeBytes(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSizeBytes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSizeBytes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSizeBytes: %w", err)
+	}
+	return oldValue.SizeBytes, nil
+}
+
+// AddSizeBytes adds i to the "size_bytes" field.
+func (m *SysFileChunkMutation) AddSizeBytes(i int64) {
+	if m.addsize_bytes != nil {
+		*m.addsize_bytes += i
+	} else {
+		m.addsize_bytes = &i
+	}
+}
+
+// AddedSizeBytes returns the value that was added to the "size_bytes" field in this mutation.
+func (m *SysFileChunkMutation) AddedSizeBytes() (r int64, exists bool) {
+	v := m.addsize_bytes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSizeBytes resets all changes to the "size_bytes" field.
+func (m *SysFileChunkMutation) ResetSizeBytes() {
+	m.size_bytes = nil
+	m.addsize_bytes = nil
+}
+
+// SetHash sets the "hash" field.
+func (m *SysFileChunkMutation) SetHash(s string) {
+	m.hash = &s
+}
+
+// Hash returns the value of the "hash" field in the mutation.
+func (m *SysFileChunkMutation) Hash() (r string, exists bool) {
+	v := m.hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHash returns the old "hash" field's value of the SysFileChunk entity.
+// If the SysFileChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileChunkMutation) OldHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHash: %w", err)
+	}
+	return oldValue.Hash, nil
+}
+
+// ResetHash resets all changes to the "hash" field.
+func (m *SysFileChunkMutation) ResetHash() {
+	m.hash = nil
+}
+
+// Where appends a list predicates to the SysFileChunkMutation builder.
+func (m *SysFileChunkMutation) Where(ps ...predicate.SysFileChunk) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysFileChunkMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysFileChunkMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysFileChunk, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysFileChunkMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysFileChunkMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysFileChunk).
+func (m *SysFileChunkMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysFileChunkMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.create_time != nil {
+		fields = append(fields, sysfilechunk.FieldCreateTime)
+	}
+	if m.create_user_id != nil {
+		fields = append(fields, sysfilechunk.FieldCreateUserID)
+	}
+	if m.upload_id != nil {
+		fields = append(fields, sysfilechunk.FieldUploadID)
+	}
+	if m.chunk_index != nil {
+		fields = append(fields, sysfilechunk.FieldChunkIndex)
+	}
+	if m.size_bytes != nil {
+		fields = append(fields, sysfilechunk.FieldSizeBytes)
+	}
+	if m.hash != nil {
+		fields = append(fields, sysfilechunk.FieldHash)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysFileChunkMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysfilechunk.FieldCreateTime:
+		return m.CreateTime()
+	case sysfilechunk.FieldCreateUserID:
+		return m.CreateUserID()
+	case sysfilechunk.FieldUploadID:
+		return m.UploadID()
+	case sysfilechunk.FieldChunkIndex:
+		return m.ChunkIndex()
+	case sysfilechunk.FieldSizeBytes:
+		return m.SizeBytes()
+	case sysfilechunk.FieldHash:
+		return m.Hash()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysFileChunkMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysfilechunk.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysfilechunk.FieldCreateUserID:
+		return m.OldCreateUserID(ctx)
+	case sysfilechunk.FieldUploadID:
+		return m.OldUploadID(ctx)
+	case sysfilechunk.FieldChunkIndex:
+		return m.OldChunkIndex(ctx)
+	case sysfilechunk.FieldSizeBytes:
+		return m.OldSizeBytes(ctx)
+	case sysfilechunk.FieldHash:
+		return m.OldHash(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysFileChunk field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysFileChunkMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysfilechunk.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysfilechunk.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateUserID(v)
+		return nil
+	case sysfilechunk.FieldUploadID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUploadID(v)
+		return nil
+	case sysfilechunk.FieldChunkIndex:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChunkIndex(v)
+		return nil
+	case sysfilechunk.FieldSizeBytes:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSizeBytes(v)
+		return nil
+	case sysfilechunk.FieldHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHash(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysFileChunk field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysFileChunkMutation) AddedFields() []string {
+	var fields []string
+	if m.addcreate_user_id != nil {
+		fields = append(fields, sysfilechunk.FieldCreateUserID)
+	}
+	if m.addupload_id != nil {
+		fields = append(fields, sysfilechunk.FieldUploadID)
+	}
+	if m.addchunk_index != nil {
+		fields = append(fields, sysfilechunk.FieldChunkIndex)
+	}
+	if m.addsize_bytes != nil {
+		fields = append(fields, sysfilechunk.FieldSizeBytes)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysFileChunkMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysfilechunk.FieldCreateUserID:
+		return m.AddedCreateUserID()
+	case sysfilechunk.FieldUploadID:
+		return m.AddedUploadID()
+	case sysfilechunk.FieldChunkIndex:
+		return m.AddedChunkIndex()
+	case sysfilechunk.FieldSizeBytes:
+		return m.AddedSizeBytes()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysFileChunkMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysfilechunk.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreateUserID(v)
+		return nil
+	case sysfilechunk.FieldUploadID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUploadID(v)
+		return nil
+	case sysfilechunk.FieldChunkIndex:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddChunkIndex(v)
+		return nil
+	case sysfilechunk.FieldSizeBytes:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSizeBytes(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysFileChunk numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysFileChunkMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysfilechunk.FieldCreateUserID) {
+		fields = append(fields, sysfilechunk.FieldCreateUserID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysFileChunkMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysFileChunkMutation) ClearField(name string) error {
+	switch name {
+	case sysfilechunk.FieldCreateUserID:
+		m.ClearCreateUserID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysFileChunk nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysFileChunkMutation) ResetField(name string) error {
+	switch name {
+	case sysfilechunk.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysfilechunk.FieldCreateUserID:
+		m.ResetCreateUserID()
+		return nil
+	case sysfilechunk.FieldUploadID:
+		m.ResetUploadID()
+		return nil
+	case sysfilechunk.FieldChunkIndex:
+		m.ResetChunkIndex()
+		return nil
+	case sysfilechunk.FieldSizeBytes:
+		m.ResetSizeBytes()
+		return nil
+	case sysfilechunk.FieldHash:
+		m.ResetHash()
+		return nil
+	}
+	return fmt.Errorf("unknown SysFileChunk field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysFileChunkMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysFileChunkMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysFileChunkMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysFileChunkMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysFileChunkMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysFileChunkMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysFileChunkMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysFileChunk unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysFileChunkMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysFileChunk edge %s", name)
+}
+
+// SysFileUploadMutation represents an operation that mutates the SysFileUpload nodes in the graph.
+type SysFileUploadMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	create_time       *time.Time
+	create_user_id    *int64
+	addcreate_user_id *int64
+	file_hash         *string
+	file_name         *string
+	total_size        *int64
+	addtotal_size     *int64
+	chunk_count       *int
+	addchunk_count    *int
+	content_type      *string
+	org_id            *int64
+	addorg_id         *int64
+	touch_time        *time.Time
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*SysFileUpload, error)
+	predicates        []predicate.SysFileUpload
+}
+
+var _ ent.Mutation = (*SysFileUploadMutation)(nil)
+
+// sysfileuploadOption allows management of the mutation configuration using functional options.
+type sysfileuploadOption func(*SysFileUploadMutation)
+
+// newSysFileUploadMutation creates new mutation for the SysFileUpload entity.
+func newSysFileUploadMutation(c config, op Op, opts ...sysfileuploadOption) *SysFileUploadMutation {
+	m := &SysFileUploadMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSysFileUpload,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSysFileUploadID sets the ID field of the mutation.
+func withSysFileUploadID(id int64) sysfileuploadOption {
+	return func(m *SysFileUploadMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SysFileUpload
+		)
+		m.oldValue = func(ctx context.Context) (*SysFileUpload, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SysFileUpload.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSysFileUpload sets the old SysFileUpload of the mutation.
+func withSysFileUpload(node *SysFileUpload) sysfileuploadOption {
+	return func(m *SysFileUploadMutation) {
+		m.oldValue = func(context.Context) (*SysFileUpload, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SysFileUploadMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SysFileUploadMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SysFileUpload entities.
+func (m *SysFileUploadMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SysFileUploadMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SysFileUploadMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SysFileUpload.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreateTime sets the "create_time" field.
+func (m *SysFileUploadMutation) SetCreateTime(t time.Time) {
+	m.create_time = &t
+}
+
+// CreateTime returns the value of the "create_time" field in the mutation.
+func (m *SysFileUploadMutation) CreateTime() (r time.Time, exists bool) {
+	v := m.create_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateTime returns the old "create_time" field's value of the SysFileUpload entity.
+// If the SysFileUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileUploadMutation) OldCreateTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateTime: %w", err)
+	}
+	return oldValue.CreateTime, nil
+}
+
+// ResetCreateTime resets all changes to the "create_time" field.
+func (m *SysFileUploadMutation) ResetCreateTime() {
+	m.create_time = nil
+}
+
+// SetCreateUserID sets the "create_user_id" field.
+func (m *SysFileUploadMutation) SetCreateUserID(i int64) {
+	m.create_user_id = &i
+	m.addcreate_user_id = nil
+}
+
+// CreateUserID returns the value of the "create_user_id" field in the mutation.
+func (m *SysFileUploadMutation) CreateUserID() (r int64, exists bool) {
+	v := m.create_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreateUserID returns the old "create_user_id" field's value of the SysFileUpload entity.
+// If the SysFileUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileUploadMutation) OldCreateUserID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreateUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreateUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreateUserID: %w", err)
+	}
+	return oldValue.CreateUserID, nil
+}
+
+// AddCreateUserID adds i to the "create_user_id" field.
+func (m *SysFileUploadMutation) AddCreateUserID(i int64) {
+	if m.addcreate_user_id != nil {
+		*m.addcreate_user_id += i
+	} else {
+		m.addcreate_user_id = &i
+	}
+}
+
+// AddedCreateUserID returns the value that was added to the "create_user_id" field in this mutation.
+func (m *SysFileUploadMutation) AddedCreateUserID() (r int64, exists bool) {
+	v := m.addcreate_user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCreateUserID clears the value of the "create_user_id" field.
+func (m *SysFileUploadMutation) ClearCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	m.clearedFields[sysfileupload.FieldCreateUserID] = struct{}{}
+}
+
+// CreateUserIDCleared returns if the "create_user_id" field was cleared in this mutation.
+func (m *SysFileUploadMutation) CreateUserIDCleared() bool {
+	_, ok := m.clearedFields[sysfileupload.FieldCreateUserID]
+	return ok
+}
+
+// ResetCreateUserID resets all changes to the "create_user_id" field.
+func (m *SysFileUploadMutation) ResetCreateUserID() {
+	m.create_user_id = nil
+	m.addcreate_user_id = nil
+	delete(m.clearedFields, sysfileupload.FieldCreateUserID)
+}
+
+// SetFileHash sets the "file_hash" field.
+func (m *SysFileUploadMutation) SetFileHash(s string) {
+	m.file_hash = &s
+}
+
+// FileHash returns the value of the "file_hash" field in the mutation.
+func (m *SysFileUploadMutation) FileHash() (r string, exists bool) {
+	v := m.file_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFileHash returns the old "file_hash" field's value of the SysFileUpload entity.
+// If the SysFileUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileUploadMutation) OldFileHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFileHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFileHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFileHash: %w", err)
+	}
+	return oldValue.FileHash, nil
+}
+
+// ResetFileHash resets all changes to the "file_hash" field.
+func (m *SysFileUploadMutation) ResetFileHash() {
+	m.file_hash = nil
+}
+
+// SetFileName sets the "file_name" field.
+func (m *SysFileUploadMutation) SetFileName(s string) {
+	m.file_name = &s
+}
+
+// FileName returns the value of the "file_name" field in the mutation.
+func (m *SysFileUploadMutation) FileName() (r string, exists bool) {
+	v := m.file_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFileName returns the old "file_name" field's value of the SysFileUpload entity.
+// If the SysFileUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileUploadMutation) OldFileName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFileName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFileName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFileName: %w", err)
+	}
+	return oldValue.FileName, nil
+}
+
+// ResetFileName resets all changes to the "file_name" field.
+func (m *SysFileUploadMutation) ResetFileName() {
+	m.file_name = nil
+}
+
+// SetTotalSize sets the "total_size" field.
+func (m *SysFileUploadMutation) SetTotalSize(i int64) {
+	m.total_size = &i
+	m.addtotal_size = nil
+}
+
+// TotalSize returns the value of the "total_size" field in the mutation.
+func (m *SysFileUploadMutation) TotalSize() (r int64, exists bool) {
+	v := m.total_size
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTotalSize returns the old "total_size" field's value of the SysFileUpload entity.
+// If the SysFileUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileUploadMutation) OldTotalSize(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTotalSize is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTotalSize requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTotalSize: %w", err)
+	}
+	return oldValue.TotalSize, nil
+}
+
+// AddTotalSize adds i to the "total_size" field.
+func (m *SysFileUploadMutation) AddTotalSize(i int64) {
+	if m.addtotal_size != nil {
+		*m.addtotal_size += i
+	} else {
+		m.addtotal_size = &i
+	}
+}
+
+// AddedTotalSize returns the value that was added to the "total_size" field in this mutation.
+func (m *SysFileUploadMutation) AddedTotalSize() (r int64, exists bool) {
+	v := m.addtotal_size
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTotalSize resets all changes to the "total_size" field.
+func (m *SysFileUploadMutation) ResetTotalSize() {
+	m.total_size = nil
+	m.addtotal_size = nil
+}
+
+// SetChunkCount sets the "chunk_count" field.
+func (m *SysFileUploadMutation) SetChunkCount(i int) {
+	m.chunk_count = &i
+	m.addchunk_count = nil
+}
+
+// ChunkCount returns the value of the "chunk_count" field in the mutation.
+func (m *SysFileUploadMutation) ChunkCount() (r int, exists bool) {
+	v := m.chunk_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChunkCount returns the old "chunk_count" field's value of the SysFileUpload entity.
+// If the SysFileUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileUploadMutation) OldChunkCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChunkCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChunkCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChunkCount: %w", err)
+	}
+	return oldValue.ChunkCount, nil
+}
+
+// AddChunkCount adds i to the "chunk_count" field.
+func (m *SysFileUploadMutation) AddChunkCount(i int) {
+	if m.addchunk_count != nil {
+		*m.addchunk_count += i
+	} else {
+		m.addchunk_count = &i
+	}
+}
+
+// AddedChunkCount returns the value that was added to the "chunk_count" field in this mutation.
+func (m *SysFileUploadMutation) AddedChunkCount() (r int, exists bool) {
+	v := m.addchunk_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetChunkCount resets all changes to the "chunk_count" field.
+func (m *SysFileUploadMutation) ResetChunkCount() {
+	m.chunk_count = nil
+	m.addchunk_count = nil
+}
+
+// SetContentType sets the "content_type" field.
+func (m *SysFileUploadMutation) SetContentType(s string) {
+	m.content_type = &s
+}
+
+// ContentType returns the value of the "content_type" field in the mutation.
+func (m *SysFileUploadMutation) ContentType() (r string, exists bool) {
+	v := m.content_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContentType returns the old "content_type" field's value of the SysFileUpload entity.
+// If the SysFileUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileUploadMutation) OldContentType(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContentType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContentType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContentType: %w", err)
+	}
+	return oldValue.ContentType, nil
+}
+
+// ClearContentType clears the value of the "content_type" field.
+func (m *SysFileUploadMutation) ClearContentType() {
+	m.content_type = nil
+	m.clearedFields[sysfileupload.FieldContentType] = struct{}{}
+}
+
+// ContentTypeCleared returns if the "content_type" field was cleared in this mutation.
+func (m *SysFileUploadMutation) ContentTypeCleared() bool {
+	_, ok := m.clearedFields[sysfileupload.FieldContentType]
+	return ok
+}
+
+// ResetContentType resets all changes to the "content_type" field.
+func (m *SysFileUploadMutation) ResetContentType() {
+	m.content_type = nil
+	delete(m.clearedFields, sysfileupload.FieldContentType)
+}
+
+// SetOrgID sets the "org_id" field.
+func (m *SysFileUploadMutation) SetOrgID(i int64) {
+	m.org_id = &i
+	m.addorg_id = nil
+}
+
+// OrgID returns the value of the "org_id" field in the mutation.
+func (m *SysFileUploadMutation) OrgID() (r int64, exists bool) {
+	v := m.org_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrgID returns the old "org_id" field's value of the SysFileUpload entity.
+// If the SysFileUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileUploadMutation) OldOrgID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrgID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrgID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrgID: %w", err)
+	}
+	return oldValue.OrgID, nil
+}
+
+// AddOrgID adds i to the "org_id" field.
+func (m *SysFileUploadMutation) AddOrgID(i int64) {
+	if m.addorg_id != nil {
+		*m.addorg_id += i
+	} else {
+		m.addorg_id = &i
+	}
+}
+
+// AddedOrgID returns the value that was added to the "org_id" field in this mutation.
+func (m *SysFileUploadMutation) AddedOrgID() (r int64, exists bool) {
+	v := m.addorg_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearOrgID clears the value of the "org_id" field.
+func (m *SysFileUploadMutation) ClearOrgID() {
+	m.org_id = nil
+	m.addorg_id = nil
+	m.clearedFields[sysfileupload.FieldOrgID] = struct{}{}
+}
+
+// OrgIDCleared returns if the "org_id" field was cleared in this mutation.
+func (m *SysFileUploadMutation) OrgIDCleared() bool {
+	_, ok := m.clearedFields[sysfileupload.FieldOrgID]
+	return ok
+}
+
+// ResetOrgID resets all changes to the "org_id" field.
+func (m *SysFileUploadMutation) ResetOrgID() {
+	m.org_id = nil
+	m.addorg_id = nil
+	delete(m.clearedFields, sysfileupload.FieldOrgID)
+}
+
+// SetTouchTime sets the "touch_time" field.
+func (m *SysFileUploadMutation) SetTouchTime(t time.Time) {
+	m.touch_time = &t
+}
+
+// TouchTime returns the value of the "touch_time" field in the mutation.
+func (m *SysFileUploadMutation) TouchTime() (r time.Time, exists bool) {
+	v := m.touch_time
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTouchTime returns the old "touch_time" field's value of the SysFileUpload entity.
+// If the SysFileUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysFileUploadMutation) OldTouchTime(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTouchTime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTouchTime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTouchTime: %w", err)
+	}
+	return oldValue.TouchTime, nil
+}
+
+// ResetTouchTime resets all changes to the "touch_time" field.
+func (m *SysFileUploadMutation) ResetTouchTime() {
+	m.touch_time = nil
+}
+
+// Where appends a list predicates to the SysFileUploadMutation builder.
+func (m *SysFileUploadMutation) Where(ps ...predicate.SysFileUpload) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SysFileUploadMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SysFileUploadMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SysFileUpload, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SysFileUploadMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SysFileUploadMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SysFileUpload).
+func (m *SysFileUploadMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SysFileUploadMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.create_time != nil {
+		fields = append(fields, sysfileupload.FieldCreateTime)
+	}
+	if m.create_user_id != nil {
+		fields = append(fields, sysfileupload.FieldCreateUserID)
+	}
+	if m.file_hash != nil {
+		fields = append(fields, sysfileupload.FieldFileHash)
+	}
+	if m.file_name != nil {
+		fields = append(fields, sysfileupload.FieldFileName)
+	}
+	if m.total_size != nil {
+		fields = append(fields, sysfileupload.FieldTotalSize)
+	}
+	if m.chunk_count != nil {
+		fields = append(fields, sysfileupload.FieldChunkCount)
+	}
+	if m.content_type != nil {
+		fields = append(fields, sysfileupload.FieldContentType)
+	}
+	if m.org_id != nil {
+		fields = append(fields, sysfileupload.FieldOrgID)
+	}
+	if m.touch_time != nil {
+		fields = append(fields, sysfileupload.FieldTouchTime)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SysFileUploadMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sysfileupload.FieldCreateTime:
+		return m.CreateTime()
+	case sysfileupload.FieldCreateUserID:
+		return m.CreateUserID()
+	case sysfileupload.FieldFileHash:
+		return m.FileHash()
+	case sysfileupload.FieldFileName:
+		return m.FileName()
+	case sysfileupload.FieldTotalSize:
+		return m.TotalSize()
+	case sysfileupload.FieldChunkCount:
+		return m.ChunkCount()
+	case sysfileupload.FieldContentType:
+		return m.ContentType()
+	case sysfileupload.FieldOrgID:
+		return m.OrgID()
+	case sysfileupload.FieldTouchTime:
+		return m.TouchTime()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SysFileUploadMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sysfileupload.FieldCreateTime:
+		return m.OldCreateTime(ctx)
+	case sysfileupload.FieldCreateUserID:
+		return m.OldCreateUserID(ctx)
+	case sysfileupload.FieldFileHash:
+		return m.OldFileHash(ctx)
+	case sysfileupload.FieldFileName:
+		return m.OldFileName(ctx)
+	case sysfileupload.FieldTotalSize:
+		return m.OldTotalSize(ctx)
+	case sysfileupload.FieldChunkCount:
+		return m.OldChunkCount(ctx)
+	case sysfileupload.FieldContentType:
+		return m.OldContentType(ctx)
+	case sysfileupload.FieldOrgID:
+		return m.OldOrgID(ctx)
+	case sysfileupload.FieldTouchTime:
+		return m.OldTouchTime(ctx)
+	}
+	return nil, fmt.Errorf("unknown SysFileUpload field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysFileUploadMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sysfileupload.FieldCreateTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateTime(v)
+		return nil
+	case sysfileupload.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreateUserID(v)
+		return nil
+	case sysfileupload.FieldFileHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFileHash(v)
+		return nil
+	case sysfileupload.FieldFileName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFileName(v)
+		return nil
+	case sysfileupload.FieldTotalSize:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTotalSize(v)
+		return nil
+	case sysfileupload.FieldChunkCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChunkCount(v)
+		return nil
+	case sysfileupload.FieldContentType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContentType(v)
+		return nil
+	case sysfileupload.FieldOrgID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrgID(v)
+		return nil
+	case sysfileupload.FieldTouchTime:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTouchTime(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysFileUpload field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SysFileUploadMutation) AddedFields() []string {
+	var fields []string
+	if m.addcreate_user_id != nil {
+		fields = append(fields, sysfileupload.FieldCreateUserID)
+	}
+	if m.addtotal_size != nil {
+		fields = append(fields, sysfileupload.FieldTotalSize)
+	}
+	if m.addchunk_count != nil {
+		fields = append(fields, sysfileupload.FieldChunkCount)
+	}
+	if m.addorg_id != nil {
+		fields = append(fields, sysfileupload.FieldOrgID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SysFileUploadMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sysfileupload.FieldCreateUserID:
+		return m.AddedCreateUserID()
+	case sysfileupload.FieldTotalSize:
+		return m.AddedTotalSize()
+	case sysfileupload.FieldChunkCount:
+		return m.AddedChunkCount()
+	case sysfileupload.FieldOrgID:
+		return m.AddedOrgID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SysFileUploadMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sysfileupload.FieldCreateUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCreateUserID(v)
+		return nil
+	case sysfileupload.FieldTotalSize:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTotalSize(v)
+		return nil
+	case sysfileupload.FieldChunkCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddChunkCount(v)
+		return nil
+	case sysfileupload.FieldOrgID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrgID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SysFileUpload numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SysFileUploadMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sysfileupload.FieldCreateUserID) {
+		fields = append(fields, sysfileupload.FieldCreateUserID)
+	}
+	if m.FieldCleared(sysfileupload.FieldContentType) {
+		fields = append(fields, sysfileupload.FieldContentType)
+	}
+	if m.FieldCleared(sysfileupload.FieldOrgID) {
+		fields = append(fields, sysfileupload.FieldOrgID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SysFileUploadMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SysFileUploadMutation) ClearField(name string) error {
+	switch name {
+	case sysfileupload.FieldCreateUserID:
+		m.ClearCreateUserID()
+		return nil
+	case sysfileupload.FieldContentType:
+		m.ClearContentType()
+		return nil
+	case sysfileupload.FieldOrgID:
+		m.ClearOrgID()
+		return nil
+	}
+	return fmt.Errorf("unknown SysFileUpload nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SysFileUploadMutation) ResetField(name string) error {
+	switch name {
+	case sysfileupload.FieldCreateTime:
+		m.ResetCreateTime()
+		return nil
+	case sysfileupload.FieldCreateUserID:
+		m.ResetCreateUserID()
+		return nil
+	case sysfileupload.FieldFileHash:
+		m.ResetFileHash()
+		return nil
+	case sysfileupload.FieldFileName:
+		m.ResetFileName()
+		return nil
+	case sysfileupload.FieldTotalSize:
+		m.ResetTotalSize()
+		return nil
+	case sysfileupload.FieldChunkCount:
+		m.ResetChunkCount()
+		return nil
+	case sysfileupload.FieldContentType:
+		m.ResetContentType()
+		return nil
+	case sysfileupload.FieldOrgID:
+		m.ResetOrgID()
+		return nil
+	case sysfileupload.FieldTouchTime:
+		m.ResetTouchTime()
+		return nil
+	}
+	return fmt.Errorf("unknown SysFileUpload field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SysFileUploadMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SysFileUploadMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SysFileUploadMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SysFileUploadMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SysFileUploadMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SysFileUploadMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SysFileUploadMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SysFileUpload unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SysFileUploadMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SysFileUpload edge %s", name)
 }
 
 // SysJobMutation represents an operation that mutates the SysJob nodes in the graph.

@@ -10,6 +10,9 @@ import (
 	"github.com/adminkernel/kernel/ent/sysdictitem"
 	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysfile"
+	"github.com/adminkernel/kernel/ent/sysfilechunk"
+	"github.com/adminkernel/kernel/ent/sysfileupload"
 	"github.com/adminkernel/kernel/ent/sysjob"
 	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
@@ -271,6 +274,181 @@ func init() {
 	sysexceptionlogDescID := sysexceptionlogMixinFields0[0].Descriptor()
 	// sysexceptionlog.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sysexceptionlog.IDValidator = sysexceptionlogDescID.Validators[0].(func(int64) error)
+	sysfileMixin := schema.SysFile{}.Mixin()
+	sysfileMixinFields0 := sysfileMixin[0].Fields()
+	_ = sysfileMixinFields0
+	sysfileMixinFields1 := sysfileMixin[1].Fields()
+	_ = sysfileMixinFields1
+	sysfileMixinFields2 := sysfileMixin[2].Fields()
+	_ = sysfileMixinFields2
+	sysfileFields := schema.SysFile{}.Fields()
+	_ = sysfileFields
+	// sysfileDescCreateTime is the schema descriptor for create_time field.
+	sysfileDescCreateTime := sysfileMixinFields1[0].Descriptor()
+	// sysfile.DefaultCreateTime holds the default value on creation for the create_time field.
+	sysfile.DefaultCreateTime = sysfileDescCreateTime.Default.(func() time.Time)
+	// sysfileDescUpdateTime is the schema descriptor for update_time field.
+	sysfileDescUpdateTime := sysfileMixinFields1[2].Descriptor()
+	// sysfile.UpdateDefaultUpdateTime holds the default value on update for the update_time field.
+	sysfile.UpdateDefaultUpdateTime = sysfileDescUpdateTime.UpdateDefault.(func() time.Time)
+	// sysfileDescIsDelete is the schema descriptor for is_delete field.
+	sysfileDescIsDelete := sysfileMixinFields2[0].Descriptor()
+	// sysfile.DefaultIsDelete holds the default value on creation for the is_delete field.
+	sysfile.DefaultIsDelete = sysfileDescIsDelete.Default.(bool)
+	// sysfileDescDeleteKey is the schema descriptor for delete_key field.
+	sysfileDescDeleteKey := sysfileMixinFields2[1].Descriptor()
+	// sysfile.DefaultDeleteKey holds the default value on creation for the delete_key field.
+	sysfile.DefaultDeleteKey = sysfileDescDeleteKey.Default.(int64)
+	// sysfileDescOriginalName is the schema descriptor for original_name field.
+	sysfileDescOriginalName := sysfileFields[0].Descriptor()
+	// sysfile.OriginalNameValidator is a validator for the "original_name" field. It is called by the builders before save.
+	sysfile.OriginalNameValidator = func() func(string) error {
+		validators := sysfileDescOriginalName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(original_name string) error {
+			for _, fn := range fns {
+				if err := fn(original_name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysfileDescStoragePath is the schema descriptor for storage_path field.
+	sysfileDescStoragePath := sysfileFields[1].Descriptor()
+	// sysfile.StoragePathValidator is a validator for the "storage_path" field. It is called by the builders before save.
+	sysfile.StoragePathValidator = func() func(string) error {
+		validators := sysfileDescStoragePath.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(storage_path string) error {
+			for _, fn := range fns {
+				if err := fn(storage_path); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysfileDescExtension is the schema descriptor for extension field.
+	sysfileDescExtension := sysfileFields[2].Descriptor()
+	// sysfile.ExtensionValidator is a validator for the "extension" field. It is called by the builders before save.
+	sysfile.ExtensionValidator = sysfileDescExtension.Validators[0].(func(string) error)
+	// sysfileDescContentType is the schema descriptor for content_type field.
+	sysfileDescContentType := sysfileFields[3].Descriptor()
+	// sysfile.ContentTypeValidator is a validator for the "content_type" field. It is called by the builders before save.
+	sysfile.ContentTypeValidator = sysfileDescContentType.Validators[0].(func(string) error)
+	// sysfileDescSizeBytes is the schema descriptor for size_bytes field.
+	sysfileDescSizeBytes := sysfileFields[4].Descriptor()
+	// sysfile.SizeBytesValidator is a validator for the "size_bytes" field. It is called by the builders before save.
+	sysfile.SizeBytesValidator = sysfileDescSizeBytes.Validators[0].(func(int64) error)
+	// sysfileDescHash is the schema descriptor for hash field.
+	sysfileDescHash := sysfileFields[5].Descriptor()
+	// sysfile.HashValidator is a validator for the "hash" field. It is called by the builders before save.
+	sysfile.HashValidator = sysfileDescHash.Validators[0].(func(string) error)
+	// sysfileDescID is the schema descriptor for id field.
+	sysfileDescID := sysfileMixinFields0[0].Descriptor()
+	// sysfile.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysfile.IDValidator = sysfileDescID.Validators[0].(func(int64) error)
+	sysfilechunkMixin := schema.SysFileChunk{}.Mixin()
+	sysfilechunkMixinFields0 := sysfilechunkMixin[0].Fields()
+	_ = sysfilechunkMixinFields0
+	sysfilechunkMixinFields1 := sysfilechunkMixin[1].Fields()
+	_ = sysfilechunkMixinFields1
+	sysfilechunkFields := schema.SysFileChunk{}.Fields()
+	_ = sysfilechunkFields
+	// sysfilechunkDescCreateTime is the schema descriptor for create_time field.
+	sysfilechunkDescCreateTime := sysfilechunkMixinFields1[0].Descriptor()
+	// sysfilechunk.DefaultCreateTime holds the default value on creation for the create_time field.
+	sysfilechunk.DefaultCreateTime = sysfilechunkDescCreateTime.Default.(func() time.Time)
+	// sysfilechunkDescChunkIndex is the schema descriptor for chunk_index field.
+	sysfilechunkDescChunkIndex := sysfilechunkFields[1].Descriptor()
+	// sysfilechunk.ChunkIndexValidator is a validator for the "chunk_index" field. It is called by the builders before save.
+	sysfilechunk.ChunkIndexValidator = sysfilechunkDescChunkIndex.Validators[0].(func(int) error)
+	// sysfilechunkDescSizeBytes is the schema descriptor for size_bytes field.
+	sysfilechunkDescSizeBytes := sysfilechunkFields[2].Descriptor()
+	// sysfilechunk.SizeBytesValidator is a validator for the "size_bytes" field. It is called by the builders before save.
+	sysfilechunk.SizeBytesValidator = sysfilechunkDescSizeBytes.Validators[0].(func(int64) error)
+	// sysfilechunkDescHash is the schema descriptor for hash field.
+	sysfilechunkDescHash := sysfilechunkFields[3].Descriptor()
+	// sysfilechunk.HashValidator is a validator for the "hash" field. It is called by the builders before save.
+	sysfilechunk.HashValidator = sysfilechunkDescHash.Validators[0].(func(string) error)
+	// sysfilechunkDescID is the schema descriptor for id field.
+	sysfilechunkDescID := sysfilechunkMixinFields0[0].Descriptor()
+	// sysfilechunk.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysfilechunk.IDValidator = sysfilechunkDescID.Validators[0].(func(int64) error)
+	sysfileuploadMixin := schema.SysFileUpload{}.Mixin()
+	sysfileuploadMixinFields0 := sysfileuploadMixin[0].Fields()
+	_ = sysfileuploadMixinFields0
+	sysfileuploadMixinFields1 := sysfileuploadMixin[1].Fields()
+	_ = sysfileuploadMixinFields1
+	sysfileuploadFields := schema.SysFileUpload{}.Fields()
+	_ = sysfileuploadFields
+	// sysfileuploadDescCreateTime is the schema descriptor for create_time field.
+	sysfileuploadDescCreateTime := sysfileuploadMixinFields1[0].Descriptor()
+	// sysfileupload.DefaultCreateTime holds the default value on creation for the create_time field.
+	sysfileupload.DefaultCreateTime = sysfileuploadDescCreateTime.Default.(func() time.Time)
+	// sysfileuploadDescFileHash is the schema descriptor for file_hash field.
+	sysfileuploadDescFileHash := sysfileuploadFields[0].Descriptor()
+	// sysfileupload.FileHashValidator is a validator for the "file_hash" field. It is called by the builders before save.
+	sysfileupload.FileHashValidator = func() func(string) error {
+		validators := sysfileuploadDescFileHash.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(file_hash string) error {
+			for _, fn := range fns {
+				if err := fn(file_hash); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysfileuploadDescFileName is the schema descriptor for file_name field.
+	sysfileuploadDescFileName := sysfileuploadFields[1].Descriptor()
+	// sysfileupload.FileNameValidator is a validator for the "file_name" field. It is called by the builders before save.
+	sysfileupload.FileNameValidator = func() func(string) error {
+		validators := sysfileuploadDescFileName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(file_name string) error {
+			for _, fn := range fns {
+				if err := fn(file_name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sysfileuploadDescTotalSize is the schema descriptor for total_size field.
+	sysfileuploadDescTotalSize := sysfileuploadFields[2].Descriptor()
+	// sysfileupload.TotalSizeValidator is a validator for the "total_size" field. It is called by the builders before save.
+	sysfileupload.TotalSizeValidator = sysfileuploadDescTotalSize.Validators[0].(func(int64) error)
+	// sysfileuploadDescChunkCount is the schema descriptor for chunk_count field.
+	sysfileuploadDescChunkCount := sysfileuploadFields[3].Descriptor()
+	// sysfileupload.ChunkCountValidator is a validator for the "chunk_count" field. It is called by the builders before save.
+	sysfileupload.ChunkCountValidator = sysfileuploadDescChunkCount.Validators[0].(func(int) error)
+	// sysfileuploadDescContentType is the schema descriptor for content_type field.
+	sysfileuploadDescContentType := sysfileuploadFields[4].Descriptor()
+	// sysfileupload.ContentTypeValidator is a validator for the "content_type" field. It is called by the builders before save.
+	sysfileupload.ContentTypeValidator = sysfileuploadDescContentType.Validators[0].(func(string) error)
+	// sysfileuploadDescTouchTime is the schema descriptor for touch_time field.
+	sysfileuploadDescTouchTime := sysfileuploadFields[6].Descriptor()
+	// sysfileupload.DefaultTouchTime holds the default value on creation for the touch_time field.
+	sysfileupload.DefaultTouchTime = sysfileuploadDescTouchTime.Default.(func() time.Time)
+	// sysfileuploadDescID is the schema descriptor for id field.
+	sysfileuploadDescID := sysfileuploadMixinFields0[0].Descriptor()
+	// sysfileupload.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sysfileupload.IDValidator = sysfileuploadDescID.Validators[0].(func(int64) error)
 	sysjobMixin := schema.SysJob{}.Mixin()
 	sysjobMixinFields0 := sysjobMixin[0].Fields()
 	_ = sysjobMixinFields0

@@ -22,6 +22,12 @@ type Tx struct {
 	SysDictType *SysDictTypeClient
 	// SysExceptionLog is the client for interacting with the SysExceptionLog builders.
 	SysExceptionLog *SysExceptionLogClient
+	// SysFile is the client for interacting with the SysFile builders.
+	SysFile *SysFileClient
+	// SysFileChunk is the client for interacting with the SysFileChunk builders.
+	SysFileChunk *SysFileChunkClient
+	// SysFileUpload is the client for interacting with the SysFileUpload builders.
+	SysFileUpload *SysFileUploadClient
 	// SysJob is the client for interacting with the SysJob builders.
 	SysJob *SysJobClient
 	// SysJobLog is the client for interacting with the SysJobLog builders.
@@ -203,6 +209,9 @@ func (tx *Tx) init() {
 	tx.SysDictItem = NewSysDictItemClient(tx.config)
 	tx.SysDictType = NewSysDictTypeClient(tx.config)
 	tx.SysExceptionLog = NewSysExceptionLogClient(tx.config)
+	tx.SysFile = NewSysFileClient(tx.config)
+	tx.SysFileChunk = NewSysFileChunkClient(tx.config)
+	tx.SysFileUpload = NewSysFileUploadClient(tx.config)
 	tx.SysJob = NewSysJobClient(tx.config)
 	tx.SysJobLog = NewSysJobLogClient(tx.config)
 	tx.SysLoginLog = NewSysLoginLogClient(tx.config)

@@ -271,23 +271,30 @@ func (k *Kernel) buildApp(modules []Module) error {
 		Config: cfg.Service.Logging.OpLog, Trusted: k.trusted, Catalog: k.catalog,
 		Log: k.logs.For("AdminKernel.OpLog"), Recorder: k.exceptions,
 	})
+	// The body limit before anything reads the body (bodylimit.go).
+	k.routes.Around(bodyLimit(cfg.Service.HTTP.BodyLimitBytes))
 	// +R first: a refused call is no operation.
 	k.routes.Around(k.reauth.Guard)
 	k.routes.Around(k.oplog.Middleware)
 	k.app = fiber.New(fiber.Config{
-		AppName:          "adminkernel",
-		BodyLimit:        cfg.Service.HTTP.BodyLimitBytes,
-		ErrorHandler:     envelope.ErrorHandler(k.catalog, k.logs.For("AdminKernel.Http"), k.exceptions.Record),
-		TrustProxy:       len(trusted) > 0,
-		TrustProxyConfig: fiber.TrustProxyConfig{Proxies: trusted},
-		ProxyHeader:      proxyHeader(trusted),
-		ReadTimeout:      30 * time.Second,
-		IdleTimeout:      120 * time.Second,
+		AppName:   "adminkernel",
+		BodyLimit: cfg.Service.HTTP.BodyLimitBytes,
+		// Bodies over BodyLimit are streamed to the handler rather than
+		// refused by fasthttp: the file uploads read them as streams, every
+		// other route gets the limit from bodyLimit (bodylimit.go).
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		ErrorHandler:                 envelope.ErrorHandler(k.catalog, k.logs.For("AdminKernel.Http"), k.exceptions.Record),
+		TrustProxy:                   len(trusted) > 0,
+		TrustProxyConfig:             fiber.TrustProxyConfig{Proxies: trusted},
+		ProxyHeader:                  proxyHeader(trusted),
+		ReadTimeout:                  30 * time.Second,
+		IdleTimeout:                  120 * time.Second,
 	})
 	k.app.Use(secheaders.New(secheaders.Options{
 		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),
 		AuthPrefix: APIPrefix + "/auth",
-	}), newRequestIDs().middleware(), envelope.Recover())
+	}), newRequestIDs().middleware(), envelope.Recover(), closeAfterStream(cfg.Service.HTTP.BodyLimitBytes))
 	// CORS before the health probes, the rate limiter and the router: a
 	// preflight is answered here and never counted, and the headers are
 	// set before any error answer is written.

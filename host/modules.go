@@ -6,6 +6,7 @@ import (
 	"github.com/adminkernel/kernel/host/configcenter"
 	"github.com/adminkernel/kernel/host/dict"
 	"github.com/adminkernel/kernel/host/externalauth"
+	"github.com/adminkernel/kernel/host/file"
 	"github.com/adminkernel/kernel/host/job"
 	"github.com/adminkernel/kernel/host/menu"
 	"github.com/adminkernel/kernel/host/meta"
@@ -42,6 +43,7 @@ func builtinModules(login *auth.Service, re *reauth.Service, jobs *job.Engine) [
 		cacheadmin.Module(),
 		notice.Module(),
 		job.Module(jobs),
+		file.Module(),
 	}
 }
 

@@ -57,6 +57,42 @@ func (f SysExceptionLogFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Va
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysExceptionLogMutation", m)
 }
 
+// The SysFileFunc type is an adapter to allow the use of ordinary
+// function as SysFile mutator.
+type SysFileFunc func(context.Context, *ent.SysFileMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysFileFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysFileMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysFileMutation", m)
+}
+
+// The SysFileChunkFunc type is an adapter to allow the use of ordinary
+// function as SysFileChunk mutator.
+type SysFileChunkFunc func(context.Context, *ent.SysFileChunkMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysFileChunkFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysFileChunkMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysFileChunkMutation", m)
+}
+
+// The SysFileUploadFunc type is an adapter to allow the use of ordinary
+// function as SysFileUpload mutator.
+type SysFileUploadFunc func(context.Context, *ent.SysFileUploadMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SysFileUploadFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SysFileUploadMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SysFileUploadMutation", m)
+}
+
 // The SysJobFunc type is an adapter to allow the use of ordinary
 // function as SysJob mutator.
 type SysJobFunc func(context.Context, *ent.SysJobMutation) (ent.Value, error)

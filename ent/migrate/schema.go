@@ -127,6 +127,95 @@ var (
 			},
 		},
 	}
+	// SysFileColumns holds the columns for the "sys_file" table.
+	SysFileColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "create_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "update_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "update_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "is_delete", Type: field.TypeBool, Default: false},
+		{Name: "delete_key", Type: field.TypeInt64, Default: 0},
+		{Name: "original_name", Type: field.TypeString, Size: 256},
+		{Name: "storage_path", Type: field.TypeString, Size: 256},
+		{Name: "extension", Type: field.TypeString, Size: 32},
+		{Name: "content_type", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "size_bytes", Type: field.TypeInt64},
+		{Name: "hash", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "org_id", Type: field.TypeInt64, Nullable: true},
+	}
+	// SysFileTable holds the schema information for the "sys_file" table.
+	SysFileTable = &schema.Table{
+		Name:       "sys_file",
+		Columns:    SysFileColumns,
+		PrimaryKey: []*schema.Column{SysFileColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysfile_hash_size_bytes",
+				Unique:  false,
+				Columns: []*schema.Column{SysFileColumns[12], SysFileColumns[11]},
+			},
+			{
+				Name:    "sysfile_create_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{SysFileColumns[2]},
+			},
+		},
+	}
+	// SysFileChunkColumns holds the columns for the "sys_file_chunk" table.
+	SysFileChunkColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "create_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "upload_id", Type: field.TypeInt64},
+		{Name: "chunk_index", Type: field.TypeInt},
+		{Name: "size_bytes", Type: field.TypeInt64},
+		{Name: "hash", Type: field.TypeString, Size: 64},
+	}
+	// SysFileChunkTable holds the schema information for the "sys_file_chunk" table.
+	SysFileChunkTable = &schema.Table{
+		Name:       "sys_file_chunk",
+		Columns:    SysFileChunkColumns,
+		PrimaryKey: []*schema.Column{SysFileChunkColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysfilechunk_upload_id_chunk_index",
+				Unique:  true,
+				Columns: []*schema.Column{SysFileChunkColumns[3], SysFileChunkColumns[4]},
+			},
+		},
+	}
+	// SysFileUploadColumns holds the columns for the "sys_file_upload" table.
+	SysFileUploadColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64},
+		{Name: "create_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "create_user_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "file_hash", Type: field.TypeString, Size: 64},
+		{Name: "file_name", Type: field.TypeString, Size: 256},
+		{Name: "total_size", Type: field.TypeInt64},
+		{Name: "chunk_count", Type: field.TypeInt},
+		{Name: "content_type", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "org_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "touch_time", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// SysFileUploadTable holds the schema information for the "sys_file_upload" table.
+	SysFileUploadTable = &schema.Table{
+		Name:       "sys_file_upload",
+		Columns:    SysFileUploadColumns,
+		PrimaryKey: []*schema.Column{SysFileUploadColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sysfileupload_create_user_id_file_hash",
+				Unique:  false,
+				Columns: []*schema.Column{SysFileUploadColumns[2], SysFileUploadColumns[3]},
+			},
+			{
+				Name:    "sysfileupload_touch_time",
+				Unique:  false,
+				Columns: []*schema.Column{SysFileUploadColumns[9]},
+			},
+		},
+	}
 	// SysJobColumns holds the columns for the "sys_job" table.
 	SysJobColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64},
@@ -920,6 +1009,9 @@ var (
 		SysDictItemTable,
 		SysDictTypeTable,
 		SysExceptionLogTable,
+		SysFileTable,
+		SysFileChunkTable,
+		SysFileUploadTable,
 		SysJobTable,
 		SysJobLogTable,
 		SysLoginLogTable,
@@ -958,6 +1050,15 @@ func init() {
 	}
 	SysExceptionLogTable.Annotation = &entsql.Annotation{
 		Table: "sys_exception_log",
+	}
+	SysFileTable.Annotation = &entsql.Annotation{
+		Table: "sys_file",
+	}
+	SysFileChunkTable.Annotation = &entsql.Annotation{
+		Table: "sys_file_chunk",
+	}
+	SysFileUploadTable.Annotation = &entsql.Annotation{
+		Table: "sys_file_upload",
 	}
 	SysJobTable.Annotation = &entsql.Annotation{
 		Table: "sys_job",

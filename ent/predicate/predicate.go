@@ -18,6 +18,15 @@ type SysDictType func(*sql.Selector)
 // SysExceptionLog is the predicate function for sysexceptionlog builders.
 type SysExceptionLog func(*sql.Selector)
 
+// SysFile is the predicate function for sysfile builders.
+type SysFile func(*sql.Selector)
+
+// SysFileChunk is the predicate function for sysfilechunk builders.
+type SysFileChunk func(*sql.Selector)
+
+// SysFileUpload is the predicate function for sysfileupload builders.
+type SysFileUpload func(*sql.Selector)
+
 // SysJob is the predicate function for sysjob builders.
 type SysJob func(*sql.Selector)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysposition"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/file/link"
 	"github.com/adminkernel/kernel/host/password"
 )
 
@@ -94,10 +95,14 @@ func (s *Service) UpdateProfile(ctx context.Context, userID int64, in ProfileInp
 	if in.Phone != nil && *in.Phone != "" && !validPhone(*in.Phone) {
 		return errcode.New(errcode.RequestInvalid).With("field", "phone")
 	}
-	if in.Avatar != nil && *in.Avatar != "" {
-		// Only signed file-view URLs are accepted; the file module that signs
-		// them has not landed, so any non-empty avatar is refused for now.
-		return errcode.New(errcode.AvatarUrlInvalid)
+	var avatar *string
+	if in.Avatar != nil && strings.TrimSpace(*in.Avatar) != "" {
+		// Only signed file-view URLs of an image are accepted (host/file/link).
+		a, err := link.Avatar(ctx, s.d.Client, s.d.Config, *in.Avatar)
+		if err != nil {
+			return err
+		}
+		avatar = &a
 	}
 	u, err := s.liveUser(ctx, userID)
 	if err != nil {
@@ -108,7 +113,7 @@ func (s *Service) UpdateProfile(ctx context.Context, userID int64, in ProfileInp
 	setOrClear(in.Phone, upd.SetPhone, upd.ClearPhone)
 	setOrClear(in.Email, upd.SetEmail, upd.ClearEmail)
 	setOrClear(in.Gender, upd.SetGender, upd.ClearGender)
-	upd.ClearAvatar()
+	setOrClear(avatar, upd.SetAvatar, upd.ClearAvatar)
 	return upd.Exec(ctx)
 }
 

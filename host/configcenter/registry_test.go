@@ -88,7 +88,7 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 		key  string
 	}{
 		{"unknown sys key", map[string]any{"configKey": "sys.security.session.idleMinutes", "configValue": "5"}, errcode.ConfigKeyUnknown, "sys.security.session.idleMinutes"},
-		{"retired key", map[string]any{"configKey": "sys.upload.maxSizeMb", "configValue": "30"}, errcode.ConfigKeyUnknown, "sys.upload.maxSizeMb"},
+		{"retired key", map[string]any{"configKey": "sys.security.captcha.type", "configValue": "30"}, errcode.ConfigKeyUnknown, "sys.security.captcha.type"},
 		{"sys key in capitals", map[string]any{"configKey": "SYS.site.title", "configValue": "x"}, errcode.ConfigKeyUnknown, "SYS.site.title"},
 		{"sys key the pattern refuses", map[string]any{"configKey": "sys.site.title!", "configValue": "x"}, errcode.ConfigKeyUnknown, "sys.site.title!"},
 		{"invalid value", map[string]any{"configKey": "sys.security.rateLimit.windowSeconds", "configValue": "0"}, errcode.ConfigValueInvalid, "sys.security.rateLimit.windowSeconds"},
@@ -247,7 +247,7 @@ func TestInvalidStoredValueReadsAsDefault(t *testing.T) {
 func TestPageListsNoRetiredRows(t *testing.T) {
 	k := kerneltest.Start(t, nil)
 	tok := k.Admin()
-	for _, q := range []string{"ConfigKey=sys.job", "ConfigKey=sys.upload", "ConfigKey=captcha.type", "GroupCode=upload", "GroupCode=job"} {
+	for _, q := range []string{"ConfigKey=captcha.type"} {
 		if p := getPage(t, k, tok, q); p.Total != 0 {
 			t.Errorf("%s lists %v", q, keys(p.Items))
 		}
@@ -275,10 +275,7 @@ func TestSeederRetiresOldRows(t *testing.T) {
 		id         int64
 		key, value string
 	}{
-		{12, "sys.upload.allowedExtensions", ".exe"}, // changed by an admin: it never did anything
-		{11, "sys.upload.maxSizeMb", "20"},
-		{27, "sys.job.logRetentionDays", "30"},
-		{21, "sys.security.captcha.type", "char"},
+		{21, "sys.security.captcha.type", "image"}, // changed by an admin: it never did anything
 	}
 	for _, o := range old {
 		k.Ent().SysConfig.Create().SetID(o.id).SetConfigKey(o.key).SetConfigValue(o.value).SetName(o.key).SetGroupCode("security").ExecX(ctx)
@@ -286,8 +283,13 @@ func TestSeederRetiresOldRows(t *testing.T) {
 	// A row an older release retired whose area is built now
 	// (sys.security.mfa.enabled) is revived with the seeded value.
 	k.Ent().SysConfig.UpdateOneID(23).SetIsDelete(true).SetDeleteKey(23).SetConfigValue("true").ExecX(ctx)
-	// An admin's own row under such a key (another id) is left alone.
-	k.Ent().SysConfig.Create().SetID(5000).SetConfigKey("sys.job.alertEmails").SetConfigValue("ops@example.com").SetName("mine").ExecX(ctx)
+	// So are the upload rows 11 and 12 (the file area, issue 21) and the
+	// job rows 27 and 28 (the job area, issue 22).
+	for id, v := range map[int64]string{11: "99", 12: ".exe", 27: "45", 28: "ops@example.com"} {
+		k.Ent().SysConfig.UpdateOneID(id).SetIsDelete(true).SetDeleteKey(id).SetConfigValue(v).ExecX(ctx)
+	}
+	// An admin's own row (another id, another key) is left alone.
+	k.Ent().SysConfig.Create().SetID(5000).SetConfigKey("biz.verification.mode").SetConfigValue("char").SetName("mine").ExecX(ctx)
 	if err := k.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -300,13 +302,18 @@ func TestSeederRetiresOldRows(t *testing.T) {
 			t.Errorf("row %d (%s) after the restart: deleted %v, delete key %d, value %s", o.id, o.key, r.IsDelete, r.DeleteKey, deref(r.ConfigValue))
 		}
 	}
-	if p := getPage(t, k, tok, "ConfigKey=sys.upload"); p.Total != 0 {
+	if p := getPage(t, k, tok, "ConfigKey=captcha.type"); p.Total != 0 {
 		t.Errorf("the page lists %v", keys(p.Items))
+	}
+	for id, want := range map[int64]string{11: "20", 12: ".jpg,.png,.pdf,.xlsx,.docx,.zip", 27: "30", 28: ""} {
+		if r := k.Ent().SysConfig.GetX(ctx, id); r.IsDelete || deref(r.ConfigValue) != want {
+			t.Errorf("formerly retired row %d: deleted %v, value %s; want live with %s", id, r.IsDelete, deref(r.ConfigValue), want)
+		}
 	}
 	if r := k.Ent().SysConfig.GetX(ctx, 5000); r.IsDelete {
 		t.Error("an administrator's own row was retired")
 	}
-	if log := k.Log(); !strings.Contains(log, "its changed value never had an effect") || !strings.Contains(log, "sys.upload.allowedExtensions") {
+	if log := k.Log(); !strings.Contains(log, "its changed value never had an effect") || !strings.Contains(log, "sys.security.captcha.type") {
 		t.Errorf("no WARN for the changed retired value:\n%s", log)
 	}
 	// Idempotent: a third start changes nothing and fails on nothing.
@@ -314,7 +321,7 @@ func TestSeederRetiresOldRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	k = kerneltest.Start(t, env)
-	if n := k.Ent().SysConfig.Query().Where(sysconfig.IsDelete(true), sysconfig.IDIn(12, 11, 27, 21)).CountX(ctx); n != len(old) {
+	if n := k.Ent().SysConfig.Query().Where(sysconfig.IsDelete(true), sysconfig.IDIn(21)).CountX(ctx); n != len(old) {
 		t.Fatalf("%d retired rows after the third start, want %d", n, len(old))
 	}
 }

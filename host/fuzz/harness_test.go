@@ -63,6 +63,13 @@ const (
 )
 
 // redirectRoutes may answer 302 (the documented external-login redirects).
+// streamRoutes answer files as raw streams (wire contract §1.1); the
+// signed view answers a bad signature with 403 and an empty body (§1.4).
+var streamRoutes = map[string]bool{
+	"GET /api/v1/sys/file/{id}/view":     true,
+	"GET /api/v1/sys/file/{id}/download": true,
+}
+
 var redirectRoutes = map[string]bool{
 	"GET /api/v1/auth/external/{provider}/authorize":  true,
 	"GET /api/v1/auth/external/{provider}/callback":   true,
@@ -390,6 +397,17 @@ func check(t *testing.T, what, r string, rp reply) {
 			t.Fatalf("%s: 302 with Referrer-Policy %q, want no-referrer", what, got)
 		}
 		return
+	}
+	if streamRoutes[r] {
+		switch {
+		case rp.status == http.StatusForbidden && len(rp.body) == 0 && strings.HasSuffix(r, "/view"):
+			return
+		case (rp.status == http.StatusOK || rp.status == http.StatusPartialContent) && !strings.Contains(rp.header.Get("Content-Type"), "json"):
+			if rp.header.Get("X-Content-Type-Options") != "nosniff" || rp.header.Get("Content-Security-Policy") == "" {
+				t.Fatalf("%s: a file answer without nosniff and its CSP", what)
+			}
+			return
+		}
 	}
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(rp.body, &env); err != nil {

@@ -10,12 +10,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/devkey"
 )
 
 // Stored seeds look like "v1.<key id>.<base64url(nonce | ciphertext)>".
@@ -150,7 +149,7 @@ func KeysFromConfig(cfg *config.Config) ([]Key, error) {
 	if cfg.IsProduction() {
 		return nil, ErrNoKey
 	}
-	secret, err := devKey(filepath.Join(cfg.DataPath(), DevKeyFile))
+	secret, err := devkey.Load(filepath.Join(cfg.DataPath(), DevKeyFile), "TOTP key", keyBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -165,36 +164,4 @@ func decodeKey(s string) ([]byte, error) {
 		}
 	}
 	return nil, errors.New("not base64")
-}
-
-// devKey reads the key at path, creating it (exclusively) when absent.
-func devKey(path string) ([]byte, error) {
-	if b, err := os.ReadFile(path); err == nil { //nolint:gosec // G304: the configured data directory
-		return decodeKey(string(b))
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return nil, fmt.Errorf("create the directory of the development TOTP key: %w", err)
-	}
-	key := make([]byte, keyBytes)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: the configured data directory
-	if errors.Is(err, fs.ErrExist) {
-		b, err := os.ReadFile(path) //nolint:gosec // G304: the configured data directory
-		if err != nil {
-			return nil, err
-		}
-		return decodeKey(string(b))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("write the development TOTP key: %w", err)
-	}
-	_, werr := f.WriteString(base64.RawURLEncoding.EncodeToString(key) + "\n")
-	if err := errors.Join(werr, f.Close()); err != nil {
-		return nil, err
-	}
-	return key, nil
 }

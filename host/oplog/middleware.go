@@ -62,6 +62,7 @@ func (w *Writer) Middleware(r route.Route) fiber.Handler {
 		title = r.Method + " " + r.Path
 	}
 	method := strings.ToUpper(r.Method)
+	stream := r.StreamBody
 	return func(c fiber.Ctx) (err error) {
 		if c.Locals(loggedKey{}) != nil {
 			return c.Next()
@@ -74,7 +75,7 @@ func (w *Writer) Middleware(r route.Route) fiber.Handler {
 			IP:        request.ClientIP(c, w.opts.Trusted),
 			UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent)),
 		}
-		if params := w.params(c); params != "" {
+		if params := w.params(c, stream); params != "" {
 			row.ParamJSON = &params
 		}
 		if p, ok := authn.From(c); ok && p.UserID > 0 {
@@ -100,12 +101,18 @@ func (w *Writer) Middleware(r route.Route) fiber.Handler {
 }
 
 // params builds the stored input of the request (query and body), copied.
-func (w *Writer) params(c fiber.Ctx) string {
+// The body of a streaming route (a file upload) is not read: it is the
+// handler's, and may be gigabytes.
+func (w *Writer) params(c fiber.Ctx, stream bool) string {
 	var query []Param
 	for k, v := range c.Request().URI().QueryArgs().All() {
 		query = append(query, Param{Key: string(k), Value: string(v)})
 	}
-	return BuildParams(query, string(c.Request().Header.ContentType()), c.Body(), w.opts.Config.ParamMaxChars)
+	var body []byte
+	if !stream {
+		body = c.Body()
+	}
+	return BuildParams(query, string(c.Request().Header.ContentType()), body, w.opts.Config.ParamMaxChars)
 }
 
 // outcome derives the result code, success and exception message from the

@@ -62,6 +62,10 @@ type Route struct {
 	// the caller's session (host/reauth), else HTTP 403 / 40024. The codes
 	// of these routes are the default high-sensitivity set.
 	Reauth bool
+	// StreamBody marks a route that reads its request body as a stream
+	// (file uploads): Service:Http:BodyLimitBytes does not apply to it, the
+	// handler enforces its own limit while reading.
+	StreamBody bool
 	// Input and Output are the Go types of the JSON body and of the
 	// envelope's data, for the contract document (optional).
 	Input, Output any
@@ -77,6 +81,12 @@ func (r *Route) Doc(title string, input, output any) *Route {
 // NeedsReauth marks the route +R (see Route.Reauth).
 func (r *Route) NeedsReauth() *Route {
 	r.Reauth = true
+	return r
+}
+
+// StreamsBody marks the route StreamBody.
+func (r *Route) StreamsBody() *Route {
+	r.StreamBody = true
 	return r
 }
 

@@ -150,12 +150,14 @@ var configs = []configRow{
 	{50, "sys.realtime.maxConnectionsPerUser", "5", "每用户实时连接上限", "realtime"},
 	{27, "sys.job.logRetentionDays", "30", "任务日志保留天数", "job"},
 	{28, "sys.job.alertEmails", "", "任务告警邮箱", "job"},
+	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
+	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},
 }
 
 // formerlyRetired are the ids of configs rows that an older release
 // retired (retiredConfigs) and a later one built: syncConfigs revives the
 // soft-deleted row, with the default value, instead of inserting one.
-var formerlyRetired = map[int64]bool{23: true, 29: true, 30: true, 27: true, 28: true}
+var formerlyRetired = map[int64]bool{23: true, 29: true, 30: true, 27: true, 28: true, 11: true, 12: true}
 
 // retiredConfigs are rows older releases seeded for areas that are not
 // built (nothing reads them: switches that did nothing). The seeder
@@ -164,8 +166,6 @@ var formerlyRetired = map[int64]bool{23: true, 29: true, 30: true, 27: true, 28:
 // registry, and revives the retired row (same id) instead of inserting one.
 var retiredConfigs = []configRow{
 	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
-	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
-	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},
 }
 
 // kernelMenus is the menu tree for the areas the kernel implements. It grows
@@ -200,4 +200,11 @@ var kernelMenus = []Menu{
 	{ID: 540, ParentID: 500, Type: MenuPage, Title: "在线会话", Path: "/system/session", Component: "system/session/index", Icon: "ph:users-three-duotone", Sort: 4},
 	{ID: 541, ParentID: 540, Type: MenuButton, Title: "在线会话-查询", Permission: "GET:/api/v1/sys/session/online", Sort: 1},
 	{ID: 545, ParentID: 540, Type: MenuButton, Title: "在线会话-强制下线", Permission: "DELETE:/api/v1/sys/session/{sessionid}", Sort: 5},
+
+	{ID: 600, Type: MenuCatalog, Title: "文件管理", Icon: "ph:folder-duotone", Sort: 6, ModuleID: 1},
+	{ID: 610, ParentID: 600, Type: MenuPage, Title: "文件管理", Path: "/system/file", Component: "system/file/index", Icon: "ph:file-duotone", Sort: 1},
+	{ID: 611, ParentID: 610, Type: MenuButton, Title: "文件-查询", Permission: "GET:/api/v1/sys/file/page", Sort: 1},
+	{ID: 612, ParentID: 610, Type: MenuButton, Title: "文件-上传", Permission: "POST:/api/v1/sys/file/upload;POST:/api/v1/sys/file/chunk/init;POST:/api/v1/sys/file/chunk;POST:/api/v1/sys/file/chunk/complete", Sort: 2},
+	{ID: 614, ParentID: 610, Type: MenuButton, Title: "文件-删除", Permission: "DELETE:/api/v1/sys/file/{id};POST:/api/v1/sys/file/batch-delete", Sort: 4},
+	{ID: 615, ParentID: 610, Type: MenuButton, Title: "文件-下载", Permission: "GET:/api/v1/sys/file/{id}/download", Sort: 5},
 }

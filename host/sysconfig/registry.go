@@ -223,8 +223,8 @@ func kernelEntries() []Entry {
 		// area clears Planned and seeds them again.
 		{Key: "sys.security.captcha.type", Kind: KindEnum, Values: []string{"char"}, Default: "char", Area: AreaSecurity, Planned: true, Description: "captcha type (only char captchas exist)"},
 		{Key: "sys.security.mfa.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "SMS second factor after the password (users with a phone)"},
-		{Key: "sys.upload.maxSizeMb", Kind: KindInt, Min: 1, Max: 10240, Default: "20", Area: AreaUpload, Planned: true, Description: "upload size limit in MB"},
-		{Key: "sys.upload.allowedExtensions", Kind: KindString, MaxLen: 1024, Default: ".jpg,.png,.pdf,.xlsx,.docx,.zip", Area: AreaUpload, Planned: true, Description: "allowed upload extensions"},
+		{Key: "sys.upload.maxSizeMb", Kind: KindInt, Min: 1, Max: 10240, Default: "20", Area: AreaUpload, Description: "largest accepted upload in MB (simple and chunked)"},
+		{Key: "sys.upload.allowedExtensions", Kind: KindString, MaxLen: 1024, Default: ".jpg,.png,.pdf,.xlsx,.docx,.zip", Area: AreaUpload, Description: "accepted upload extensions, comma-separated (case-insensitive)"},
 		{Key: "sys.job.logRetentionDays", Kind: KindInt, Min: 1, Max: 3650, Default: "30", Area: AreaJob, Description: "days the operation, login, exception and job logs are kept (the kernel.logRetention job handler)"},
 		{Key: "sys.job.alertEmails", Kind: KindString, MaxLen: 1024, Area: AreaJob, Description: "job alert e-mail addresses (recorded; no mailer is built: a job reaching failAlertThreshold is logged)"},
 	}

@@ -149,7 +149,7 @@ func TestReaderProblemsFindsBothDirections(t *testing.T) {
 	write("a/a.go", `package a
 const (
 	unregistered = "sys.security.session.idleMinutes"
-	planned      = "sys.upload.maxSizeMb"
+	planned      = "sys.security.captcha.type"
 	prefix       = "sys.nothing."
 	access       = "sys.security.session.accessMinutes"
 	ea           = "sys.externalauth."
@@ -173,7 +173,7 @@ const refresh = "sys.security.session.refreshMinutes" // tests are not readers
 	problems := strings.Join(readerProblems(reg, lits), "\n")
 	for _, want := range []string{
 		`"sys.security.session.idleMinutes" is read but not registered`,
-		`"sys.upload.maxSizeMb" is read but registered as not built`,
+		`"sys.security.captcha.type" is read but registered as not built`,
 		`the prefix "sys.nothing." starts no registered key`,
 		"sys.security.session.refreshMinutes is registered but nothing reads it",
 		"sys.externalauth.*.linkByAccount is registered but nothing reads it",
@@ -272,7 +272,7 @@ func TestCheckKeys(t *testing.T) {
 	}{
 		{"sys.no.such.key", v("x"), errcode.ConfigKeyUnknown},
 		{"SYS.security.session.accessMinutes", v("10"), errcode.ConfigKeyUnknown},
-		{"sys.upload.maxSizeMb", v("20"), errcode.ConfigKeyUnknown},
+		{"sys.security.captcha.type", v("20"), errcode.ConfigKeyUnknown},
 		{"sys.externalauth.a.b.enabled", v("true"), errcode.ConfigKeyUnknown},
 		{"sys.externalauth..enabled", v("true"), errcode.ConfigKeyUnknown},
 		{"sys.security.session.accessMinutes", nil, 0},

@@ -1,17 +1,12 @@
 package token
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/devkey"
 )
 
 // DevKeyFile is the name of the generated development signing key, kept in
@@ -47,7 +42,7 @@ func Keys(cfg *config.Config) ([]Key, error) {
 	case cfg.IsProduction():
 		return nil, fmt.Errorf("Service:Security:Jwt:SigningKey (or SigningKeys) is required in %s", cfg.Environment)
 	}
-	key, err := devKey(DevKeyPath(cfg))
+	key, err := devkey.Load(DevKeyPath(cfg), "signing key", max(devKeyBytes, MinKeyBytes))
 	if err != nil {
 		return nil, err
 	}
@@ -74,81 +69,4 @@ func DevKeyPath(cfg *config.Config) string {
 		dir = filepath.Join(cfg.ContentRoot, dir)
 	}
 	return filepath.Join(dir, DevKeyFile)
-}
-
-// devKey reads the key file at path, creating it first when it is absent.
-// Two processes starting together agree on one key: the file appears
-// atomically with its full content (written to a temporary file, then
-// hard-linked into place, which fails when the name exists).
-func devKey(path string) ([]byte, error) {
-	key, err := readDevKey(path)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return key, err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("create the directory of the development signing key: %w", err)
-	}
-	key = make([]byte, devKeyBytes)
-	if _, err := rand.Read(key); err != nil {
-		return nil, fmt.Errorf("generate the development signing key: %w", err)
-	}
-	text := []byte(base64.RawURLEncoding.EncodeToString(key) + "\n")
-	if err := createExclusive(path, text); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return readDevKey(path) // another process was first
-		}
-		return nil, fmt.Errorf("write the development signing key %s: %w", path, err)
-	}
-	return key, nil
-}
-
-// createExclusive creates path with mode 0600 holding data, failing with
-// fs.ErrExist when it exists.
-func createExclusive(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".dev-jwt-*.tmp") // mode 0600
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	defer func() { _ = os.Remove(name) }() // after the link, or on failure
-	_, werr := tmp.Write(data)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		return err
-	}
-	if err := os.Chmod(name, 0o600); err != nil {
-		return err
-	}
-	lerr := os.Link(name, path)
-	if lerr == nil || errors.Is(lerr, fs.ErrExist) {
-		return lerr
-	}
-	// No hard links on this file system: create the file exclusively.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, werr = f.Write(data)
-	return errors.Join(werr, f.Close())
-}
-
-// readDevKey reads and decodes a key file, narrowing its permissions to
-// 0600 when they are wider.
-func readDevKey(path string) ([]byte, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	key, err := base64.RawURLEncoding.DecodeString(string(bytes.TrimSpace(raw)))
-	if err != nil || len(key) < MinKeyBytes {
-		return nil, fmt.Errorf("the development signing key %s is not a base64url key of at least %d bytes; delete it to generate a new one", path, MinKeyBytes)
-	}
-	if runtime.GOOS != "windows" {
-		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
-			_ = os.Chmod(path, 0o600) // best effort: the key is only used outside Production
-		}
-	}
-	return key, nil
 }

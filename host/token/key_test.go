@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/devkey"
 )
 
 func devConfig(t *testing.T) *config.Config {
@@ -191,7 +192,7 @@ func TestDevKeyConcurrentFirstStart(t *testing.T) {
 			t.Fatalf("caller %d got another key", i)
 		}
 	}
-	onDisk, err := readDevKey(DevKeyPath(cfg))
+	onDisk, err := devkey.Read(DevKeyPath(cfg), "signing key", MinKeyBytes)
 	if err != nil || !bytes.Equal(onDisk, keys[0]) {
 		t.Fatalf("the file holds another key (%v)", err)
 	}

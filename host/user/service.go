@@ -28,6 +28,7 @@ import (
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/file/link"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
 )
@@ -293,6 +294,7 @@ func userRoleIDs(ctx context.Context, c *ent.Client, userID int64) ([]int64, err
 type fields struct {
 	name                           string
 	nickname, phone, email, gender *string
+	avatar                         *string
 	orgID, positionID, directorID  *int64
 	enabled, forceTotp             bool
 	roleIDs                        []int64
@@ -376,9 +378,13 @@ func (s *Service) check(ctx context.Context, in UpdateInput) (fields, error) {
 		}
 	}
 	if a := clean(in.Avatar); a != nil {
-		// Only signed file-view URLs are accepted (as on the personal
-		// profile); the file area that signs them has not landed.
-		return f, errcode.New(errcode.AvatarUrlInvalid)
+		// Only signed file-view URLs of an image are accepted, as on the
+		// personal profile (host/file/link).
+		v, err := link.Avatar(ctx, s.d.Client, s.d.Config, *a)
+		if err != nil {
+			return f, err
+		}
+		f.avatar = &v
 	}
 	for _, r := range in.RoleIDs {
 		if r <= 0 {
@@ -549,7 +555,7 @@ func (s *Service) Create(ctx context.Context, who datascope.Caller, in AddInput)
 	err = database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		u, err := tx.SysUser.Create().
 			SetAccount(account).SetName(f.name).
-			SetNillableNickname(f.nickname).SetNillablePhone(f.phone).SetNillableEmail(f.email).SetNillableGender(f.gender).
+			SetNillableNickname(f.nickname).SetNillablePhone(f.phone).SetNillableEmail(f.email).SetNillableGender(f.gender).SetNillableAvatar(f.avatar).
 			SetNillableOrgID(f.orgID).SetNillablePositionID(f.positionID).SetNillableDirectorID(f.directorID).
 			SetEnabled(f.enabled).SetForceTotp(f.forceTotp).
 			SetPasswordHash(hash).SetMustChangePassword(true).SetPasswordChangedAt(time.Now()).
@@ -641,8 +647,8 @@ func (s *Service) Update(ctx context.Context, who datascope.Caller, id int64, in
 	}
 	err = database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		upd := tx.SysUser.UpdateOneID(id).Where(sysuser.IsDelete(false)).
-			SetName(f.name).SetEnabled(f.enabled).SetForceTotp(f.forceTotp).SetUpdateUserID(who.UserID).
-			ClearAvatar()
+			SetName(f.name).SetEnabled(f.enabled).SetForceTotp(f.forceTotp).SetUpdateUserID(who.UserID)
+		setOrClear(f.avatar, upd.SetAvatar, upd.ClearAvatar)
 		setOrClear(f.nickname, upd.SetNickname, upd.ClearNickname)
 		setOrClear(f.phone, upd.SetPhone, upd.ClearPhone)
 		setOrClear(f.email, upd.SetEmail, upd.ClearEmail)
