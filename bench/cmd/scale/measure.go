@@ -373,8 +373,8 @@ func summarise(name string, samples []time.Duration) result {
 		P50: ms(load.Percentile(samples, 50)), P99: ms(load.Percentile(samples, 99)), Max: ms(samples[len(samples)-1])}
 }
 
-// sqlLine matches the message of an SQL-log line: "[1.2 ms] SELECT ...".
-var sqlLine = regexp.MustCompile(`^\[[0-9.]+ ms\] (.*)$`)
+// sqlLine matches the message of an SQL-log line: "[1.2 ms] SELECT ..." (or "slow SQL [...] ..." past the slow threshold).
+var sqlLine = regexp.MustCompile(`^(?:slow SQL )?\[[0-9.]+ ms\] (.*)$`)
 
 // capture sends s once and returns the statements it ran, read from the
 // kernel's SQL log (JSON lines).
