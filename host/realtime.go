@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/hub"
 	"github.com/adminkernel/kernel/host/notice"
+	"github.com/adminkernel/kernel/host/request"
 )
 
 // mountHub serves the realtime hub at hub.Path (docs/realtime.md): the
@@ -68,4 +70,20 @@ func moduleDisabled(disabled []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// jobAlertNotice delivers the notices of jobs with alertByNotice (nil when
+// the Notice module is disabled: the switch then only logs).
+func (k *Kernel) jobAlertNotice() func(ctx context.Context, userID int64, title, content string) error {
+	if moduleDisabled(k.cfg.API.DisabledModules, notice.Name) {
+		return nil
+	}
+	notices := notice.NewService(k.db.Client, k.events)
+	return func(ctx context.Context, userID int64, title, content string) error {
+		_, err := notices.Publish(ctx, 0, notice.Input{
+			Title: title, Content: &content, Type: notice.TypeMessage,
+			ReceiverType: notice.ReceiversUsers, ReceiverIDs: []request.Int64{request.Int64(userID)},
+		})
+		return err
+	}
 }

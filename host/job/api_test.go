@@ -326,3 +326,35 @@ func TestJobWritesNeedReauth(t *testing.T) {
 	k.Do("PUT", fmt.Sprintf("%s/%d/enabled?enabled=false", base, id), tok, nil).Expect(t, "pause", 200, 0)
 	k.Do("GET", base+"/dashboard", tok, nil).Expect(t, "dashboard", 200, 0)
 }
+
+// TestAlertByNotice: a job with alertByNotice that fails failAlertThreshold
+// times in a row sends its creator a notice (type Message) naming it.
+func TestAlertByNotice(t *testing.T) {
+	k, tok := startKernel(t)
+	var id, runID int64
+	failing := with(echoJob("alerting"), "handlerName", "test.binary", "failAlertThreshold", 2, "alertByNotice", true)
+	k.Do("POST", base, tok, failing).Expect(t, "add", 200, 0).Decode(t, &id)
+	type mine struct {
+		Title string `json:"title"`
+		Type  int    `json:"type"`
+	}
+	count := func() []mine {
+		var page request.PagedList[mine]
+		k.Do("GET", "/api/v1/sys/notice/mine?Title=alerting&Size=50", tok, nil).Expect(t, "mine", 200, 0).Decode(t, &page)
+		return page.Items
+	}
+	for run := 1; run <= 2; run++ {
+		k.Do("POST", fmt.Sprintf("%s/%d/run", base, id), tok, nil).Expect(t, "run", 200, 0).Decode(t, &runID)
+		waitRun(t, k, tok, runID, job.RunFailed, 10*time.Second)
+		if run == 1 {
+			if items := count(); len(items) != 0 {
+				t.Fatalf("a notice after one failure (threshold 2): %+v", items)
+			}
+		}
+	}
+	var items []mine
+	poll.Until(t, 5*time.Second, "the alert notice", func() bool { items = count(); return len(items) == 1 })
+	if items[0].Type != 3 || !strings.Contains(items[0].Title, "2 times in a row") {
+		t.Fatalf("alert notice %+v", items[0])
+	}
+}

@@ -72,6 +72,10 @@ type Options struct {
 	Instance string
 	// Now is the clock (nil = time.Now). For tests.
 	Now func() time.Time
+	// Notify delivers the notice of a job with alertByNotice that failed
+	// failAlertThreshold times in a row to one user (nil: notices are not
+	// built, or disabled: the switch then only logs).
+	Notify func(ctx context.Context, userID int64, title, content string) error
 }
 
 // Engine is one replica's scheduler: it fires due jobs (claiming each
@@ -90,6 +94,7 @@ type Engine struct {
 	lease    time.Duration
 	guard    HTTPGuard
 	http     *http.Client
+	notify   func(ctx context.Context, userID int64, title, content string) error
 
 	mu        sync.Mutex
 	handlers  map[string]module.JobHandler
@@ -117,7 +122,7 @@ type runState struct {
 func New(o Options) *Engine {
 	e := &Engine{
 		client: o.Client, db: o.SQL, dialect: o.Dialect, settings: o.Settings, events: o.Events, cfg: o.Config,
-		log: o.Log, instance: o.Instance, now: o.Now,
+		log: o.Log, instance: o.Instance, now: o.Now, notify: o.Notify,
 		handlers: map[string]module.JobHandler{}, running: map[int64]*runState{}, cursors: map[int64]time.Time{},
 		guard: HTTPGuard{Allowed: o.Config.HTTPAllowedHosts, AllowPrivate: o.Config.HTTPAllowPrivate},
 		dirty: true,
@@ -701,10 +706,15 @@ const (
 // KeyAlertEmails is the sys_config key of the alert recipients.
 const KeyAlertEmails = "sys.job.alertEmails"
 
+// SuperAdminID is the seeded super-admin (wire contract §5.2): the
+// receiver of the alert notices of jobs nobody created (system jobs).
+const SuperAdminID = 1
+
 // alert reports a job that failed failAlertThreshold times in a row: a
-// WARN line naming the recipients of sys.job.alertEmails. The kernel has
-// no mailer: delivering the mail (and the alertByNotice notice) belongs to
-// the modules that provide them (docs/jobs.md).
+// WARN line naming the recipients of sys.job.alertEmails (the kernel has no
+// mailer: the addresses are recorded and logged, docs/jobs.md) and, with
+// alertByNotice, a notice (type Message) to the job's creator, or to the
+// super-admin for a job nobody created.
 func (e *Engine) alert(ctx context.Context, j *ent.SysJob, failures int, msg string) {
 	to := ""
 	if e.settings != nil {
@@ -712,6 +722,18 @@ func (e *Engine) alert(ctx context.Context, j *ent.SysJob, failures int, msg str
 	}
 	e.log.Warn("job failed repeatedly", "job", j.Code, "consecutive_failures", failures, "alert_emails", to,
 		"alert_by_notice", j.AlertByNotice, "last_error", textclip.Runes(msg, 512))
+	if !j.AlertByNotice || e.notify == nil {
+		return
+	}
+	receiver := int64(SuperAdminID)
+	if j.CreateUserID != nil && *j.CreateUserID > 0 {
+		receiver = *j.CreateUserID
+	}
+	title := textclip.Runes(fmt.Sprintf("Job %s failed %d times in a row", j.Name, failures), 128)
+	content := fmt.Sprintf("Job %s (%s) failed %d times in a row. Last error: %s", j.Name, j.Code, failures, textclip.Runes(msg, 1024))
+	if err := e.notify(ctx, receiver, title, content); err != nil {
+		e.log.Warn("the job alert notice was not published", "job", j.Code, "receiver", receiver, "error", err)
+	}
 }
 
 // cleanText makes run output storable everywhere: valid UTF-8 without NUL
