@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adminkernel/kernel/ent/sysfileupload"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/file"
 	"github.com/adminkernel/kernel/host/file/link"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/kerneltest/poll"
 )
 
 // Every operation on local storage and on S3: upload, page, download,
@@ -468,5 +470,47 @@ func TestFileReplicaLocalWarning(t *testing.T) {
 	}
 	if k := kerneltest.Start(t, []string{"Service__Cache__Provider="}); strings.Contains(k.Log(), warning) && os.Getenv(kerneltest.EnvCache) != kerneltest.CacheRedis {
 		t.Fatal("the replica-local warning with the in-process cache")
+	}
+}
+
+// TestAbandonedUploadsJob: the files module offers the job scheduler its
+// cleanup handler; a job running it removes the chunked uploads that went
+// quiet for longer than the expiry and leaves a fresh one alone.
+func TestAbandonedUploadsJob(t *testing.T) {
+	k := kerneltest.Start(t, nil)
+	tok := k.Admin()
+	var hl struct {
+		Handlers []struct {
+			Name string `json:"name"`
+		} `json:"handlers"`
+	}
+	k.Do("GET", "/api/v1/sys/job/handlers", tok, nil).Expect(t, "handlers", 200, 0).Decode(t, &hl)
+	found := false
+	for _, h := range hl.Handlers {
+		found = found || h.Name == file.HandlerAbandonedUploads
+	}
+	if !found {
+		t.Fatalf("handlers %+v lack %s", hl.Handlers, file.HandlerAbandonedUploads)
+	}
+	stale := newChunks(k, tok, pngBytes(3000), 1000).init("stale.png")
+	fresh := newChunks(k, tok, zipBytes(3000), 1000).init("fresh.zip")
+	ctx := context.Background()
+	k.Ent().SysFileUpload.UpdateOneID(*stale.UploadID).SetTouchTime(time.Now().Add(-48 * time.Hour)).ExecX(ctx)
+
+	var jobID, runID int64
+	k.Do("POST", "/api/v1/sys/job", tok, map[string]any{
+		"code": "uploads-cleanup", "name": "uploads cleanup", "handlerKind": 1, "handlerName": file.HandlerAbandonedUploads,
+		"triggerKind": 1, "cronExpression": "0 0 * * * ?", "misfireStrategy": 1, "concurrencyMode": 1,
+	}).Expect(t, "add job", 200, 0).Decode(t, &jobID)
+	k.Do("POST", fmt.Sprintf("/api/v1/sys/job/%d/run", jobID), tok, nil).Expect(t, "run", 200, 0).Decode(t, &runID)
+	poll.Until(t, 10*time.Second, "the cleanup run", func() bool {
+		l, err := k.Ent().SysJobLog.Get(ctx, runID)
+		return err == nil && l.RunStatus == 2 // Success
+	})
+	if n := k.Ent().SysFileUpload.Query().Where(sysfileupload.ID(*stale.UploadID)).CountX(ctx); n != 0 {
+		t.Fatal("the abandoned upload is still there")
+	}
+	if n := k.Ent().SysFileUpload.Query().Where(sysfileupload.ID(*fresh.UploadID)).CountX(ctx); n != 1 {
+		t.Fatal("the fresh upload was removed")
 	}
 }

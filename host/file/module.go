@@ -19,24 +19,51 @@ import (
 // Name is the module name Api:DisabledModules refers to.
 const Name = "Upload"
 
+// HandlerAbandonedUploads is the compiled job handler that removes the
+// abandoned chunked uploads (docs/files.md, docs/jobs.md).
+const HandlerAbandonedUploads = "files.abandonedUploads"
+
 // Module returns the area as a kernel module. Its menus (600-615) are
-// kernel seed rows (host/seed).
+// kernel seed rows (host/seed). It offers the job scheduler the
+// abandoned-upload cleanup as a compiled handler.
 func Module() module.Module {
-	return module.Module{Name: Name, Routes: routes}
+	var svc *Service // set by Routes; JobHandlers runs after it
+	return module.Module{
+		Name: Name,
+		Routes: func(d *module.Deps, api *route.Group) error {
+			s, err := routes(d, api)
+			svc = s
+			return err
+		},
+		JobHandlers: func(*module.Deps) []module.JobHandler {
+			if svc == nil {
+				return nil
+			}
+			return []module.JobHandler{{
+				Name: HandlerAbandonedUploads,
+				Description: "Removes the chunked uploads that received nothing for Service:Upload:ChunkExpiryHours, with their chunks " +
+					"(at most 1 000 per run; chunk/init also does it every 10 minutes)",
+				Run: func(ctx context.Context, _ module.JobRun) (string, error) {
+					n, err := svc.Sweep(ctx)
+					return fmt.Sprintf("removed %d abandoned uploads", n), err
+				},
+			}}
+		},
+	}
 }
 
-func routes(d *module.Deps, api *route.Group) error {
+func routes(d *module.Deps, api *route.Group) (*Service, error) {
 	cfg := d.Config
 	log := d.Logger("AdminKernel.File")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	store, err := storage.New(ctx, cfg.Service.Upload, cfg.DataPath())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ring, err := link.FromConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("file links: %w", err)
+		return nil, fmt.Errorf("file links: %w", err)
 	}
 	if !ring.Ready() {
 		log.Warn("Service:Upload:SigningKeys is not set: no signed file link (/sys/file/{id}/view, avatars) is issued or accepted until a key is set")
@@ -49,9 +76,9 @@ func routes(d *module.Deps, api *route.Group) error {
 		Log: log, Expiry: time.Duration(cfg.Service.Upload.ChunkExpiryHours) * time.Hour,
 	})
 	// Abandoned chunked uploads: removed now, then by chunk/init at most
-	// every sweepEvery (the job scheduler takes this over once it lands).
+	// every sweepEvery, and by any job naming HandlerAbandonedUploads.
 	s.maybeSweep(ctx)
 	log.Info("file storage", "kind", store.Kind(), "signed_link_ttl_minutes", cfg.Service.Upload.SignedURLTTLMinutes)
 	mount(api, s, cfg.API.MaxPageSize)
-	return nil
+	return s, nil
 }
