@@ -115,7 +115,7 @@ func TestJobAPI(t *testing.T) {
 	for _, h := range hl.Handlers {
 		names = append(names, h.Name)
 	}
-	if strings.Join(names, ",") != "kernel.logRetention,kernel.sessionCleanup,test.binary,test.block,test.echo" || hl.SQLEnabled {
+	if strings.Join(names, ",") != "files.abandonedUploads,kernel.logRetention,kernel.sessionCleanup,test.binary,test.block,test.echo" || hl.SQLEnabled {
 		t.Fatalf("handlers %v sqlEnabled %v", names, hl.SQLEnabled)
 	}
 
