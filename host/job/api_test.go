@@ -328,7 +328,9 @@ func TestJobWritesNeedReauth(t *testing.T) {
 }
 
 // TestAlertByNotice: a job with alertByNotice that fails failAlertThreshold
-// times in a row sends its creator a notice (type Message) naming it.
+// times in a row sends its creator a notice (type Message) naming it. The
+// handler's error holds a NUL byte and invalid UTF-8, which the notice
+// must not carry (PostgreSQL refuses NUL).
 func TestAlertByNotice(t *testing.T) {
 	k, tok := startKernel(t)
 	var id, runID int64

@@ -730,7 +730,9 @@ func (e *Engine) alert(ctx context.Context, j *ent.SysJob, failures int, msg str
 		receiver = *j.CreateUserID
 	}
 	title := textclip.Runes(fmt.Sprintf("Job %s failed %d times in a row", j.Name, failures), 128)
-	content := fmt.Sprintf("Job %s (%s) failed %d times in a row. Last error: %s", j.Name, j.Code, failures, textclip.Runes(msg, 1024))
+	// The error is a handler's text: made storable like run output (no
+	// NUL, valid UTF-8; PostgreSQL refuses NUL).
+	content := cleanText(fmt.Sprintf("Job %s (%s) failed %d times in a row. Last error: %s", j.Name, j.Code, failures, textclip.Runes(msg, 1024)))
 	if err := e.notify(ctx, receiver, title, content); err != nil {
 		e.log.Warn("the job alert notice was not published", "job", j.Code, "receiver", receiver, "error", err)
 	}
