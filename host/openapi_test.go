@@ -3,12 +3,15 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/adminkernel/kernel/config"
 )
+
+var operationIDForm = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9]+$`)
 
 func TestContractDocument(t *testing.T) {
 	t.Run("404 outside Development", func(t *testing.T) {
@@ -32,6 +35,7 @@ func TestContractDocument(t *testing.T) {
 	}
 
 	// Every mounted route is documented, with its access level and code.
+	seenIDs := map[string]bool{}
 	for _, r := range k.Routes() {
 		path := r.Path
 		item := doc.Paths.Find(path)
@@ -50,6 +54,12 @@ func TestContractDocument(t *testing.T) {
 		if code, _ := op.Extensions["x-permission-code"].(string); r.Access.String() == "permission" && code != r.PermissionCode() {
 			t.Errorf("%s %s: x-permission-code %q, want %q", r.Method, r.Path, code, r.PermissionCode())
 		}
+		// {Controller}_{Action} in ASCII, once each (client generators
+		// turn them into method names).
+		if !operationIDForm.MatchString(op.OperationID) || seenIDs[op.OperationID] {
+			t.Errorf("%s %s: operationId %q is not an ASCII {Controller}_{Action} or is a duplicate", r.Method, r.Path, op.OperationID)
+		}
+		seenIDs[op.OperationID] = true
 		// A JSON body may be refused as 415 / 48006; nothing else is.
 		if has415 := op.Responses.Value("415") != nil; has415 != (r.Input != nil) {
 			t.Errorf("%s %s: documents 415 = %v, but has a JSON body = %v", r.Method, r.Path, has415, r.Input != nil)

@@ -62,11 +62,12 @@ func (h *Handler) Routes(api *route.Group) {
 	api.Get("/sys/config/password-policy", route.Session, h.passwordPolicy).Doc("Password policy", nil, PasswordPolicy{})
 
 	s := api.Group("/sys/session")
-	s.Get("/online", route.Permission, h.online).Doc("Online sessions", nil, request.PagedList[session.Info]{})
+	s.Get("/online", route.Permission, h.online).Doc("Online sessions", nil, request.PagedList[session.Info]{}).Paged("UserId:int64")
 	s.Delete("/{sessionId}", route.Permission, h.forceLogout).NeedsReauth().Title = "Force logout"
 
 	l := api.Group("/sys/log/login")
-	l.Get("/page", route.Permission, h.loginLogPage).Doc("Login log", nil, request.PagedList[LoginLogItem]{})
+	l.Get("/page", route.Permission, h.loginLogPage).Doc("Login log", nil, request.PagedList[LoginLogItem]{}).
+		Paged("Account", "Success:bool", "StartTime:date-time", "EndTime:date-time")
 	l.Delete("", route.Permission, h.clearLoginLog).Title = "Clear the login log"
 }
 

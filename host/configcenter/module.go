@@ -47,7 +47,8 @@ func routes(d *module.Deps, api *route.Group) error {
 	maxPageSize := d.Config.API.MaxPageSize
 	op := func(r *route.Route) { r.OpLog = true }
 	g := api.Group("/sys/config")
-	g.Get("/page", route.Permission, bind.Page(maxPageSize, readFilter, svc.Page)).Doc("Config page", nil, request.PagedList[Config]{})
+	g.Get("/page", route.Permission, bind.Page(maxPageSize, readFilter, svc.Page)).Doc("Config page", nil, request.PagedList[Config]{}).
+		Paged("ConfigKey", "Name", "GroupCode", "ExcludedGroupCodes:[]string")
 	g.Get("/site", route.Anonymous, bind.Read(svc.Site)).Doc("Site info", nil, SiteInfo{})
 	g.Get("/value/{key}", route.Permission, func(c fiber.Ctx) error {
 		v, err := svc.Value(c.Context(), request.Param(c, "key"))

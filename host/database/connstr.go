@@ -179,9 +179,10 @@ func isMemory(path string) bool {
 // Times read back are in UTC, as with MySQL.
 const sqlitePragmas = "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_txlock=immediate&_time_format=sqlite&_timezone=UTC"
 
-// sqliteDSN returns the modernc.org/sqlite DSN for an absolute path (or
-// ":memory:").
-func sqliteDSN(path string) string {
+// SqliteDSN returns the modernc.org/sqlite DSN the kernel opens for an
+// absolute path (or ":memory:"): tools that write the kernel's SQLite file
+// (bench/cmd/scale) open it the same way, times in the same format.
+func SqliteDSN(path string) string {
 	if isMemory(path) {
 		return "file::memory:?" + sqlitePragmas
 	}

@@ -94,13 +94,13 @@ func TestSqliteDSN(t *testing.T) {
 		{":memory:", "file::memory:?"},
 	}
 	for _, tt := range tests {
-		got := sqliteDSN(tt.path)
+		got := SqliteDSN(tt.path)
 		if !strings.HasPrefix(got, tt.wantPrefix) {
-			t.Errorf("sqliteDSN(%q) = %q, want prefix %q", tt.path, got, tt.wantPrefix)
+			t.Errorf("SqliteDSN(%q) = %q, want prefix %q", tt.path, got, tt.wantPrefix)
 		}
 		for _, p := range []string{"_pragma=foreign_keys(1)", "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)", "_pragma=busy_timeout(5000)", "_txlock=immediate", "_time_format=sqlite", "_timezone=UTC"} {
 			if !strings.Contains(got, p) {
-				t.Errorf("sqliteDSN(%q) = %q lacks %s", tt.path, got, p)
+				t.Errorf("SqliteDSN(%q) = %q lacks %s", tt.path, got, p)
 			}
 		}
 	}

@@ -141,7 +141,7 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 				return nil, err
 			}
 		}
-		db, err = sql.Open("sqlite", sqliteDSN(path))
+		db, err = sql.Open("sqlite", SqliteDSN(path))
 		if err != nil {
 			return nil, fmt.Errorf("open Sqlite database %s: %w", path, err)
 		}

@@ -648,7 +648,7 @@ func openAtlas(entDialect string, q querier) (atlasmigrate.Driver, error) {
 func (d *DB) withScratch(ctx context.Context, fn func(q querier, name string) error) error {
 	switch d.Dialect {
 	case dialect.SQLite:
-		db, err := sql.Open("sqlite", sqliteDSN(memoryPath))
+		db, err := sql.Open("sqlite", SqliteDSN(memoryPath))
 		if err != nil {
 			return fmt.Errorf("migrate: scratch database: %w", err)
 		}

@@ -49,7 +49,7 @@ func routes(d *module.Deps, api *route.Group) error {
 	op := func(r *route.Route) { r.OpLog = true }
 
 	t := api.Group("/sys/dict/type")
-	t.Get("/page", route.Permission, bind.Page(maxPageSize, readTypeFilter, svc.TypePage)).Doc("Dictionary type page", nil, request.PagedList[Type]{})
+	t.Get("/page", route.Permission, bind.Page(maxPageSize, readTypeFilter, svc.TypePage)).Doc("Dictionary type page", nil, request.PagedList[Type]{}).Paged("Code", "Name")
 	t.Get("/{id}", route.Permission, bind.ReadID(svc.GetType)).Doc("Dictionary type detail", nil, Type{})
 	op(t.Post("", route.Permission, bind.Create(bind.UserID, svc.AddType)).Doc("Add dictionary type", TypeInput{}, int64(0)))
 	op(t.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.UpdateType)).Doc("Update dictionary type", TypeInput{}, true))
@@ -65,7 +65,7 @@ func routes(d *module.Deps, api *route.Group) error {
 	}).Doc("Enabled items of a dictionary", nil, []Item{})
 
 	i := api.Group("/sys/dict/item")
-	i.Get("/page", route.Permission, bind.Page(maxPageSize, bind.Query("TypeCode"), svc.ItemPage)).Doc("Dictionary item page", nil, request.PagedList[Item]{})
+	i.Get("/page", route.Permission, bind.Page(maxPageSize, bind.Query("TypeCode"), svc.ItemPage)).Doc("Dictionary item page", nil, request.PagedList[Item]{}).Paged("TypeCode")
 	op(i.Post("", route.Permission, bind.Create(bind.UserID, svc.AddItem)).Doc("Add dictionary item", ItemInput{}, int64(0)))
 	op(i.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.UpdateItem)).Doc("Update dictionary item", ItemInput{}, true))
 	op(i.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.DeleteItem)).Doc("Delete dictionary item", nil, true))

@@ -29,7 +29,8 @@ func routes(d *module.Deps, api *route.Group, e *Engine) error {
 	maxPage := d.Config.API.MaxPageSize
 	op := func(r *route.Route) { r.OpLog = true }
 	g := api.Group("/sys/job")
-	g.Get("/page", route.Permission, bind.Page(maxPage, readFilter, svc.Page)).Doc("Job page", nil, request.PagedList[Job]{})
+	g.Get("/page", route.Permission, bind.Page(maxPage, readFilter, svc.Page)).Doc("Job page", nil, request.PagedList[Job]{}).
+		Paged("Name", "Status:int64", "HandlerKind:int64")
 	op(g.Post("", route.Permission, bind.Create(bind.UserID, svc.Add)).NeedsReauth().Doc("Add job", Input{}, int64(0)))
 	op(g.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.Update)).NeedsReauth().Doc("Update job", Input{}, true))
 	op(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).NeedsReauth().Doc("Delete job", nil, true))
@@ -50,7 +51,7 @@ func routes(d *module.Deps, api *route.Group, e *Engine) error {
 			return err
 		}
 		return envelope.OK(c, true)
-	}).Doc("Pause or resume a job (query enabled=true|false)", nil, true))
+	}).Doc("Pause or resume a job (query enabled=true|false)", nil, true).Queries("enabled:bool"))
 	op(g.Post("/{id}/run", route.Permission, bind.ReadIDAs(bind.UserID, svc.RunNow)).NeedsReauth().Doc("Run a job now (the run's log id)", nil, int64(0)))
 	g.Post("/preview-cron", route.Session, func(c fiber.Ctx) error {
 		var in PreviewInput
@@ -64,7 +65,8 @@ func routes(d *module.Deps, api *route.Group, e *Engine) error {
 		return envelope.OK(c, out)
 	}).Doc("Preview a cron expression", PreviewInput{}, PreviewOutput{})
 	g.Get("/handlers", route.Permission, bind.Read(svc.Handlers)).Doc("Compiled handlers", nil, HandlerList{})
-	g.Get("/log/page", route.Permission, bind.Page(maxPage, readLogFilter, svc.LogPage)).Doc("Run log page", nil, request.PagedList[Log]{})
+	g.Get("/log/page", route.Permission, bind.Page(maxPage, readLogFilter, svc.LogPage)).Doc("Run log page", nil, request.PagedList[Log]{}).
+		Paged("JobId:int64", "RunStatus:int64", "StartFrom:date-time", "StartTo:date-time", "FireInstanceId")
 	op(g.Post("/log/{id}/kill", route.Permission, bind.ReadID(svc.Kill)).Doc("Kill a run", nil, true))
 	op(g.Post("/log/clear", route.Permission, bind.Create(bind.UserID, svc.Clear)).Doc("Clear the run log", ClearInput{}, 0))
 	g.Get("/dashboard", route.Permission, bind.Read(svc.Dashboard)).Doc("Job dashboard", nil, Dashboard{})

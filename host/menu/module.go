@@ -75,7 +75,7 @@ func routes(d *module.Deps, api *route.Group) error {
 	ph := &portal{client: d.Client, perms: d.Perms, store: d.Store, ttl: ttl, log: log}
 	p := api.Group("/personal")
 	p.Get("/modules", route.Session, bind.ReadAs(authn.Require, ph.MyModules)).Doc("My modules", nil, MyModules{})
-	p.Get("/menu", route.Session, ph.menuHandler).Doc("My menu of a module", nil, []*MenuNode{})
+	p.Get("/menu", route.Session, ph.menuHandler).Doc("My menu of a module", nil, []*MenuNode{}).Queries("moduleId:int64")
 	opLog(p.Put("/default-module", route.Session, bind.Create(authn.Require, ph.SetDefaultModule)).Doc("Set my default module", DefaultModuleInput{}, true))
 	p.Get("/permissions", route.Session, bind.ReadAs(authn.Require, ph.Permissions)).Doc("My permission codes", nil, []string{})
 	return nil

@@ -47,9 +47,11 @@ func routes(d *module.Deps, api *route.Group) error {
 
 	g := api.Group("/sys/notice")
 	op(g.Post("", route.Permission, bind.Create(bind.UserID, svc.Publish)).Doc("Publish notice", Input{}, int64(0)))
-	g.Get("/page", route.Permission, bind.Page(maxPageSize, readFilter, svc.Page)).Doc("Notice page", nil, request.PagedList[Notice]{})
+	g.Get("/page", route.Permission, bind.Page(maxPageSize, readFilter, svc.Page)).Doc("Notice page", nil, request.PagedList[Notice]{}).
+		Paged("Title", "Type:int64", "OnlyUnread:bool")
 	op(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).Doc("Delete notice", nil, true))
-	g.Get("/mine", route.Session, bind.PageAs(bind.UserID, maxPageSize, readFilter, svc.Mine)).Doc("My notices", nil, request.PagedList[MineItem]{})
+	g.Get("/mine", route.Session, bind.PageAs(bind.UserID, maxPageSize, readFilter, svc.Mine)).Doc("My notices", nil, request.PagedList[MineItem]{}).
+		Paged("Title", "Type:int64", "OnlyUnread:bool")
 	g.Get("/unread-count", route.Session, bind.ReadAs(bind.UserID, svc.UnreadCount)).Doc("My unread notice count", nil, 0)
 	g.Put("/{id}/read", route.Session, bind.ReadIDAs(bind.UserID, func(ctx context.Context, userID, id int64) (bool, error) {
 		return true, svc.Read(ctx, userID, id)

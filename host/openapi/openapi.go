@@ -111,6 +111,9 @@ func operation(gen *openapi3gen.Generator, schemas openapi3.Schemas, r route.Rou
 	if r.Access != route.Anonymous {
 		op.Security = &openapi3.SecurityRequirements{{"bearer": []string{}}}
 	}
+	for _, q := range r.Query {
+		op.AddParameter(openapi3.NewQueryParameter(q.Name).WithSchema(querySchema(q.Type)))
+	}
 	for _, m := range pathParam.FindAllStringSubmatch(r.Path, -1) {
 		schema := openapi3.NewStringSchema()
 		if t := strings.ToLower(m[2]); t == "long" || t == "int" {
@@ -156,18 +159,50 @@ func operation(gen *openapi3gen.Generator, schemas openapi3.Schemas, r route.Rou
 	return op, nil
 }
 
-// operationID is {Module}_{Title in PascalCase}, or the method and path
-// when the route has no title; duplicates get a numeric suffix.
-func operationID(r route.Route, ids map[string]int) string {
-	name := r.Title
-	if name == "" {
-		name = r.Method + " " + pathParam.ReplaceAllString(r.Path, "by $1")
+// querySchema is the schema of a route.QueryParam type.
+func querySchema(typ string) *openapi3.Schema {
+	switch typ {
+	case "int32":
+		return openapi3.NewInt32Schema()
+	case "int64":
+		return openapi3.NewInt64Schema()
+	case "bool":
+		return openapi3.NewBoolSchema()
+	case "date-time":
+		s := openapi3.NewStringSchema()
+		s.Description = "YYYY-MM-DD, YYYY-MM-DD HH:MM:SS, YYYY-MM-DDTHH:MM:SS or RFC 3339, server-local time"
+		return s
+	case "[]string":
+		return openapi3.NewArraySchema().WithItems(openapi3.NewStringSchema())
 	}
+	return openapi3.NewStringSchema()
+}
+
+// operationID is {Controller}_{Action} in ASCII (the contract's form, which
+// client generators turn into method names): the module, then the title in
+// PascalCase, or the method and path when the title is missing or has no
+// ASCII letter; duplicates get a numeric suffix.
+func operationID(r route.Route, ids map[string]int) string {
+	action := pascalASCII(r.Title)
+	if action == "" {
+		action = pascalASCII(r.Method + " " + pathParam.ReplaceAllString(r.Path, "by $1"))
+	}
+	id := pascalASCII(r.Module) + "_" + action
+	ids[id]++
+	if n := ids[id]; n > 1 {
+		id = fmt.Sprintf("%s%d", id, n)
+	}
+	return id
+}
+
+// pascalASCII joins the ASCII letter and digit runs of s in PascalCase;
+// anything else separates words.
+func pascalASCII(s string) string {
 	var b strings.Builder
 	up := true
-	for _, c := range name {
+	for _, c := range s {
 		switch {
-		case unicode.IsLetter(c) || unicode.IsDigit(c):
+		case c < unicode.MaxASCII && (unicode.IsLetter(c) || unicode.IsDigit(c)):
 			if up {
 				c = unicode.ToUpper(c)
 			}
@@ -177,12 +212,7 @@ func operationID(r route.Route, ids map[string]int) string {
 			up = true
 		}
 	}
-	id := r.Module + "_" + b.String()
-	ids[id]++
-	if n := ids[id]; n > 1 {
-		id = fmt.Sprintf("%s%d", id, n)
-	}
-	return id
+	return b.String()
 }
 
 // SortedPaths lists the document's paths (tests, diagnostics).

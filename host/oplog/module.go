@@ -55,11 +55,13 @@ func routes(d *module.Deps, api *route.Group) error {
 	l := logs{client: d.Client}
 	maxPageSize := d.Config.API.MaxPageSize
 	op := api.Group("/sys/log/op")
-	op.Get("/page", route.Permission, bind.Page(maxPageSize, readOpFilter, l.OpPage)).Doc("Operation log", nil, request.PagedList[Item]{})
+	op.Get("/page", route.Permission, bind.Page(maxPageSize, readOpFilter, l.OpPage)).Doc("Operation log", nil, request.PagedList[Item]{}).
+		Paged("Title", "Path", "Success:bool", "OperatorId:int64", "StartTime:date-time", "EndTime:date-time")
 	op.Delete("", route.Permission, bind.Read(l.ClearOp)).Doc(TitleClearOpLog, nil, true)
 
 	ex := api.Group("/sys/log/exception")
-	ex.Get("/page", route.Permission, bind.Page(maxPageSize, readExceptionFilter, l.ExceptionPage)).Doc("Exception log", nil, request.PagedList[exceptionlog.Item]{})
+	ex.Get("/page", route.Permission, bind.Page(maxPageSize, readExceptionFilter, l.ExceptionPage)).Doc("Exception log", nil, request.PagedList[exceptionlog.Item]{}).
+		Paged("Path", "ExceptionType", "StartTime:date-time", "EndTime:date-time")
 	ex.Delete("", route.Permission, bind.Read(l.ClearException)).Doc(TitleClearExceptionLog, nil, true)
 	return nil
 }

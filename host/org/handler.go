@@ -50,7 +50,7 @@ func copyHandler(s *orgService) fiber.Handler {
 // mountPositions binds /sys/position to s.
 func mountPositions(api *route.Group, s *positionService, maxPageSize int) {
 	p := api.Group("/sys/position")
-	p.Get("/page", route.Permission, bind.Page(maxPageSize, bind.Query("Name"), s.Page)).Doc("Positions", nil, request.PagedList[SysPosition]{})
+	p.Get("/page", route.Permission, bind.Page(maxPageSize, bind.Query("Name"), s.Page)).Doc("Positions", nil, request.PagedList[SysPosition]{}).Paged("Name")
 	p.Get("/{id}", route.Permission, bind.ReadID(s.Get)).Doc("Position", nil, SysPosition{})
 	opLog(p.Post("/add", route.Permission, bind.Create(bind.UserID, s.Add)).Doc("Add a position", PositionInput{}, int64(0)))
 	opLog(p.Put("/{id}", route.Permission, bind.Change(bind.UserID, s.Update)).Doc("Update a position", PositionInput{}, true))

@@ -12,6 +12,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -100,10 +101,32 @@ func hasNUL(body []byte) bool {
 	}
 }
 
+// queryTrace is the TraceQueries hook (nil: one atomic load per call).
+var queryTrace atomic.Pointer[func(route, name string)]
+
+// TraceQueries installs fn, called with the route template (Fiber's form,
+// e.g. /api/v1/sys/user/:id) and the name of every query parameter a
+// handler reads through Query or QueryAll; nil removes it. Tests use it to
+// check that the contract document declares what handlers read.
+func TraceQueries(fn func(route, name string)) {
+	if fn == nil {
+		queryTrace.Store(nil)
+		return
+	}
+	queryTrace.Store(&fn)
+}
+
+func traceQuery(c fiber.Ctx, name string) {
+	if fn := queryTrace.Load(); fn != nil {
+		(*fn)(c.Route().Path, name)
+	}
+}
+
 // Query returns a query parameter matched case-insensitively (the UI sends
 // PascalCase, scripts lowercase). The value is copied: it may outlive the
 // request.
 func Query(c fiber.Ctx, name string) string {
+	traceQuery(c, name)
 	var out string
 	found := false
 	for k, v := range c.Request().URI().QueryArgs().All() {
@@ -116,6 +139,7 @@ func Query(c fiber.Ctx, name string) string {
 
 // QueryAll returns every value of a repeated query parameter.
 func QueryAll(c fiber.Ctx, name string) []string {
+	traceQuery(c, name)
 	var out []string
 	for k, v := range c.Request().URI().QueryArgs().All() {
 		if strings.EqualFold(string(k), name) {

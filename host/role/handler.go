@@ -11,7 +11,7 @@ import (
 func mount(api *route.Group, s *Service, maxPageSize int) {
 	who := bind.Caller[datascope.Caller](s.scopes.RequestCaller)
 	g := api.Group("/sys/role")
-	g.Get("/page", route.Permission, bind.Page(maxPageSize, bind.Query("Name"), s.Page)).Doc("Role page", nil, request.PagedList[Role]{})
+	g.Get("/page", route.Permission, bind.Page(maxPageSize, bind.Query("Name"), s.Page)).Doc("Role page", nil, request.PagedList[Role]{}).Paged("Name")
 	g.Get("/{id}", route.Permission, bind.ReadID(s.Get)).Doc("Role detail", nil, Role{})
 	g.Post("/add", route.Permission, bind.Create(who, s.Add)).NeedsReauth().Doc("Add a role", Input{}, int64(0))
 	g.Put("/{id}", route.Permission, bind.Change(who, s.Update)).NeedsReauth().Doc("Update a role", Input{}, true)

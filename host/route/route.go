@@ -69,7 +69,49 @@ type Route struct {
 	// Input and Output are the Go types of the JSON body and of the
 	// envelope's data, for the contract document (optional).
 	Input, Output any
-	Handler       fiber.Handler
+	// Query lists the query parameters the handler reads, for the contract
+	// document (Queries, Paged). A test of host records the names handlers
+	// actually read (request.TraceQueries) and fails on an undeclared one.
+	Query   []QueryParam
+	Handler fiber.Handler
+}
+
+// QueryParam is one documented query parameter.
+type QueryParam struct {
+	Name string
+	// Type is string (default), int32, int64, bool, date-time or
+	// []string (a repeated parameter).
+	Type string
+}
+
+// queryTypes are the types a QueryParam may declare.
+var queryTypes = map[string]bool{"string": true, "int32": true, "int64": true, "bool": true, "date-time": true, "[]string": true}
+
+// PagingQuery are the contract's PageInputBase parameters (request.Paging).
+var PagingQuery = []QueryParam{{"Current", "int32"}, {"Size", "int32"}, {"SortField", "string"}, {"SortOrder", "string"}}
+
+// Queries documents query parameters, each "Name" (a string) or
+// "Name:type" (see QueryParam.Type). An unknown type panics: a programming
+// error the first test that builds the kernel finds.
+func (r *Route) Queries(params ...string) *Route {
+	for _, p := range params {
+		name, typ, ok := strings.Cut(p, ":")
+		if !ok {
+			typ = "string"
+		}
+		if name == "" || !queryTypes[typ] {
+			panic(fmt.Sprintf("route %s %s: bad query parameter %q", r.Method, r.Path, p))
+		}
+		r.Query = append(r.Query, QueryParam{Name: name, Type: typ})
+	}
+	return r
+}
+
+// Paged documents the paging parameters (PagingQuery) and the filters
+// (as Queries).
+func (r *Route) Paged(filters ...string) *Route {
+	r.Query = append(r.Query, PagingQuery...)
+	return r.Queries(filters...)
 }
 
 // Doc sets the title and the documented body and data types.

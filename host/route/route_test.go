@@ -3,6 +3,7 @@ package route_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,5 +159,36 @@ func TestAroundRunsAfterGuardBeforeHandler(t *testing.T) {
 	}
 	if got := strings.Join(order, ","); got != "guard,around /api/x,handler" {
 		t.Fatalf("order = %s", got)
+	}
+}
+
+func TestQueriesAndPaged(t *testing.T) {
+	tests := []struct {
+		name   string
+		build  func(*route.Route) *route.Route
+		want   []route.QueryParam
+		panics bool
+	}{
+		{"string by default", func(r *route.Route) *route.Route { return r.Queries("Name") }, []route.QueryParam{{"Name", "string"}}, false},
+		{"typed", func(r *route.Route) *route.Route {
+			return r.Queries("OrgId:int64", "Enabled:bool", "From:date-time", "Codes:[]string")
+		},
+			[]route.QueryParam{{"OrgId", "int64"}, {"Enabled", "bool"}, {"From", "date-time"}, {"Codes", "[]string"}}, false},
+		{"paged adds paging first", func(r *route.Route) *route.Route { return r.Paged("Name") }, append(append([]route.QueryParam(nil), route.PagingQuery...), route.QueryParam{"Name", "string"}), false},
+		{"unknown type", func(r *route.Route) *route.Route { return r.Queries("Id:uuid") }, nil, true},
+		{"empty name", func(r *route.Route) *route.Route { return r.Queries(":int64") }, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); (r != nil) != tt.panics {
+					t.Fatalf("panic = %v, want panic %v", r, tt.panics)
+				}
+			}()
+			got := tt.build(&route.Route{Method: "GET", Path: "/x/page"}).Query
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("Query = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -13,7 +13,8 @@ import (
 func mount(api *route.Group, s *Service, maxPageSize int) {
 	who := bind.Caller[datascope.Caller](s.scopes.RequestCaller)
 	g := api.Group("/sys/user")
-	g.Get("/page", route.Permission, bind.PageAs(who, maxPageSize, pageFilter, s.Page)).Doc("User page", nil, request.PagedList[Item]{})
+	g.Get("/page", route.Permission, bind.PageAs(who, maxPageSize, pageFilter, s.Page)).Doc("User page", nil, request.PagedList[Item]{}).
+		Paged("Account", "Name", "OrgId:int64", "RoleId:int64", "Enabled:bool")
 	g.Get("/{id}", route.Permission, bind.ReadIDAs(who, s.Get)).Doc("User detail", nil, Detail{})
 	g.Post("", route.Permission, noStore(bind.Create(who, s.Create))).NeedsReauth().Doc("Add a user", AddInput{}, CreateOutput{})
 	g.Put("/{id}", route.Permission, bind.Change(who, s.Update)).NeedsReauth().Doc("Update a user", UpdateInput{}, true)

@@ -323,6 +323,12 @@ func (t *target) insert(ctx context.Context, table string, cols []string, n int,
 func (t *target) analyze(ctx context.Context) error {
 	tables := []string{"sys_org", "sys_role", "sys_user", "sys_user_role", "sys_session", "sys_session_token", "sys_role_menu"}
 	for _, tb := range tables {
+		if t.kind == "sqlite" {
+			if _, err := t.db.ExecContext(ctx, "ANALYZE "+tb); err != nil {
+				return fmt.Errorf("ANALYZE %s: %w", tb, err)
+			}
+			continue
+		}
 		if t.kind == "postgres" {
 			// VACUUM sets the visibility map that index-only scans (the
 			// page totals) need; autovacuum does it in production.

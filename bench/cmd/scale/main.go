@@ -3,6 +3,7 @@
 //
 //	go run ./bench/cmd/scale -db postgres            # fill (once) and measure
 //	go run ./bench/cmd/scale -db mysql -users 1000000
+//	go run ./bench/cmd/scale -db sqlite -users 100000 -sessions 100000 -only refresh
 //
 // It creates (or reuses) the database ak_scale on the server, lets the
 // kernel binary migrate and seed it, fills it with -users users across
@@ -28,7 +29,7 @@ import (
 )
 
 type options struct {
-	db         string // postgres | mysql
+	db         string // postgres | mysql | sqlite
 	admin      string // admin DSN (CREATE DATABASE)
 	name       string // database name
 	users      int
@@ -43,11 +44,12 @@ type options struct {
 	refill     bool
 	skipFill   bool
 	skipExplan bool
+	only       string // "" (every scenario) or "refresh"
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.db, "db", "postgres", "postgres or mysql")
+	flag.StringVar(&o.db, "db", "postgres", "postgres, mysql or sqlite (the kernel's file under -out, in-process cache)")
 	flag.StringVar(&o.admin, "admin", "", "admin DSN (default postgres://postgres@127.0.0.1:5432/test?sslmode=disable or root@tcp(127.0.0.1:3306)/test)")
 	flag.StringVar(&o.name, "name", "ak_scale", "database to create or reuse")
 	flag.IntVar(&o.users, "users", 1_000_000, "users to create")
@@ -62,6 +64,7 @@ func main() {
 	flag.BoolVar(&o.refill, "refill", false, "drop and refill the database")
 	flag.BoolVar(&o.skipFill, "measure-only", false, "do not fill (the database must be filled)")
 	flag.BoolVar(&o.skipExplan, "no-explain", false, "skip the EXPLAIN capture")
+	flag.StringVar(&o.only, "only", "", "measure only this scenario group: refresh (refresh throughput)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -77,8 +80,11 @@ func logf(format string, args ...any) {
 }
 
 func run(ctx context.Context, o options) error {
-	if o.db != "postgres" && o.db != "mysql" {
-		return fmt.Errorf("-db must be postgres or mysql, not %q", o.db)
+	if o.db != "postgres" && o.db != "mysql" && o.db != "sqlite" {
+		return fmt.Errorf("-db must be postgres, mysql or sqlite, not %q", o.db)
+	}
+	if o.only != "" && o.only != "refresh" {
+		return fmt.Errorf("-only must be empty or refresh, not %q", o.only)
 	}
 	if err := os.MkdirAll(o.out, 0o750); err != nil {
 		return err

@@ -62,7 +62,23 @@ func measure(ctx context.Context, o options, t *target) error {
 	}
 	var rep report
 	rep.header(o, t)
+	if o.only != "refresh" {
+		if err := pageScenarios(ctx, c, o, t, logPath, admin, scoped, &rep); err != nil {
+			return err
+		}
+	}
+	r, err := refreshThroughput(ctx, c, o, k)
+	if err != nil {
+		return err
+	}
+	rep.add(r)
+	return rep.write(o, t)
+}
 
+// pageScenarios measures the admin pages (with their plans), login and
+// permission load of the 50-role user, and the sessions of the user who
+// holds 1 000.
+func pageScenarios(ctx context.Context, c *client, o options, t *target, logPath, admin, scoped string, rep *report) error {
 	users := "/api/v1/sys/user/page"
 	scenarios := []scenario{
 		{"user page 1 (super-admin, all 1M)", users + "?Current=1&Size=20", admin, true},
@@ -122,15 +138,7 @@ func measure(ctx context.Context, o options, t *target) error {
 
 	// Sessions at scale: login, refresh and force-logout of the user who
 	// holds 1 000 sessions.
-	if err := sessionScenarios(ctx, c, t, admin, &rep); err != nil {
-		return err
-	}
-	r, err := refreshThroughput(ctx, c, o, k)
-	if err != nil {
-		return err
-	}
-	rep.add(r)
-	return rep.write(o, t)
+	return sessionScenarios(ctx, c, t, admin, rep)
 }
 
 // refreshThroughput rotates refresh tokens as fast as 16 clients can, each
@@ -444,6 +452,9 @@ func (r *report) explain(ctx context.Context, t *target, name string, stmts []st
 	}
 	for _, s := range stmts {
 		prefix := "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "
+		if t.kind == "sqlite" {
+			prefix = "EXPLAIN QUERY PLAN "
+		}
 		if t.kind == "mysql" {
 			prefix = "ANALYZE " // MariaDB: the plan with r_rows and r_filtered (the statement runs)
 			if strings.Contains(strings.ToUpper(s), " FOR UPDATE") {

@@ -45,10 +45,7 @@ func startKernel(ctx context.Context, o options, t *target, logPath string, extr
 	if err != nil {
 		return nil, err
 	}
-	dbType := "PostgreSQL"
-	if t.kind == "mysql" {
-		dbType = "MySql"
-	}
+	dbType := map[string]string{"postgres": "PostgreSQL", "mysql": "MySql", "sqlite": "Sqlite"}[t.kind]
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -65,10 +62,18 @@ func startKernel(ctx context.Context, o options, t *target, logPath string, extr
 		"Service__Database__SqlLog__Enabled=true",
 		"Logging__Format=json",
 		"Service__Seed__AdminPassword="+adminPassword,
-		"Service__Cache__Provider=Redis",
-		"Service__Cache__Redis__Address="+o.redis,
-		"Service__Cache__Redis__KeyPrefix="+fmt.Sprintf("ak-scale-%s-%d:", t.kind, time.Now().UnixNano()),
 	)
+	if t.kind == "sqlite" {
+		// One replica on its own file: the in-process cache, as the
+		// embedded default runs.
+		env = append(env, "Service__Cache__Provider=")
+	} else {
+		env = append(env,
+			"Service__Cache__Provider=Redis",
+			"Service__Cache__Redis__Address="+o.redis,
+			"Service__Cache__Redis__KeyPrefix="+fmt.Sprintf("ak-scale-%s-%d:", t.kind, time.Now().UnixNano()),
+		)
+	}
 	env = append(env, extra...)
 	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {

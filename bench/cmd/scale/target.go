@@ -3,19 +3,25 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/lib/pq"
+
+	"github.com/adminkernel/kernel/host/database"
 )
 
 // target is the database under test.
 type target struct {
-	kind   string // postgres | mysql
-	dsn    string // the kernel's connection string (a driver DSN)
+	kind   string // postgres | mysql | sqlite
+	dsn    string // the kernel's connection string (a driver DSN; for SQLite "Data Source=<path>")
 	db     *sql.DB
 	exists bool // the database was there before this run
 }
@@ -105,6 +111,27 @@ func openTarget(ctx context.Context, o options) (*target, error) {
 		c.ParseTime = true
 		t.dsn = c.FormatDSN()
 		t.db, err = sql.Open("mysql", t.dsn)
+		if err != nil {
+			return nil, err
+		}
+	case "sqlite":
+		// The kernel's own file format: a file under -out, opened with the
+		// kernel's DSN (WAL, times as text in UTC) while the kernel runs.
+		path, err := filepath.Abs(filepath.Join(o.out, o.name+".db"))
+		if err != nil {
+			return nil, err
+		}
+		if o.refill {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return nil, fmt.Errorf("removing %s: %w", path+suffix, err)
+				}
+			}
+		}
+		_, statErr := os.Stat(path)
+		t.exists = statErr == nil
+		t.dsn = "Data Source=" + path
+		t.db, err = sql.Open("sqlite", database.SqliteDSN(path))
 		if err != nil {
 			return nil, err
 		}
