@@ -55,6 +55,7 @@ import (
 	"github.com/adminkernel/kernel/host/sysconfig"
 	"github.com/adminkernel/kernel/host/token"
 	"github.com/adminkernel/kernel/host/webconsole"
+	"github.com/adminkernel/kernel/pluginsdk"
 )
 
 // APIPrefix is the versioned prefix of every JSON endpoint.
@@ -70,8 +71,31 @@ type Options struct {
 	Config *config.Config
 	// Modules are added after the kernel's built-in modules.
 	Modules []Module
-	// ErrorCodes registers consumer enumerations that belong to no module.
+	// ErrorCodeEnums registers consumer error enumerations that belong to
+	// no module (the spec's ErrorCodeEnums; a module lists its own in
+	// Module.ErrorCodes).
+	ErrorCodeEnums []errcode.Enum
+	// ErrorCodes is an alias of ErrorCodeEnums kept for existing callers;
+	// both lists are registered.
 	ErrorCodes []errcode.Enum
+	// PasswordHasher, when set, wraps the kernel's password hasher: it is
+	// called once with the kernel's PBKDF2 hasher (bounded pool included)
+	// and returns the hasher every password check and new hash goes
+	// through. The usual use is verifying hashes migrated from another
+	// system: recognise their format in VerifyContext, answer NeedsRehash
+	// true for them (password.Rehasher), and delegate the rest — and every
+	// HashContext — to the kernel's hasher, so each migrated user is
+	// rehashed into the kernel's format at their next login.
+	PasswordHasher func(kernel password.Hasher) password.Hasher
+	// Providers are external login providers compiled into the
+	// application, implementing the same pluginsdk.Provider contract as
+	// plugin binaries. They are registered after the built-in OIDC
+	// instances and before the plugins, in the same registry, under the
+	// code their Describe reports (a duplicate code stops startup naming
+	// both sources), and configured with the same settings section a
+	// plugin of that code would get (Service:ExternalAuth:Plugins:{code}).
+	// Admins switch them like any provider (sys.externalauth.{code}.*).
+	Providers []pluginsdk.Provider
 	// LogOutput receives the log (standard error when nil).
 	LogOutput io.Writer
 	// Version is reported by the version command and the startup log.
@@ -105,7 +129,10 @@ type Kernel struct {
 	authn     *authn.Authenticator
 	auth      *auth.Service
 	reauth    *reauth.Service
-	hasher    *password.PBKDF2
+	hasher    *password.PBKDF2 // the kernel's own (its pool's counters)
+	passwords password.Hasher  // hasher or Options.PasswordHasher's wrapper
+	hashHook  func(password.Hasher) password.Hasher
+	compiled  []pluginsdk.Provider // Options.Providers
 	captcha   *captcha.Service
 	trusted   []*net.IPNet
 	providers *idp.Registry
@@ -129,7 +156,7 @@ func Catalog(opts Options) (*errcode.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	enums := append([]errcode.Enum(nil), opts.ErrorCodes...)
+	enums := append(append([]errcode.Enum(nil), opts.ErrorCodeEnums...), opts.ErrorCodes...)
 	for _, m := range modules {
 		enums = append(enums, m.ErrorCodes...)
 	}
@@ -179,7 +206,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New(),
-		outages: newOutages(logs), sessionClock: opts.SessionClock}
+		outages: newOutages(logs), sessionClock: opts.SessionClock, hashHook: opts.PasswordHasher, compiled: opts.Providers}
 	for _, w := range cfg.Warnings() { // the same list `adminkernel config` prints
 		logs.For("AdminKernel.Config").Warn(w)
 	}

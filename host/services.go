@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,6 +78,9 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	if err := externalauth.RegisterBuiltins(k.providers, cfg); err != nil {
 		return err
 	}
+	if err := externalauth.RegisterCompiled(ctx, k.providers, cfg, k.compiled); err != nil {
+		return err
+	}
 	popts, err := pluginhost.FromConfig(cfg)
 	if err != nil {
 		return err
@@ -90,6 +94,12 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		return err
 	}
 	k.hasher = hasher(cfg, k.logs.For("AdminKernel.Password"))
+	k.passwords = k.hasher
+	if k.hashHook != nil {
+		if k.passwords = k.hashHook(k.hasher); k.passwords == nil {
+			return errors.New("host: Options.PasswordHasher returned no hasher")
+		}
+	}
 	k.captcha = captcha.New(store, captcha.Options{
 		MaxPending: cfg.Service.Security.Captcha.MaxPending,
 		Log:        k.logs.For("AdminKernel.Captcha"),
@@ -103,7 +113,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Config:    cfg,
 		Store:     store,
 		Settings:  k.settings,
-		Hasher:    k.hasher,
+		Hasher:    k.passwords,
 		Sessions:  k.sessions,
 		Tokens:    k.tokens,
 		Captcha:   k.captcha,
@@ -184,8 +194,13 @@ func (k *Kernel) Tokens() *token.Issuer { return k.tokens }
 // Captcha returns the captcha service.
 func (k *Kernel) Captcha() *captcha.Service { return k.captcha }
 
-// Hasher returns the password hasher of the requests (with its pool).
+// Hasher returns the kernel's own password hasher (with its pool); the
+// requests go through Passwords.
 func (k *Kernel) Hasher() *password.PBKDF2 { return k.hasher }
+
+// Passwords returns the hasher the requests use: the kernel's, or the
+// wrapper of Options.PasswordHasher.
+func (k *Kernel) Passwords() password.Hasher { return k.passwords }
 
 // Cache returns the cache.
 func (k *Kernel) Cache() cache.Store { return k.store }

@@ -156,7 +156,7 @@ func ResetPassword(ctx context.Context, d ResetDeps, in ResetInput) (ResetResult
 			return ResetResult{}, err
 		}
 		if history > 0 {
-			same, err := d.Hasher.Verify(u.PasswordHash, in.Password)
+			same, err := d.Hasher.VerifyContext(ctx, u.PasswordHash, in.Password)
 			if err != nil && !errors.Is(err, password.ErrMalformed) {
 				return ResetResult{}, err
 			}
@@ -165,7 +165,7 @@ func ResetPassword(ctx context.Context, d ResetDeps, in ResetInput) (ResetResult
 			}
 		}
 	}
-	hash, err := d.Hasher.Hash(res.Password)
+	hash, err := d.Hasher.HashContext(ctx, res.Password)
 	if err != nil {
 		return ResetResult{}, err
 	}

@@ -76,7 +76,7 @@ type Deps struct {
 	Config    *config.Config
 	Store     cache.Store
 	Settings  *sysconfig.Service
-	Hasher    *password.PBKDF2
+	Hasher    password.Hasher
 	Sessions  *session.Service
 	Tokens    *token.Issuer
 	Captcha   *captcha.Service
@@ -110,7 +110,7 @@ func New(d Deps) (*Service, error) {
 	if _, err := rand.Read(buf); err != nil {
 		return nil, err
 	}
-	dummy, err := d.Hasher.Hash(hex.EncodeToString(buf))
+	dummy, err := d.Hasher.HashContext(context.Background(), hex.EncodeToString(buf))
 	if err != nil {
 		return nil, err
 	}
@@ -399,7 +399,7 @@ func (s *Service) checkPassword(ctx context.Context, in PasswordInput, loginCapt
 	if err := lock.succeed(ctx); err != nil {
 		s.d.Log.Warn("resetting the failed-login counter failed", "error", err)
 	}
-	if s.d.Hasher.NeedsRehash(u.PasswordHash) {
+	if password.NeedsRehash(s.d.Hasher, u.PasswordHash) {
 		s.rehash(ctx, u, in.Password)
 	}
 	return &passwordCheck{user: u, lock: lock, policy: policy}, nil
@@ -416,7 +416,7 @@ func (s *Service) rehash(ctx context.Context, u *ent.SysUser, plain string) {
 		s.d.Log.Warn("password rehash failed; retried at the next login", "user_id", u.ID, "error", err)
 		return
 	}
-	s.d.Log.Info("password hash upgraded", "user_id", u.ID, "iterations", s.d.Hasher.Iterations())
+	s.d.Log.Info("password hash upgraded", "user_id", u.ID)
 }
 
 // TouchLogin records the time and IP of a successful login.

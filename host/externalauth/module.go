@@ -7,8 +7,10 @@
 package externalauth
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/adminkernel/kernel/config"
@@ -17,6 +19,7 @@ import (
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
+	"github.com/adminkernel/kernel/pluginsdk"
 )
 
 // Name is the module name Api:DisabledModules refers to.
@@ -68,6 +71,43 @@ func routes(d *module.Deps, api *route.Group, tokens TokenIssuer) error {
 	for _, e := range reg.List() {
 		if e.Ready() {
 			log.Info("external login provider registered", "provider", e.Code, "source", e.Source.String())
+		}
+	}
+	return nil
+}
+
+// RegisterCompiled registers providers a business application compiled in
+// (host.Options.Providers), in order, after the built-in ones and before
+// the plugins, under the code each Describe reports: each gets its
+// settings section (Service:ExternalAuth:Plugins:{code}, or the vendor
+// section of a vendor code, as a plugin would) through Configure; a
+// provider that refuses it is registered Misconfigured with its message.
+// A code registered twice — by two of them, or by one of them and an OIDC
+// instance or a plugin binary — stops startup naming both sources.
+func RegisterCompiled(ctx context.Context, reg *idp.Registry, cfg *config.Config, providers []pluginsdk.Provider) error {
+	for i, p := range providers {
+		where := fmt.Sprintf("host.Options.Providers[%d]", i)
+		if p == nil {
+			return fmt.Errorf("%s is nil", where)
+		}
+		d, err := p.Describe(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: Describe: %w", where, err)
+		}
+		if d.ProtocolVersion != pluginsdk.ProtocolVersion {
+			return fmt.Errorf("%s (%s): protocol version %d, the kernel speaks %d", where, d.Code, d.ProtocolVersion, pluginsdk.ProtocolVersion)
+		}
+		if err := reg.Register(d.Code, p, idp.CompiledSource(where)); err != nil {
+			return err
+		}
+		settings := pluginsdk.Settings(maps.Clone(cfg.Service.ExternalAuth.ProviderSection(d.Code)))
+		if settings == nil {
+			settings = pluginsdk.Settings{}
+		}
+		if err := p.Configure(ctx, settings); err != nil {
+			if err := reg.SetStatus(d.Code, idp.Misconfigured, err.Error()); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -31,6 +31,9 @@ const (
 	Builtin Kind = "builtin"
 	// Plugin providers are vendor binaries run by the plugin host.
 	Plugin Kind = "plugin"
+	// Compiled providers are pluginsdk.Provider values a business
+	// application compiled in (host.Options.Providers); they run in process.
+	Compiled Kind = "compiled"
 )
 
 // Source names one registration: its kind and where it was declared (a
@@ -42,6 +45,10 @@ type Source struct {
 
 // BuiltinSource is a built-in registration declared at name.
 func BuiltinSource(name string) Source { return Source{Kind: Builtin, Name: name} }
+
+// CompiledSource is a compiled-in registration declared at name (for
+// example host.Options.Providers[0]).
+func CompiledSource(name string) Source { return Source{Kind: Compiled, Name: name} }
 
 // PluginSource is a plugin registration from the binary at name.
 func PluginSource(name string) Source { return Source{Kind: Plugin, Name: name} }

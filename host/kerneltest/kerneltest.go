@@ -95,12 +95,16 @@ type Options struct {
 	// see host.Options.SessionClock): idle and absolute lifetimes tested
 	// without waiting.
 	SessionClock func() time.Time
+	// Host, when set, adjusts the host options before the kernel is built
+	// (library hooks such as PasswordHasher or ErrorCodeEnums).
+	Host func(*host.Options)
 }
 
-// StartWith is Start with Options.
-func StartWith(t testing.TB, o Options) *Kernel {
+// Config loads the settings a kernel started here gets: the test
+// defaults (seeded admin password, a fast PBKDF2 count, the nominal listen
+// address), the selected database and cache backend, then environ.
+func Config(t testing.TB, environ []string) *config.Config {
 	t.Helper()
-	environ, modules := o.Environ, o.Modules
 	env := append([]string{
 		"Service__Seed__AdminPassword=" + AdminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
@@ -115,8 +119,19 @@ func StartWith(t testing.TB, o Options) *Kernel {
 	if err != nil {
 		t.Fatalf("config.Load: %v", err)
 	}
+	return cfg
+}
+
+// StartWith is Start with Options.
+func StartWith(t testing.TB, o Options) *Kernel {
+	t.Helper()
+	cfg, modules := Config(t, o.Environ), o.Modules
 	logs := &syncbuf.Buffer{}
-	k, err := host.New(context.Background(), host.Options{Config: cfg, LogOutput: logs, Modules: modules, SessionClock: o.SessionClock})
+	hopts := host.Options{Config: cfg, LogOutput: logs, Modules: modules, SessionClock: o.SessionClock}
+	if o.Host != nil {
+		o.Host(&hopts)
+	}
+	k, err := host.New(context.Background(), hopts)
 	if err != nil {
 		t.Fatalf("host.New: %v\n%s", err, logs.String())
 	}

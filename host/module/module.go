@@ -59,7 +59,11 @@ type Deps struct {
 	Settings *sysconfig.Service
 	Perms    *authz.Resolver
 	Sessions *session.Service
-	Hasher   *password.PBKDF2
+	// Hasher hashes and verifies passwords (the kernel's PBKDF2 or the
+	// wrapper of host.Options.PasswordHasher).
+	Hasher password.Hasher
+	// HashStats are the counters of the kernel's hashing pool.
+	HashStats func() password.Stats
 	Catalog  *errcode.Catalog
 	// Providers is the external identity-provider registry (built-in OIDC
 	// providers and plugins), keyed by code.

@@ -26,14 +26,14 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
-	s := service{hasher: d.Hasher}
+	s := service{hashStats: d.HashStats}
 	api.Get("/sys/monitor/server", route.Permission, bind.Read(s.Server)).Doc("Server snapshot", nil, ServerInfo{})
 	return nil
 }
 
 // service takes server snapshots.
 type service struct {
-	hasher *password.PBKDF2
+	hashStats func() password.Stats
 }
 
 // Server returns the snapshot, with the password hashing pool's counters;
@@ -44,8 +44,8 @@ func (s service) Server(ctx context.Context) (ServerInfo, error) {
 	if err != nil {
 		return ServerInfo{}, err
 	}
-	if s.hasher != nil {
-		st := s.hasher.Stats()
+	if s.hashStats != nil {
+		st := s.hashStats()
 		info.PasswordHashing = &st
 	}
 	return info, nil

@@ -15,13 +15,28 @@ import (
 	"strings"
 )
 
-// Hasher is the hashing contract. NeedsRehash reports whether a stored hash
-// should be recomputed at the next successful login; implementations that
-// have no opinion return false.
+// Hasher is the hashing contract of the kernel: HashContext makes a stored
+// hash, VerifyContext checks a password against one. The context bounds a
+// wait (the kernel's PBKDF2 computes on a bounded pool). A consumer plugs
+// its own through host.Options.PasswordHasher, typically to verify hashes
+// migrated from another system and let the kernel rehash them at login.
 type Hasher interface {
-	Hash(plain string) (string, error)
-	Verify(hash, plain string) (bool, error)
+	HashContext(ctx context.Context, plain string) (string, error)
+	VerifyContext(ctx context.Context, hash, plain string) (bool, error)
+}
+
+// Rehasher is the optional NeedsRehash operation of a Hasher: it reports
+// whether a stored hash should be recomputed (with HashContext) at the
+// user's next successful login. A Hasher without it never asks for a
+// rehash: the contract's default implementation returns false.
+type Rehasher interface {
 	NeedsRehash(hash string) bool
+}
+
+// NeedsRehash asks h's Rehasher, false when h has none.
+func NeedsRehash(h Hasher, hash string) bool {
+	r, ok := h.(Rehasher)
+	return ok && r.NeedsRehash(hash)
 }
 
 const (
@@ -44,7 +59,10 @@ type PBKDF2 struct {
 	pool       *Pool
 }
 
-var _ Hasher = (*PBKDF2)(nil)
+var (
+	_ Hasher   = (*PBKDF2)(nil)
+	_ Rehasher = (*PBKDF2)(nil)
+)
 
 // New returns a hasher without a pool; counts below 100000 are raised to
 // 100000.

@@ -248,7 +248,7 @@ func seedEmpty(ctx context.Context, client *ent.Client, opts Options) (Result, e
 // seedAccount creates the reference data and the super-admin with plain
 // as its password, unless another instance did so first.
 func seedAccount(ctx context.Context, client *ent.Client, opts Options, plain string) (Result, error) {
-	hash, err := opts.Hasher.Hash(plain)
+	hash, err := opts.Hasher.HashContext(ctx, plain)
 	if err != nil {
 		return Result{}, err
 	}

@@ -654,7 +654,7 @@ func pbkdf2Loop(ctx context.Context, h password.Hasher, hash string, n int, d ti
 			defer wg.Done()
 			for ctx.Err() == nil && time.Now().Before(end) {
 				t0 := time.Now()
-				ok, err := h.Verify(hash, adminPassword)
+				ok, err := h.VerifyContext(ctx, hash, adminPassword)
 				dt := time.Since(t0)
 				if err != nil || !ok {
 					return
