@@ -64,7 +64,7 @@ type Deps struct {
 	Hasher password.Hasher
 	// HashStats are the counters of the kernel's hashing pool.
 	HashStats func() password.Stats
-	Catalog  *errcode.Catalog
+	Catalog   *errcode.Catalog
 	// Providers is the external identity-provider registry (built-in OIDC
 	// providers and plugins), keyed by code.
 	Providers *idp.Registry
