@@ -162,7 +162,7 @@ func WriteTokens[T TokenOutput](c fiber.Ctx, out T) error {
 	if lo.RefreshToken == "" {
 		return errors.New("auth: a token response without a refresh token")
 	}
-	if err := cookies.set(c, lo.RefreshToken, lo.RefreshExpiresAt); err != nil {
+	if err := cookies.set(c, lo.RefreshToken, lo.RefreshExpiresAt.Time); err != nil {
 		return err
 	}
 	lo.RefreshToken = ""

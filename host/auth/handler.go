@@ -181,9 +181,9 @@ type refreshInput struct {
 
 // Ping is the answer of GET /api/v1/ping.
 type Ping struct {
-	Pong    bool      `json:"pong"`
-	Account string    `json:"account"`
-	At      time.Time `json:"at"`
+	Pong    bool                `json:"pong"`
+	Account string              `json:"account"`
+	At      request.OffsetStamp `json:"at"`
 }
 
 // refresh takes the refresh token from the body; in cookie mode a body
@@ -223,7 +223,7 @@ func (h *Handler) ping(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return envelope.OK(c, Ping{Pong: true, Account: p.Account, At: time.Now()})
+	return envelope.OK(c, Ping{Pong: true, Account: p.Account, At: request.OffsetStamp{Time: time.Now()}})
 }
 
 func (h *Handler) profile(c fiber.Ctx) error {
@@ -278,12 +278,12 @@ func (h *Handler) passwordPolicy(c fiber.Ctx) error {
 
 // MySession is the contract's MySessionItem.
 type MySession struct {
-	SessionID string    `json:"sessionId"`
-	IP        *string   `json:"ip"`
-	UserAgent *string   `json:"userAgent"`
-	LoginTime time.Time `json:"loginTime"`
-	ExpiresAt time.Time `json:"expiresAt"`
-	IsCurrent bool      `json:"isCurrent"`
+	SessionID string              `json:"sessionId"`
+	IP        *string             `json:"ip"`
+	UserAgent *string             `json:"userAgent"`
+	LoginTime request.EntityStamp `json:"loginTime"`
+	ExpiresAt request.EntityStamp `json:"expiresAt"`
+	IsCurrent bool                `json:"isCurrent"`
 }
 
 func (h *Handler) mySessions(c fiber.Ctx) error {

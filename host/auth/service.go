@@ -25,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/host/mfa"
 	"github.com/adminkernel/kernel/host/passkey"
 	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sms"
 	"github.com/adminkernel/kernel/host/sysconfig"
@@ -147,17 +148,17 @@ type Client struct {
 // LoginOutput is the token response of every login method (wire contract
 // §2.2).
 type LoginOutput struct {
-	AccessToken        string    `json:"accessToken"`
-	ExpiresAt          time.Time `json:"expiresAt"`
-	RefreshToken       string    `json:"refreshToken"`
-	RefreshExpiresAt   time.Time `json:"refreshExpiresAt"`
-	UserID             int64     `json:"userId"`
-	Account            string    `json:"account"`
-	Name               string    `json:"name"`
-	MustChangePassword bool      `json:"mustChangePassword"`
-	SessionMode        string    `json:"sessionMode"`
-	CsrfRequired       bool      `json:"csrfRequired"`
-	IsSuperAdmin       bool      `json:"isSuperAdmin"`
+	AccessToken        string              `json:"accessToken"`
+	ExpiresAt          request.OffsetStamp `json:"expiresAt"`
+	RefreshToken       string              `json:"refreshToken"`
+	RefreshExpiresAt   request.OffsetStamp `json:"refreshExpiresAt"`
+	UserID             int64               `json:"userId"`
+	Account            string              `json:"account"`
+	Name               string              `json:"name"`
+	MustChangePassword bool                `json:"mustChangePassword"`
+	SessionMode        string              `json:"sessionMode"`
+	CsrfRequired       bool                `json:"csrfRequired"`
+	IsSuperAdmin       bool                `json:"isSuperAdmin"`
 }
 
 // IssueTokens is the one token-issuing step: it creates the session under
@@ -227,9 +228,9 @@ func (s *Service) output(ctx context.Context, u *ent.SysUser, sid, refresh strin
 	}
 	return &LoginOutput{
 		AccessToken:        access,
-		ExpiresAt:          exp,
+		ExpiresAt:          request.OffsetStamp{Time: exp},
 		RefreshToken:       refresh,
-		RefreshExpiresAt:   refreshExp,
+		RefreshExpiresAt:   request.OffsetStamp{Time: refreshExp},
 		UserID:             u.ID,
 		Account:            u.Account,
 		Name:               u.Name,

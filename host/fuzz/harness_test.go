@@ -201,7 +201,7 @@ func (h *harness) adminToken(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("issuing a super-admin session: %v", err)
 	}
-	h.token, h.expires, h.sid = out.AccessToken, out.ExpiresAt, h.sessionOf(t, out.AccessToken)
+	h.token, h.expires, h.sid = out.AccessToken, out.ExpiresAt.Time, h.sessionOf(t, out.AccessToken)
 	return h.token
 }
 

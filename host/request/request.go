@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strconv"
@@ -307,4 +308,53 @@ func EntityTimePtr(t *time.Time) *string {
 	}
 	s := EntityTime(*t)
 	return &s
+}
+
+// OffsetTimeLayout is the contract's DateTimeOffset (expiresAt,
+// refreshExpiresAt, ping.at): ISO-8601 with the offset, in server-local
+// time, whole seconds.
+const OffsetTimeLayout = time.RFC3339
+
+// EntityStamp is a time that goes on the wire as an entity DateTime
+// (EntityTimeLayout, server-local, no offset), for items whose Go code
+// works with the time itself (session lists). It reads back in that form
+// or RFC 3339.
+type EntityStamp struct{ time.Time }
+
+// MarshalJSON writes the entity form.
+func (s EntityStamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + EntityTime(s.Time) + `"`), nil
+}
+
+// UnmarshalJSON reads the entity form (server-local) or RFC 3339.
+func (s *EntityStamp) UnmarshalJSON(b []byte) error {
+	return unmarshalStamp(b, EntityTimeLayout, &s.Time)
+}
+
+// OffsetStamp is a time that goes on the wire as a DateTimeOffset
+// (OffsetTimeLayout).
+type OffsetStamp struct{ time.Time }
+
+// MarshalJSON writes the offset form.
+func (s OffsetStamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + s.Local().Format(OffsetTimeLayout) + `"`), nil
+}
+
+// UnmarshalJSON reads RFC 3339 (with or without fractions).
+func (s *OffsetStamp) UnmarshalJSON(b []byte) error {
+	return unmarshalStamp(b, time.RFC3339Nano, &s.Time)
+}
+
+func unmarshalStamp(b []byte, layout string, t *time.Time) error {
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
+		return err
+	}
+	for _, l := range []string{layout, time.RFC3339Nano} {
+		if v, err := time.ParseInLocation(l, str, time.Local); err == nil {
+			*t = v
+			return nil
+		}
+	}
+	return fmt.Errorf("time %q is neither %s nor RFC 3339", str, layout)
 }

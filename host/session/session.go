@@ -79,6 +79,7 @@ import (
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
+	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/token"
 )
 
@@ -336,13 +337,13 @@ type Refreshed struct {
 // OnlineSessionItem) and a user's own list (MySessionItem without
 // isCurrent).
 type Info struct {
-	SessionID string    `json:"sessionId"`
-	UserID    int64     `json:"userId"`
-	Account   string    `json:"account"`
-	IP        *string   `json:"ip"`
-	UserAgent *string   `json:"userAgent"`
-	LoginTime time.Time `json:"loginTime"`
-	ExpiresAt time.Time `json:"expiresAt"`
+	SessionID string              `json:"sessionId"`
+	UserID    int64               `json:"userId"`
+	Account   string              `json:"account"`
+	IP        *string             `json:"ip"`
+	UserAgent *string             `json:"userAgent"`
+	LoginTime request.EntityStamp `json:"loginTime"`
+	ExpiresAt request.EntityStamp `json:"expiresAt"`
 
 	// Not part of the contract's items.
 	LoginMethod  string    `json:"-"`
@@ -986,8 +987,8 @@ func infos(rows []*ent.SysSession) []Info {
 			UserID:       r.UserID,
 			IP:           r.IP,
 			UserAgent:    r.UserAgent,
-			LoginTime:    r.CreateTime,
-			ExpiresAt:    r.ExpiresAt,
+			LoginTime:    request.EntityStamp{Time: r.CreateTime},
+			ExpiresAt:    request.EntityStamp{Time: r.ExpiresAt},
 			LoginMethod:  r.LoginMethod,
 			MFA:          r.Mfa,
 			LastSeenTime: r.LastSeenTime,

@@ -574,7 +574,7 @@ func TestLists(t *testing.T) {
 						wantAccount = "bob"
 					}
 					if it.Account != wantAccount || deref(it.IP) != "203.0.113.7" || deref(it.UserAgent) != "test-agent" ||
-						it.LoginTime.IsZero() || !it.ExpiresAt.After(it.LoginTime) {
+						it.LoginTime.IsZero() || !it.ExpiresAt.After(it.LoginTime.Time) {
 						t.Errorf("item %+v", it)
 					}
 				}
@@ -608,7 +608,7 @@ func TestListUserLimit(t *testing.T) {
 		t.Fatalf("%d items, want %d", len(items), session.ListLimit)
 	}
 	for i := 1; i < len(items); i++ {
-		if items[i].LoginTime.After(items[i-1].LoginTime) {
+		if items[i].LoginTime.After(items[i-1].LoginTime.Time) {
 			t.Fatal("not newest first")
 		}
 	}
