@@ -324,8 +324,8 @@ func TestSlowReader(t *testing.T) {
 		WriteTimeout: 300 * time.Millisecond, Heartbeat: time.Hour})
 	defer h.Close()
 	mux := http.NewServeMux()
-	mux.Handle("/slow", h.Handler(&hub.Principal{UserID: 1, SessionID: "slow"}, false))
-	mux.Handle("/fast", h.Handler(&hub.Principal{UserID: 2, SessionID: "fast"}, false))
+	mux.Handle("/slow", h.Handler(&hub.Principal{UserID: 1, SessionID: "slow"}))
+	mux.Handle("/fast", h.Handler(&hub.Principal{UserID: 2, SessionID: "fast"}))
 	srv := httptest.NewUnstartedServer(mux)
 	srv.Listener = smallBuffers{srv.Listener}
 	srv.Start()
