@@ -678,4 +678,3 @@ func (h *Hub) sendUnread(userID int64) {
 		c.push(msg)
 	}
 }
-
