@@ -465,7 +465,7 @@ func TestHeartbeat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.CloseNow()
+	defer func() { _ = ws.CloseNow() }()
 	got := make(chan []byte, 4)
 	closed := make(chan error, 1)
 	go func() {

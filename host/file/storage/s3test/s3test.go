@@ -26,13 +26,13 @@ func Bin(t testing.TB) string {
 	}
 	gopath := os.Getenv("GOPATH")
 	if gopath == "" {
-		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		if out, err := exec.CommandContext(context.Background(), "go", "env", "GOPATH").Output(); err == nil {
 			gopath = strings.TrimSpace(string(out))
 		}
 	}
 	for _, dir := range filepath.SplitList(gopath) {
 		p := filepath.Join(dir, "bin", "versitygw")
-		if _, err := os.Stat(p); err == nil {
+		if _, err := os.Stat(p); err == nil { //nolint:gosec // G703: a path under the test environment's GOPATH
 			return p
 		}
 	}
@@ -51,14 +51,14 @@ func Versity(t testing.TB) []string {
 	if err := os.Mkdir(filepath.Join(root, bucket), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--access", access, "--secret", secret, "--port", addr, "--quiet", "posix", root) //nolint:gosec // G204: the test's own binary and arguments
+	cmd := exec.CommandContext(context.Background(), bin, "--access", access, "--secret", secret, "--port", addr, "--quiet", "posix", root) //nolint:gosec // G204: the test's own binary and arguments
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting versitygw: %v", err)
