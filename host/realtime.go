@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v3"
-	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/hub"
@@ -37,6 +36,10 @@ func (k *Kernel) mountHub() {
 		OriginPatterns: origins,
 		Log:            k.logs.For("AdminKernel.Realtime"),
 	})
+	// The hub takes over hijacked sockets itself (hub.Upgrade): fasthttp
+	// must neither close them nor keep its per-request state for them. The
+	// hub is the only hijacker of this server.
+	k.app.Server().KeepHijackedConns = true
 	k.app.Get(hub.Path, func(c fiber.Ctx) error {
 		raw := strings.Clone(c.Query(hub.TokenParam))
 		c.Request().URI().QueryArgs().Del(hub.TokenParam)
@@ -55,7 +58,7 @@ func (k *Kernel) mountHub() {
 			}
 			p = &got
 		}
-		fasthttpadaptor.NewFastHTTPHandler(k.hub.Handler(p, true))(c.RequestCtx())
+		k.hub.Upgrade(c.RequestCtx(), p)
 		return nil
 	})
 }

@@ -4,28 +4,20 @@ package file_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v3"
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
-
+	"github.com/adminkernel/kernel/host/file/storage/s3test"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/gofiber/fiber/v3"
 )
 
 // pngBytes is a PNG signature followed by filler: it sniffs as image/png.
@@ -165,79 +157,4 @@ func storages(t *testing.T) map[string][]string {
 	}
 }
 
-// versityBin finds the versitygw binary: on PATH or in $(go env GOPATH)/bin.
-func versityBin(t testing.TB) string {
-	t.Helper()
-	if p, err := exec.LookPath("versitygw"); err == nil {
-		return p
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-			gopath = strings.TrimSpace(string(out))
-		}
-	}
-	for _, dir := range filepath.SplitList(gopath) {
-		p := filepath.Join(dir, "bin", "versitygw")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Fatalf("versitygw is needed for the S3 storage tests and was not found on PATH or in $(go env GOPATH)/bin; install it with: go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
-	return ""
-}
-
-// versity starts versitygw on a free port over a temporary directory with
-// one bucket and returns the kernel settings that use it. It is stopped
-// when the test ends.
-func versity(t testing.TB) []string {
-	t.Helper()
-	bin := versityBin(t)
-	root := t.TempDir()
-	const bucket, access, secret = "kernel-files", "akfilestest", "akfilestestsecret0123456789"
-	if err := os.Mkdir(filepath.Join(root, bucket), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--access", access, "--secret", secret, "--port", addr, "--quiet", "posix", root) //nolint:gosec // G204: the test's own binary and arguments
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting versitygw: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(access, secret, ""), BucketLookup: minio.BucketLookupPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		ok, err := c.BucketExists(ctx, bucket)
-		cancel()
-		if err == nil && ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw at %s did not answer (bucket %s: %v, %v):\n%s", addr, bucket, ok, err, logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return []string{
-		"Service__Upload__Storage=S3",
-		"Service__Upload__S3__Endpoint=" + addr,
-		"Service__Upload__S3__Bucket=" + bucket,
-		"Service__Upload__S3__AccessKey=" + access,
-		"Service__Upload__S3__SecretKey=" + secret,
-		"Service__Upload__S3__PathStyle=true",
-		"Service__Upload__S3__Prefix=test/",
-	}
-}
+func versity(t testing.TB) []string { return s3test.Versity(t) }

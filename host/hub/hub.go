@@ -27,11 +27,9 @@
 package hub
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -207,16 +205,25 @@ func (h *Hub) Close() {
 	h.stop()
 }
 
-// conn is one open socket.
+// conn is one open socket. An idle connection holds one goroutine (the
+// read loop) and a stopped-or-pending heartbeat timer: the writer
+// goroutine runs only while messages are queued, and the queue's backing
+// array exists only then.
 type conn struct {
 	hub    *Hub
 	ws     *websocket.Conn
 	userID int64
 	sid    string
-	send   chan []byte
-	done   chan struct{}
-	once   sync.Once
+	ctx    context.Context
 	cancel context.CancelFunc
+	// beat runs the heartbeat (set before the connection is registered,
+	// never replaced).
+	beat *time.Timer
+
+	mu      sync.Mutex
+	queue   [][]byte // at most hub.opts.Queue waiting messages
+	writing bool     // a drain goroutine is running
+	closed  bool
 	// registered: in byUser and bySID (guarded by hub.mu).
 	registered bool
 }
@@ -250,22 +257,16 @@ func (h *Hub) Authenticate(ctx context.Context, raw string) (Principal, error) {
 	return Principal{UserID: claims.UserID, SessionID: claims.SessionID}, nil
 }
 
-// Handler serves one WebSocket upgrade for p (already authenticated from
-// the query parameter), or for the first message when p is nil. With
-// adapted true the writer is the fasthttp adaptor's (see upgradeWriter).
-func (h *Hub) Handler(p *Principal, adapted bool) http.Handler {
+// Handler serves one WebSocket upgrade for p (already authenticated), or
+// for the first message when p is nil, on a net/http server. The kernel
+// (fasthttp) uses Upgrade.
+func (h *Hub) Handler(p *Principal) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if adapted {
-			w = &upgradeWriter{ResponseWriter: w}
-		}
 		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.opts.OriginPatterns})
 		if err != nil {
 			h.log.Debug("websocket upgrade refused", "error", err)
 			return
 		}
-		ws.SetReadLimit(readLimit)
-		// The request (and its fasthttp context) is not used past this
-		// point: the connection lives on its own context.
 		h.serve(ws, p)
 	})
 }
@@ -276,6 +277,7 @@ type inbound struct {
 }
 
 func (h *Hub) serve(ws *websocket.Conn, p *Principal) {
+	ws.SetReadLimit(readLimit)
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
 	if p == nil {
@@ -288,8 +290,10 @@ func (h *Hub) serve(ws *websocket.Conn, p *Principal) {
 		}
 		p = &got
 	}
-	c := &conn{hub: h, ws: ws, userID: p.UserID, sid: p.SessionID, send: make(chan []byte, h.opts.Queue), done: make(chan struct{}), cancel: cancel}
+	c := &conn{hub: h, ws: ws, userID: p.UserID, sid: p.SessionID, ctx: ctx, cancel: cancel}
+	c.beat = time.AfterFunc(h.opts.Heartbeat, c.heartbeat)
 	if !h.add(ctx, c) {
+		c.beat.Stop()
 		_ = ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
@@ -297,7 +301,6 @@ func (h *Hub) serve(ws *websocket.Conn, p *Principal) {
 	if n, ok := h.unreadCount(ctx, c.userID, false); ok {
 		c.push(encode(TypeUnreadCount, n))
 	}
-	go c.writeLoop(ctx)
 	c.readLoop(ctx)
 }
 
@@ -397,33 +400,49 @@ func (c *conn) readLoop(ctx context.Context) {
 
 var pong = encode(TypePong, nil)
 
-// writeLoop writes queued messages, pings every heartbeat and re-checks
-// the session.
-func (c *conn) writeLoop(ctx context.Context) {
-	h := c.hub
-	tick := time.NewTicker(h.opts.Heartbeat)
-	defer tick.Stop()
+// heartbeat (on its timer) re-checks the session and pings; a missing pong
+// within the write timeout closes the connection.
+func (c *conn) heartbeat() {
+	if c.isClosed() || !c.check(c.ctx) {
+		return
+	}
+	pctx, cancel := context.WithTimeout(c.ctx, c.hub.opts.WriteTimeout)
+	err := c.ws.Ping(pctx)
+	cancel()
+	if err != nil {
+		c.close(CloseTooSlow, "no pong")
+		return
+	}
+	c.mu.Lock()
+	if !c.closed {
+		c.beat.Reset(c.hub.opts.Heartbeat)
+	}
+	c.mu.Unlock()
+}
+
+func (c *conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// drain writes the queued messages in order, then ends (started by push
+// when the queue was idle).
+func (c *conn) drain() {
 	for {
-		select {
-		case <-c.done:
+		c.mu.Lock()
+		if c.closed || len(c.queue) == 0 {
+			c.writing = false
+			c.queue = nil // an idle connection keeps no queue array
+			c.mu.Unlock()
 			return
-		case <-ctx.Done():
+		}
+		msg := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		c.mu.Unlock()
+		if !c.write(c.ctx, msg) {
 			return
-		case msg := <-c.send:
-			if !c.write(ctx, msg) {
-				return
-			}
-		case <-tick.C:
-			if !c.check(ctx) {
-				return
-			}
-			pctx, cancel := context.WithTimeout(ctx, h.opts.WriteTimeout)
-			err := c.ws.Ping(pctx)
-			cancel()
-			if err != nil {
-				c.close(CloseTooSlow, "no pong")
-				return
-			}
 		}
 	}
 }
@@ -466,29 +485,43 @@ func (c *conn) forceLogout(ctx context.Context, reason string) {
 
 // push queues msg without blocking; a full queue closes the connection.
 func (c *conn) push(msg []byte) {
-	select {
-	case <-c.done:
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
 		return
-	default:
 	}
-	select {
-	case c.send <- msg:
-	default:
+	if len(c.queue) >= c.hub.opts.Queue {
+		c.mu.Unlock()
 		c.hub.slow.Add(1)
-		go c.close(CloseTooSlow, "too slow")
+		c.close(CloseTooSlow, "too slow")
+		return
+	}
+	c.queue = append(c.queue, msg)
+	start := !c.writing
+	c.writing = true
+	c.mu.Unlock()
+	if start {
+		go c.drain()
 	}
 }
 
+// close marks c closed and closes the socket in the background (Close
+// waits up to 5 s for the peer's close frame; it must never hold the
+// caller).
 func (c *conn) close(code websocket.StatusCode, reason string) {
-	c.once.Do(func() {
-		close(c.done)
-		go func() {
-			// Close waits (up to 5 s) for the peer's close frame; it must
-			// never hold the caller.
-			_ = c.ws.Close(code, reason)
-			c.cancel()
-		}()
-	})
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.queue = nil
+	c.mu.Unlock()
+	c.beat.Stop()
+	go func() {
+		_ = c.ws.Close(code, reason)
+		c.cancel()
+	}()
 }
 
 // envelope is the wire form of a server message.
@@ -645,52 +678,3 @@ func (h *Hub) sendUnread(userID int64) {
 		c.push(msg)
 	}
 }
-
-// upgradeWriter sends the 101 answer itself when the connection is
-// hijacked: the fasthttp adaptor (the kernel serves on fasthttp) drops
-// the status line and headers written before Hijack, which net/http would
-// have sent.
-type upgradeWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (u *upgradeWriter) WriteHeader(code int) {
-	u.status = code
-	if code != http.StatusSwitchingProtocols {
-		u.ResponseWriter.WriteHeader(code)
-	}
-}
-
-func (u *upgradeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	hj, ok := u.ResponseWriter.(http.Hijacker)
-	if !ok {
-		return nil, nil, errors.New("hub: the response writer cannot be hijacked")
-	}
-	c, brw, err := hj.Hijack()
-	if err != nil || u.status != http.StatusSwitchingProtocols {
-		return c, brw, err
-	}
-	if _, err := brw.WriteString("HTTP/1.1 101 Switching Protocols\r\n"); err != nil {
-		return nil, nil, errors.Join(err, c.Close())
-	}
-	if err := u.Header().Write(brw); err != nil {
-		return nil, nil, errors.Join(err, c.Close())
-	}
-	if _, err := brw.WriteString("\r\n"); err != nil {
-		return nil, nil, errors.Join(err, c.Close())
-	}
-	if err := brw.Flush(); err != nil {
-		return nil, nil, errors.Join(err, c.Close())
-	}
-	// Smaller buffers than the adaptor's 4 KiB pair: an idle socket keeps
-	// them for its lifetime, and the hub's messages are small. Nothing is
-	// buffered yet (the client waits for the 101 before sending).
-	if brw.Reader.Buffered() == 0 {
-		brw = bufio.NewReadWriter(bufio.NewReaderSize(c, connBuffer), bufio.NewWriterSize(c, connBuffer))
-	}
-	return c, brw, nil
-}
-
-// connBuffer is the read and write buffer size of a hub connection.
-const connBuffer = 512

@@ -20,6 +20,7 @@ import (
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/hub"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/session"
 )
 
 // serve runs the kernel on a real listener and returns its base address.
@@ -185,6 +186,43 @@ func TestHub(t *testing.T) {
 		}
 	})
 
+	t.Run("a refused handshake is an ordinary answer and the server goes on", func(t *testing.T) {
+		tok := login("alice", "Al1ce#Passw0rd")
+		cases := []struct {
+			name   string
+			header http.Header
+			status int
+		}{
+			{"another site's origin", http.Header{"Origin": {"http://evil.example"}}, http.StatusForbidden},
+			{"an unsupported protocol version", http.Header{"Sec-WebSocket-Version": {"8"}}, http.StatusBadRequest},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				req, err := http.NewRequest("GET", "http://"+addr+hub.Path+"?"+hub.TokenParam+"="+tok, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Connection", "Upgrade")
+				req.Header.Set("Upgrade", "websocket")
+				req.Header.Set("Sec-WebSocket-Version", "13")
+				req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+				for k, v := range tc.header {
+					req.Header[k] = v
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = resp.Body.Close()
+				if resp.StatusCode != tc.status {
+					t.Fatalf("HTTP %d, want %d", resp.StatusCode, tc.status)
+				}
+			})
+		}
+		// The same server still upgrades.
+		mustDial(t, addr, tok).expect(hub.TypeUnreadCount, 5*time.Second)
+	})
+
 	t.Run("notices reach their receivers only", func(t *testing.T) {
 		alice := mustDial(t, addr, login("alice", "Al1ce#Passw0rd"))
 		bob := mustDial(t, addr, login("bob", "B0b#Passw0rd1"))
@@ -324,8 +362,8 @@ func TestSlowReader(t *testing.T) {
 		WriteTimeout: 300 * time.Millisecond, Heartbeat: time.Hour})
 	defer h.Close()
 	mux := http.NewServeMux()
-	mux.Handle("/slow", h.Handler(&hub.Principal{UserID: 1, SessionID: "slow"}, false))
-	mux.Handle("/fast", h.Handler(&hub.Principal{UserID: 2, SessionID: "fast"}, false))
+	mux.Handle("/slow", h.Handler(&hub.Principal{UserID: 1, SessionID: "slow"}))
+	mux.Handle("/fast", h.Handler(&hub.Principal{UserID: 2, SessionID: "fast"}))
 	srv := httptest.NewUnstartedServer(mux)
 	srv.Listener = smallBuffers{srv.Listener}
 	srv.Start()
@@ -396,4 +434,74 @@ func TestSlowReader(t *testing.T) {
 		t.Fatal("the reading client got nothing after the slow one was dropped")
 	}
 	_ = slow
+}
+
+// sessionSwitch is a Sessions whose one answer the test flips.
+type sessionSwitch struct{ active atomic.Bool }
+
+func (s *sessionSwitch) State(context.Context, string) (session.State, error) {
+	if s.active.Load() {
+		return session.Active, nil
+	}
+	return session.Inactive, nil
+}
+
+// TestHeartbeat: the heartbeat (a timer per connection, no goroutine
+// while idle) keeps pinging an idle socket whose session is active, and
+// closes one whose session ended without any event (force-logout, 4001).
+func TestHeartbeat(t *testing.T) {
+	sessions := &sessionSwitch{}
+	sessions.active.Store(true)
+	var pongs atomic.Int64
+	h := hub.New(hub.Options{Sessions: sessions, Heartbeat: 50 * time.Millisecond, WriteTimeout: 2 * time.Second})
+	defer h.Close()
+	srv := httptest.NewServer(h.Handler(&hub.Principal{UserID: 1, SessionID: "s"}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{ //nolint:bodyclose // a WebSocket handshake response has no body to close
+		OnPingReceived: func(context.Context, []byte) bool { pongs.Add(1); return true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ws.CloseNow() }()
+	got := make(chan []byte, 4)
+	closed := make(chan error, 1)
+	go func() {
+		for {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				closed <- err
+				return
+			}
+			got <- data
+		}
+	}()
+	for pongs.Load() < 5 {
+		select {
+		case err := <-closed:
+			t.Fatalf("an active session's socket closed after %d heartbeats: %v", pongs.Load(), err)
+		case <-ctx.Done():
+			t.Fatalf("only %d pings", pongs.Load())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if n := h.Stats().Connections; n != 1 {
+		t.Fatalf("%d connections, want 1", n)
+	}
+	sessions.active.Store(false)
+	select {
+	case data := <-got:
+		if !strings.Contains(string(data), `"type":"force-logout"`) {
+			t.Fatalf("message %s, want force-logout", data)
+		}
+	case err := <-closed:
+		t.Fatalf("closed without force-logout: %v", err)
+	case <-ctx.Done():
+		t.Fatal("the heartbeat did not notice the ended session")
+	}
+	if code := websocket.CloseStatus(<-closed); code != hub.CloseSessionEnded {
+		t.Fatalf("closed with %d, want %d", code, hub.CloseSessionEnded)
+	}
 }

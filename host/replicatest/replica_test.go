@@ -66,8 +66,14 @@ func run(t *testing.T, bin string, settings []string, args ...string) string {
 // test ends (SIGTERM, then SIGKILL after stopWithin).
 func startReplica(t *testing.T, bin, name string, port int, settings []string) *replica {
 	t.Helper()
+	return startReplicaIn(t, bin, name, port, settings, t.TempDir())
+}
+
+// startReplicaIn is startReplica with dir as the content root (a restarted
+// process finds its data directory again).
+func startReplicaIn(t *testing.T, bin, name string, port int, settings []string, dir string) *replica {
+	t.Helper()
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	dir := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--environment", "Development", "--content-root", dir)
 	cmd.Dir = dir
 	cmd.Env = processEnv(append(settings, "Service__Http__ListenAddress="+base))
