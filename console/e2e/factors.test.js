@@ -137,6 +137,14 @@ async function axe(page, what) {
   assert.deepEqual(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`), [], `axe on ${what}`)
 }
 
+// settled waits (at most 10 s) until a list filled by an asynchronous
+// response listener (bodies are read after the page went on) has n items.
+async function settled(list, n) {
+  const end = Date.now() + 10000
+  while (list.length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 50))
+  return list
+}
+
 const shot = (page, name) => page.screenshot({ path: path.join(out, name + '.png') })
 
 // totp is RFC 6238 (SHA-1, 6 digits, 30 s) of a base32 seed at a step.
@@ -259,7 +267,7 @@ describe('console: session mode, providers and factors (issue 20)', { concurrenc
     await page.locator('[data-test=unbind-oidc]').waitFor()
     assert.equal(new URL(page.url()).pathname, '/personal/bindings')
     assert.equal(new URL(page.url()).search, '', 'the bind ticket stayed in the address')
-    assert.deepEqual(seen, ['callback ?bindTicket', 'complete bindTicket,bindingVerifier → 0'])
+    assert.deepEqual(await settled(seen, 2), ['callback ?bindTicket', 'complete bindTicket,bindingVerifier → 0'])
     const tok = (await must(base, 'POST', '/api/v1/auth/login', { account: user, password: userPassword })).accessToken
     const bindings = await must(base, 'GET', '/api/v1/auth/external/bindings', undefined, tok)
     assert.deepEqual(bindings.map((b) => b.provider), ['oidc'])
@@ -329,7 +337,7 @@ describe('console: session mode, providers and factors (issue 20)', { concurrenc
     await page.fill('#reauth-password', userPassword)
     await page.click('[data-test=reauth-confirm]')
     await page.locator('[data-test=passkeys] .el-table__row', { hasText: 'Second key' }).waitFor()
-    assert.deepEqual(begins, [{ retried: '', status: 403, code: 40024 }, { retried: '1', status: 200, code: 0 }])
+    assert.deepEqual(await settled(begins, 2), [{ retried: '', status: 403, code: 40024 }, { retried: '1', status: 200, code: 0 }])
     await done(pk.ctx)
   })
 
