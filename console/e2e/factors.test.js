@@ -272,6 +272,7 @@ describe('console: session mode, providers and factors (issue 20)', { concurrenc
     const bindings = await must(base, 'GET', '/api/v1/auth/external/bindings', undefined, tok)
     assert.deepEqual(bindings.map((b) => b.provider), ['oidc'])
     assert.equal(await page.evaluate(() => sessionStorage.getItem('ak.bindVerifier')), null, 'the verifier is kept after use')
+    await axe(page, 'the bindings page after a bind')
     await shot(page, 'bind-ticket')
     await done(ctx)
   })
