@@ -14,7 +14,7 @@ const (
 	KeySmsLoginEnabled = "sys.security.smsLogin.enabled"
 	// KeyPasskeyPasswordless is passkey.KeyPasswordless (the login page
 	// offers the passwordless login).
-	KeyPasskeyPasswordless = "sys.security.passkey.passwordless"
+	KeyPasskeyPasswordless = "sys.security.passkey.passwordless" //nolint:gosec // G101: a setting name that contains "password", not a credential
 	// SitePrefix is the prefix of the site keys (title, subtitle, ...).
 	SitePrefix = "sys.site."
 )
