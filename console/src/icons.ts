@@ -1,6 +1,6 @@
 // Offline icons: the generated subset (scripts/icons.mjs) is registered
 // with @iconify/vue, which then never calls the Iconify API.
-import { addCollection } from '@iconify/vue'
+import { addCollection, iconLoaded } from '@iconify/vue'
 import type { IconifyJSON } from '@iconify/vue'
 import sets from './icons.generated.json'
 
@@ -22,9 +22,16 @@ export const brandIcons: Record<string, string> = {
 
 const ICONIFY_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*:[a-z0-9]+(?:-[a-z0-9]+)*$/
 
-/** providerIcon: brand map, else an Iconify name (never a URL), else ''. */
+/** The icon of a provider without a brand or Iconify icon (OpenID Connect and plugins). */
+export const genericProviderIcon = 'ri:shield-keyhole-line'
+
+/**
+ * providerIcon: brand map, else an Iconify name of the bundled subset (never
+ * a URL), else the generic identity-provider icon (the contract's first
+ * letter of the code looked like a typo on a round button: "O").
+ */
 export function providerIcon(code: string, icon?: string | null): string {
   if (brandIcons[code]) return brandIcons[code]
-  if (icon && ICONIFY_NAME.test(icon)) return icon
-  return ''
+  if (icon && ICONIFY_NAME.test(icon) && iconLoaded(icon)) return icon
+  return genericProviderIcon
 }

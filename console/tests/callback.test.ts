@@ -8,6 +8,9 @@ describe('readCallback: the contract order', () => {
     ['error before bind and ticket', '?ticket=t&bind=oidc&error=40013', { kind: 'error', code: 40013 }],
     ['a malformed error is still an error', '?error=x', { kind: 'error', code: 0 }],
     ['bind before ticket', '?ticket=t&bind=oidc', { kind: 'bind', provider: 'oidc' }],
+    ['bind before bindTicket', '?bindTicket=b&bind=oidc', { kind: 'bind', provider: 'oidc' }],
+    ['error before bindTicket', '?bindTicket=b&provider=oidc&error=40017', { kind: 'error', code: 40017 }],
+    ['bindTicket before ticket', '?ticket=t&bindTicket=b&provider=oidc', { kind: 'bindTicket', bindTicket: 'b', provider: 'oidc' }],
     ['ticket', '?ticket=abc', { kind: 'ticket', ticket: 'abc' }],
     ['nothing', '', { kind: 'none' }],
     ['empty values count as missing', '?ticket=&totpChallenge=', { kind: 'none' }],
@@ -20,6 +23,8 @@ function deps(log: string[], over: Partial<CallbackDeps> = {}): CallbackDeps {
     strip: () => log.push('strip'),
     clearSession: () => log.push('clear'),
     exchange: async (t) => void log.push(`exchange ${t}`),
+    completeBind: async (t, p) => void log.push(`complete ${t} ${p}`),
+    bound: (p) => log.push(`bound ${p}`),
     go: (to) => log.push(`go ${to}`),
     showError: (c) => log.push(`error ${c}`),
     hasSession: () => false,
@@ -54,5 +59,20 @@ describe('runCallback', () => {
     const log: string[] = []
     await runCallback('?bind=oidc', deps(log))
     expect(log).toEqual(['strip', 'go /personal/bindings'])
+  })
+  it('bindTicket: stripped first, completed with the session, then the bindings page', async () => {
+    const log: string[] = []
+    await runCallback('?bindTicket=B1&provider=oidc', deps(log, { hasSession: () => true }))
+    expect(log).toEqual(['strip', 'complete B1 oidc', 'bound oidc', 'go /personal/bindings'])
+  })
+  it('bindTicket without a session is refused without a request', async () => {
+    const log: string[] = []
+    await runCallback('?bindTicket=B1&provider=oidc', deps(log))
+    expect(log).toEqual(['strip', 'error 40014', 'wait', 'go /login'])
+  })
+  it('a refused bindTicket shows its error and returns to the bindings page', async () => {
+    const log: string[] = []
+    await runCallback('?bindTicket=B1&provider=oidc', deps(log, { hasSession: () => true, completeBind: async () => Promise.reject({ code: 40017 }) }))
+    expect(log).toEqual(['strip', 'error 40017', 'wait', 'go /personal/bindings'])
   })
 })

@@ -51,6 +51,8 @@ type site struct {
 	Logo            *string `json:"logo"`
 	CaptchaEnabled  bool    `json:"captchaEnabled"`
 	SmsLoginEnabled bool    `json:"smsLoginEnabled"`
+	// PasskeyPasswordless is the kernel's extension (the console's login page).
+	PasskeyPasswordless bool `json:"passkeyPasswordless"`
 }
 
 func str(s string) *string { return &s }
@@ -373,7 +375,7 @@ func TestSiteInfoRefreshesOnChange(t *testing.T) {
 	tok := k.Admin()
 	ctx := context.Background()
 	s := getSite(t, k)
-	if deref(s.Title) != "AdminKernel" || deref(s.Subtitle) != "" || deref(s.Copyright) != "AdminKernel" || s.CaptchaEnabled || s.SmsLoginEnabled {
+	if deref(s.Title) != "AdminKernel" || deref(s.Subtitle) != "" || deref(s.Copyright) != "AdminKernel" || s.CaptchaEnabled || s.SmsLoginEnabled || s.PasskeyPasswordless {
 		t.Fatalf("default site = %+v", s)
 	}
 
@@ -388,6 +390,9 @@ func TestSiteInfoRefreshesOnChange(t *testing.T) {
 		{"batch sms login", func() {
 			k.Do("PUT", base+"/batch", tok, []map[string]any{{"configKey": "sys.security.smsLogin.enabled", "configValue": "true"}}).Expect(t, "batch", 200, 0)
 		}, func(s site) bool { return s.SmsLoginEnabled }},
+		{"batch passwordless passkey login", func() {
+			k.Do("PUT", base+"/batch", tok, []map[string]any{{"configKey": "sys.security.passkey.passwordless", "configValue": "true"}}).Expect(t, "batch", 200, 0)
+		}, func(s site) bool { return s.PasskeyPasswordless }},
 		{"update copyright by id", func() {
 			k.Do("PUT", base+"/19", tok, map[string]any{"configValue": "© Me", "name": "版权信息", "groupCode": "sys"}).Expect(t, "update", 200, 0)
 		}, func(s site) bool { return deref(s.Copyright) == "© Me" }},

@@ -77,6 +77,9 @@ type SiteInfo struct {
 	Logo            *string `json:"logo"`
 	CaptchaEnabled  bool    `json:"captchaEnabled"`
 	SmsLoginEnabled bool    `json:"smsLoginEnabled"`
+	// PasskeyPasswordless is sys.security.passkey.passwordless (a kernel
+	// extension: the login page offers the passwordless passkey login).
+	PasskeyPasswordless bool `json:"passkeyPasswordless"`
 }
 
 // Filter is the query of GET /sys/config/page.
@@ -249,6 +252,9 @@ func (s *Service) Site(ctx context.Context) (SiteInfo, error) {
 	}
 	out.CaptchaEnabled = s.captchaForced || captcha
 	if out.SmsLoginEnabled, err = s.settings.Bool(ctx, settings.KeySmsLoginEnabled); err != nil {
+		return SiteInfo{}, err
+	}
+	if out.PasskeyPasswordless, err = s.settings.Bool(ctx, settings.KeyPasskeyPasswordless); err != nil {
 		return SiteInfo{}, err
 	}
 	if b, err := json.Marshal(out); err == nil {

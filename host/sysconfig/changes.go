@@ -12,6 +12,9 @@ import (
 const (
 	KeyCaptchaEnabled  = "sys.security.captcha.enabled"
 	KeySmsLoginEnabled = "sys.security.smsLogin.enabled"
+	// KeyPasskeyPasswordless is passkey.KeyPasswordless (the login page
+	// offers the passwordless login).
+	KeyPasskeyPasswordless = "sys.security.passkey.passwordless" //nolint:gosec // G101: a setting name that contains "password", not a credential
 	// SitePrefix is the prefix of the site keys (title, subtitle, ...).
 	SitePrefix = "sys.site."
 )
@@ -25,7 +28,8 @@ const SiteKey = KeyPrefix + "@site"
 func AffectsSite(key string) bool {
 	k := strings.ToLower(strings.TrimSpace(key))
 	return strings.HasPrefix(k, strings.ToLower(SitePrefix)) ||
-		k == strings.ToLower(KeyCaptchaEnabled) || k == strings.ToLower(KeySmsLoginEnabled)
+		k == strings.ToLower(KeyCaptchaEnabled) || k == strings.ToLower(KeySmsLoginEnabled) ||
+		k == strings.ToLower(KeyPasskeyPasswordless)
 }
 
 // Changed is the config service's InvalidateAsync: it drops the cached

@@ -1,11 +1,14 @@
 // The /oauth/callback query, read in the wire contract's order (§3.3):
-// totpChallenge, pendingLink, error, bind, ticket, else a generic failure.
+// totpChallenge, pendingLink, error, bind, bindTicket, ticket, else a
+// generic failure. `bindTicket` is the end of a bind started with a binding
+// challenge (docs/frontend.md §3.3): the console starts its binds that way.
 
 export type CallbackAction =
   | { kind: 'totp'; challengeId: string }
   | { kind: 'pending'; pendingLink: string; provider: string; displayName: string }
   | { kind: 'error'; code: number }
   | { kind: 'bind'; provider: string }
+  | { kind: 'bindTicket'; bindTicket: string; provider: string }
   | { kind: 'ticket'; ticket: string }
   | { kind: 'none' }
 
@@ -21,6 +24,8 @@ export function readCallback(q: URLSearchParams): CallbackAction {
   }
   const bind = q.get('bind')
   if (bind) return { kind: 'bind', provider: bind }
+  const bindTicket = q.get('bindTicket')
+  if (bindTicket) return { kind: 'bindTicket', bindTicket, provider: q.get('provider') ?? '' }
   const ticket = q.get('ticket')
   if (ticket) return { kind: 'ticket', ticket }
   return { kind: 'none' }
@@ -34,6 +39,10 @@ export interface CallbackDeps {
   strip: () => void
   clearSession: () => void
   exchange: (ticket: string) => Promise<void>
+  /** completeBind: POST bind/complete {bindTicket, bindingVerifier} with the kept verifier. */
+  completeBind: (bindTicket: string, provider: string) => Promise<void>
+  /** bound tells the user the identity was bound. */
+  bound?: (provider: string) => void
   go: (to: string) => void
   showError: (code: number) => void
   hasSession: () => boolean
@@ -67,6 +76,25 @@ export async function runCallback(search: string, d: CallbackDeps): Promise<Call
       break
     case 'bind':
       d.go('/personal/bindings')
+      break
+    case 'bindTicket':
+      // Only the signed-in user who started the bind can complete it.
+      if (!d.hasSession()) {
+        d.showError(40014)
+        await d.wait(2600)
+        d.go('/login')
+        break
+      }
+      try {
+        await d.completeBind(action.bindTicket, action.provider)
+        d.bound?.(action.provider)
+        d.go('/personal/bindings')
+      } catch (e) {
+        const code = (e as { code?: number }).code ?? 0
+        d.showError(code)
+        await d.wait(2600)
+        d.go('/personal/bindings')
+      }
       break
     case 'ticket':
       try {

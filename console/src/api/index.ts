@@ -31,6 +31,20 @@ export interface Site {
   logo?: string | null
   captchaEnabled: boolean
   smsLoginEnabled: boolean
+  /** passkeyPasswordless: sys.security.passkey.passwordless (a kernel extension of the site info). */
+  passkeyPasswordless?: boolean
+}
+export interface Passkey {
+  id: number
+  name: string
+  createdAt: string
+  lastUsedAt?: string | null
+  backedUp: boolean
+}
+/** PasskeyBegin is a started WebAuthn ceremony: options in their JSON form. */
+export interface PasskeyBegin {
+  ceremonyId: string
+  options: unknown
 }
 export interface Provider {
   code: string
@@ -129,6 +143,16 @@ export const endpoints = {
   configPage: (group: string) => api.get<{ items: ConfigRow[]; total: number }>(`/api/v1/sys/config/page?GroupCode=${encodeURIComponent(group)}&Current=1&Size=100`),
   configBatch: (items: { configKey: string; configValue: string }[]) => api.put<boolean>('/api/v1/sys/config/batch', items),
   configAdd: (b: { configKey: string; configValue: string; name: string; groupCode: string }) => api.post<number>('/api/v1/sys/config', b),
+  passkeyLoginBegin: (challengeId: string) => api.post<PasskeyBegin>('/api/v1/auth/passkey/login/begin', { challengeId }),
+  passkeyLoginFinish: (ceremonyId: string, credential: unknown) => api.post<LoginOutput>('/api/v1/auth/passkey/login/finish', { ceremonyId, credential }),
+  passwordlessBegin: () => api.post<PasskeyBegin>('/api/v1/auth/passkey/passwordless/begin'),
+  passwordlessFinish: (ceremonyId: string, credential: unknown) => api.post<LoginOutput>('/api/v1/auth/passkey/passwordless/finish', { ceremonyId, credential }),
+  myPasskeys: () => api.get<Passkey[]>('/api/v1/personal/passkeys'),
+  passkeyRegisterBegin: () => api.post<PasskeyBegin>('/api/v1/personal/passkeys/register/begin'),
+  passkeyRegisterFinish: (ceremonyId: string, name: string, credential: unknown) => api.post<Passkey>('/api/v1/personal/passkeys/register/finish', { ceremonyId, name, credential }),
+  deletePasskey: (id: number) => api.del<null>(`/api/v1/personal/passkeys/${encodeURIComponent(String(id))}`),
+  bindStart: (code: string, bindingChallenge: string) => api.post<{ authorizeUrl: string }>(`/api/v1/auth/external/${encodeURIComponent(code)}/bind`, { bindingChallenge }),
+  bindComplete: (bindTicket: string, bindingVerifier: string) => api.post<boolean>('/api/v1/auth/external/bind/complete', { bindTicket, bindingVerifier }),
   mfaBindStart: (account: string, currentPassword: string) =>
     api.post<{ bindChallengeId: string; otpauthUri: string; seed: string; expiresSeconds: number }>('/api/v1/auth/mfa/bind/start', { account, currentPassword }),
   mfaBindComplete: (bindChallengeId: string, totpCode: string) => api.post<{ recoveryCodes: string[] }>('/api/v1/auth/mfa/bind/complete', { bindChallengeId, totpCode }),
