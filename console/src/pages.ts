@@ -6,6 +6,10 @@ import type { RouteRecordRaw } from 'vue-router'
 export const pageRoutes: Record<string, RouteRecordRaw> = {
   // The config center's page; the console offers its "External login" tab.
   'system/config/index': { path: '/system/config', name: 'config', component: () => import('@/views/ProvidersPage.vue') },
+  // The administration pages (issue 25), lazy routes under views/system/.
+  'system/user/index': { path: '/system/user', name: 'sys-user', component: () => import('@/views/system/user/UserPage.vue') },
+  'system/org/index': { path: '/system/org', name: 'sys-org', component: () => import('@/views/system/org/OrgPage.vue') },
+  'system/position/index': { path: '/system/position', name: 'sys-position', component: () => import('@/views/system/position/PositionPage.vue') },
 }
 
 export function hasPage(component?: string | null): boolean {

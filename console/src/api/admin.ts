@@ -1,0 +1,131 @@
+// The administration endpoints the console's system pages call (issue 25).
+// Every call goes through the shared client (api): the 401 refresh, the
+// 403/40024 re-authentication with one replay and the envelope errors.
+import { api } from '@/api'
+
+/** Paged is the contract's PagedList. */
+export interface Paged<T> {
+  current: number
+  size: number
+  total: number
+  pages: number
+  items: T[]
+}
+
+/** query builds a query string from the set values (the API's PascalCase names). */
+export function query(params: Record<string, unknown>): string {
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === '') continue
+    q.set(k, String(v))
+  }
+  const s = q.toString()
+  return s ? `?${s}` : ''
+}
+
+export interface UserItem {
+  id: number
+  account: string
+  name: string
+  nickname?: string | null
+  phone?: string | null
+  email?: string | null
+  gender?: string | null
+  avatar?: string | null
+  orgId?: number | null
+  positionId?: number | null
+  directorId?: number | null
+  orgName?: string | null
+  positionName?: string | null
+  enabled: boolean
+  isSuperAdmin: boolean
+  forceTotp: boolean
+  totpEnabled: boolean
+  createTime: string
+}
+export interface UserDetail extends UserItem {
+  roleIds: number[]
+}
+export interface UserInput {
+  name: string
+  nickname?: string | null
+  phone?: string | null
+  email?: string | null
+  gender?: string | null
+  avatar?: string | null
+  orgId?: number | null
+  positionId?: number | null
+  directorId?: number | null
+  enabled: boolean
+  forceTotp: boolean
+  roleIds: number[]
+}
+export interface Org {
+  id: number
+  parentId: number
+  name: string
+  code: string
+  category?: string | null
+  sort: number
+  enabled: boolean
+}
+export interface OrgInput {
+  parentId: number
+  name: string
+  code?: string | null
+  category?: string | null
+  sort: number
+  enabled: boolean
+}
+export interface Position {
+  id: number
+  name: string
+  code: string
+  sort: number
+  enabled: boolean
+  createTime: string
+}
+export interface PositionInput {
+  name: string
+  code: string
+  sort: number
+  enabled: boolean
+}
+export interface Role {
+  id: number
+  name: string
+  code: string
+  sort: number
+  enabled: boolean
+  remark?: string | null
+  isDelegatable: boolean
+  createTime: string
+}
+
+const enc = encodeURIComponent
+
+export const admin = {
+  users: (p: { Current: number; Size: number; Account?: string; Name?: string; OrgId?: number | null; Enabled?: boolean | '' }) =>
+    api.get<Paged<UserItem>>(`/api/v1/sys/user/page${query(p)}`),
+  user: (id: number) => api.get<UserDetail>(`/api/v1/sys/user/${id}`),
+  addUser: (b: UserInput & { account: string; password?: string | null }) => api.post<{ id: number; initialPassword: string }>('/api/v1/sys/user', b),
+  updateUser: (id: number, b: UserInput) => api.put<boolean>(`/api/v1/sys/user/${id}`, b),
+  deleteUser: (id: number) => api.del<boolean>(`/api/v1/sys/user/${id}`),
+  resetPassword: (id: number, newPassword?: string) => api.put<string>(`/api/v1/sys/user/${id}/password`, newPassword ? { newPassword } : {}),
+  setUserEnabled: (id: number, enabled: boolean) => api.put<boolean>(`/api/v1/sys/user/${id}/enabled`, { enabled }),
+
+  orgs: () => api.get<Org[]>('/api/v1/sys/org/list'),
+  addOrg: (b: OrgInput) => api.post<number>('/api/v1/sys/org/add', b),
+  updateOrg: (id: number, b: OrgInput) => api.put<boolean>(`/api/v1/sys/org/${id}`, b),
+  deleteOrg: (id: number) => api.del<boolean>(`/api/v1/sys/org/${id}`),
+  copyOrg: (id: number, name?: string) => api.post<number>(`/api/v1/sys/org/${id}/copy`, name ? { name } : {}),
+
+  positions: (p: { Current: number; Size: number; Name?: string }) => api.get<Paged<Position>>(`/api/v1/sys/position/page${query(p)}`),
+  addPosition: (b: PositionInput) => api.post<number>('/api/v1/sys/position/add', b),
+  updatePosition: (id: number, b: PositionInput) => api.put<boolean>(`/api/v1/sys/position/${id}`, b),
+  deletePosition: (id: number) => api.del<boolean>(`/api/v1/sys/position/${id}`),
+
+  roles: (p: { Current: number; Size: number; Name?: string }) => api.get<Paged<Role>>(`/api/v1/sys/role/page${query(p)}`),
+}
+
+export { enc }
