@@ -9,6 +9,7 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
   // The administration pages (issue 25), lazy routes under views/system/.
   'system/user/index': { path: '/system/user', name: 'sys-user', component: () => import('@/views/system/user/UserPage.vue') },
   'system/org/index': { path: '/system/org', name: 'sys-org', component: () => import('@/views/system/org/OrgPage.vue') },
+  'system/role/index': { path: '/system/role', name: 'sys-role', component: () => import('@/views/system/role/RolePage.vue') },
   'system/position/index': { path: '/system/position', name: 'sys-position', component: () => import('@/views/system/position/PositionPage.vue') },
 }
 

@@ -102,6 +102,27 @@ export interface Role {
   createTime: string
 }
 
+export interface RoleInput {
+  name: string
+  code: string
+  sort: number
+  enabled: boolean
+  remark?: string | null
+  isDelegatable: boolean
+}
+export interface MenuTreeNode {
+  id: number
+  parentId: number
+  type: number
+  title: string
+  permission?: string | null
+  children?: MenuTreeNode[] | null
+}
+export interface RoleDataScope {
+  scopeType: number
+  customOrgIds?: string | null
+}
+
 const enc = encodeURIComponent
 
 export const admin = {
@@ -126,6 +147,16 @@ export const admin = {
   deletePosition: (id: number) => api.del<boolean>(`/api/v1/sys/position/${id}`),
 
   roles: (p: { Current: number; Size: number; Name?: string }) => api.get<Paged<Role>>(`/api/v1/sys/role/page${query(p)}`),
+  addRole: (b: RoleInput) => api.post<number>('/api/v1/sys/role/add', b),
+  updateRole: (id: number, b: RoleInput) => api.put<boolean>(`/api/v1/sys/role/${id}`, b),
+  deleteRole: (id: number) => api.del<boolean>(`/api/v1/sys/role/${id}`),
+  menuTree: () => api.get<MenuTreeNode[]>('/api/v1/sys/menu/tree'),
+  roleMenus: (id: number) => api.get<number[]>(`/api/v1/sys/role/${id}/menus`),
+  setRoleMenus: (roleId: number, menuIds: number[]) => api.put<boolean>('/api/v1/sys/role/menu', { roleId, menuIds }),
+  roleDataScope: (id: number) => api.get<RoleDataScope | null>(`/api/v1/sys/role/${id}/datascope`),
+  setRoleDataScope: (roleId: number, scopeType: number, customOrgIds: number[]) => api.put<boolean>('/api/v1/sys/role/datascope', { roleId, scopeType, customOrgIds }),
+  roleUsers: (id: number) => api.get<number[]>(`/api/v1/sys/role/${id}/users`),
+  setRoleUsers: (roleId: number, userIds: number[]) => api.put<boolean>('/api/v1/sys/role/users', { roleId, userIds }),
 }
 
 export { enc }
