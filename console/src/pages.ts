@@ -10,6 +10,8 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
   'system/user/index': { path: '/system/user', name: 'sys-user', component: () => import('@/views/system/user/UserPage.vue') },
   'system/org/index': { path: '/system/org', name: 'sys-org', component: () => import('@/views/system/org/OrgPage.vue') },
   'system/role/index': { path: '/system/role', name: 'sys-role', component: () => import('@/views/system/role/RolePage.vue') },
+  'system/session/index': { path: '/system/session', name: 'sys-session', component: () => import('@/views/system/session/SessionPage.vue') },
+  'system/log/login/index': { path: '/system/log/login', name: 'sys-log-login', component: () => import('@/views/system/log/LoginLogPage.vue') },
   'system/position/index': { path: '/system/position', name: 'sys-position', component: () => import('@/views/system/position/PositionPage.vue') },
 }
 

@@ -123,6 +123,27 @@ export interface RoleDataScope {
   customOrgIds?: string | null
 }
 
+export interface OnlineSession {
+  sessionId: string
+  userId: number
+  account: string
+  ip?: string | null
+  userAgent?: string | null
+  loginTime: string
+  expiresAt: string
+}
+export interface LoginLogItem {
+  id: number
+  account: string
+  success: boolean
+  resultCode: number
+  loginMethod?: string | null
+  ip?: string | null
+  userAgent?: string | null
+  name?: string | null
+  createTime: string
+}
+
 const enc = encodeURIComponent
 
 export const admin = {
@@ -146,6 +167,11 @@ export const admin = {
   updatePosition: (id: number, b: PositionInput) => api.put<boolean>(`/api/v1/sys/position/${id}`, b),
   deletePosition: (id: number) => api.del<boolean>(`/api/v1/sys/position/${id}`),
 
+  online: (p: { Current: number; Size: number }) => api.get<Paged<OnlineSession>>(`/api/v1/sys/session/online${query(p)}`),
+  endOnline: (sessionId: string) => api.del<boolean>(`/api/v1/sys/session/${enc(sessionId)}`),
+  loginLog: (p: { Current: number; Size: number; Account?: string; Success?: boolean | '' }) => api.get<Paged<LoginLogItem>>(`/api/v1/sys/log/login/page${query(p)}`),
+  clearLoginLog: () => api.del<boolean>('/api/v1/sys/log/login'),
+
   roles: (p: { Current: number; Size: number; Name?: string }) => api.get<Paged<Role>>(`/api/v1/sys/role/page${query(p)}`),
   addRole: (b: RoleInput) => api.post<number>('/api/v1/sys/role/add', b),
   updateRole: (id: number, b: RoleInput) => api.put<boolean>(`/api/v1/sys/role/${id}`, b),
@@ -159,4 +185,3 @@ export const admin = {
   setRoleUsers: (roleId: number, userIds: number[]) => api.put<boolean>('/api/v1/sys/role/users', { roleId, userIds }),
 }
 
-export { enc }
