@@ -12,6 +12,8 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
   'system/role/index': { path: '/system/role', name: 'sys-role', component: () => import('@/views/system/role/RolePage.vue') },
   'system/session/index': { path: '/system/session', name: 'sys-session', component: () => import('@/views/system/session/SessionPage.vue') },
   'system/log/login/index': { path: '/system/log/login', name: 'sys-log-login', component: () => import('@/views/system/log/LoginLogPage.vue') },
+  'system/monitor/index': { path: '/system/monitor', name: 'sys-monitor', component: () => import('@/views/system/monitor/MonitorPage.vue') },
+  'system/cache/index': { path: '/system/cache', name: 'sys-cache', component: () => import('@/views/system/cache/CachePage.vue') },
   'system/position/index': { path: '/system/position', name: 'sys-position', component: () => import('@/views/system/position/PositionPage.vue') },
 }
 

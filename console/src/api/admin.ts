@@ -144,6 +144,22 @@ export interface LoginLogItem {
   createTime: string
 }
 
+export interface ServerInfo {
+  machineName: string
+  osDescription: string
+  frameworkDescription: string
+  processArchitecture: string
+  processorCount: number
+  processUptimeSeconds: number
+  processCpuPercent: number
+  processWorkingSetBytes: number
+  gcHeapBytes: number
+  totalAvailableMemoryBytes: number
+  threadCount: number
+  disks?: { name: string; totalBytes: number; freeBytes: number }[] | null
+}
+export type CacheAction = 'flush-auth' | 'flush-dict' | 'flush-config' | 'rebuild-portal'
+
 const enc = encodeURIComponent
 
 export const admin = {
@@ -171,6 +187,9 @@ export const admin = {
   endOnline: (sessionId: string) => api.del<boolean>(`/api/v1/sys/session/${enc(sessionId)}`),
   loginLog: (p: { Current: number; Size: number; Account?: string; Success?: boolean | '' }) => api.get<Paged<LoginLogItem>>(`/api/v1/sys/log/login/page${query(p)}`),
   clearLoginLog: () => api.del<boolean>('/api/v1/sys/log/login'),
+
+  server: () => api.get<ServerInfo>('/api/v1/sys/monitor/server'),
+  cache: (action: CacheAction) => api.post<number>(`/api/v1/sys/cache/${action}`),
 
   roles: (p: { Current: number; Size: number; Name?: string }) => api.get<Paged<Role>>(`/api/v1/sys/role/page${query(p)}`),
   addRole: (b: RoleInput) => api.post<number>('/api/v1/sys/role/add', b),
