@@ -14,6 +14,8 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
   'system/log/login/index': { path: '/system/log/login', name: 'sys-log-login', component: () => import('@/views/system/log/LoginLogPage.vue') },
   'system/monitor/index': { path: '/system/monitor', name: 'sys-monitor', component: () => import('@/views/system/monitor/MonitorPage.vue') },
   'system/cache/index': { path: '/system/cache', name: 'sys-cache', component: () => import('@/views/system/cache/CachePage.vue') },
+  'system/log/op/index': { path: '/system/log/op', name: 'sys-log-op', component: () => import('@/views/system/log/OpLogPage.vue') },
+  'system/log/exception/index': { path: '/system/log/exception', name: 'sys-log-exception', component: () => import('@/views/system/log/ExceptionLogPage.vue') },
   'system/position/index': { path: '/system/position', name: 'sys-position', component: () => import('@/views/system/position/PositionPage.vue') },
 }
 

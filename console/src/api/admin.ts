@@ -160,6 +160,35 @@ export interface ServerInfo {
 }
 export type CacheAction = 'flush-auth' | 'flush-dict' | 'flush-config' | 'rebuild-portal'
 
+export interface OpLogItem {
+  id: number
+  title: string
+  httpMethod: string
+  path: string
+  paramJson?: string | null
+  resultCode: number
+  success: boolean
+  exceptionMessage?: string | null
+  elapsedMs: number
+  operatorName?: string | null
+  ip?: string | null
+  userAgent?: string | null
+  createTime: string
+}
+export interface ExceptionLogItem {
+  id: number
+  httpMethod: string
+  path: string
+  traceId?: string | null
+  exceptionType: string
+  message?: string | null
+  stackTrace?: string | null
+  operatorName?: string | null
+  ip?: string | null
+  userAgent?: string | null
+  createTime: string
+}
+
 const enc = encodeURIComponent
 
 export const admin = {
@@ -190,6 +219,11 @@ export const admin = {
 
   server: () => api.get<ServerInfo>('/api/v1/sys/monitor/server'),
   cache: (action: CacheAction) => api.post<number>(`/api/v1/sys/cache/${action}`),
+
+  opLog: (p: { Current: number; Size: number; Title?: string; Path?: string; Success?: boolean | '' }) => api.get<Paged<OpLogItem>>(`/api/v1/sys/log/op/page${query(p)}`),
+  clearOpLog: () => api.del<boolean>('/api/v1/sys/log/op'),
+  exceptionLog: (p: { Current: number; Size: number; Path?: string; ExceptionType?: string }) => api.get<Paged<ExceptionLogItem>>(`/api/v1/sys/log/exception/page${query(p)}`),
+  clearExceptionLog: () => api.del<boolean>('/api/v1/sys/log/exception'),
 
   roles: (p: { Current: number; Size: number; Name?: string }) => api.get<Paged<Role>>(`/api/v1/sys/role/page${query(p)}`),
   addRole: (b: RoleInput) => api.post<number>('/api/v1/sys/role/add', b),
