@@ -16,6 +16,7 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
   'system/cache/index': { path: '/system/cache', name: 'sys-cache', component: () => import('@/views/system/cache/CachePage.vue') },
   'system/log/op/index': { path: '/system/log/op', name: 'sys-log-op', component: () => import('@/views/system/log/OpLogPage.vue') },
   'system/log/exception/index': { path: '/system/log/exception', name: 'sys-log-exception', component: () => import('@/views/system/log/ExceptionLogPage.vue') },
+  'system/dict/index': { path: '/system/dict', name: 'sys-dict', component: () => import('@/views/system/dict/DictPage.vue') },
   'system/position/index': { path: '/system/position', name: 'sys-position', component: () => import('@/views/system/position/PositionPage.vue') },
 }
 

@@ -189,6 +189,37 @@ export interface ExceptionLogItem {
   createTime: string
 }
 
+export interface DictType {
+  id: number
+  code: string
+  name: string
+  sort: number
+  enabled: boolean
+  remark?: string | null
+}
+export interface DictTypeInput {
+  code: string
+  name: string
+  sort: number
+  enabled: boolean
+  remark?: string | null
+}
+export interface DictItem {
+  id: number
+  dictTypeCode: string
+  label: string
+  value: string
+  sort: number
+  enabled: boolean
+}
+export interface DictItemInput {
+  dictTypeCode: string
+  label: string
+  value: string
+  sort: number
+  enabled: boolean
+}
+
 const enc = encodeURIComponent
 
 export const admin = {
@@ -224,6 +255,15 @@ export const admin = {
   clearOpLog: () => api.del<boolean>('/api/v1/sys/log/op'),
   exceptionLog: (p: { Current: number; Size: number; Path?: string; ExceptionType?: string }) => api.get<Paged<ExceptionLogItem>>(`/api/v1/sys/log/exception/page${query(p)}`),
   clearExceptionLog: () => api.del<boolean>('/api/v1/sys/log/exception'),
+
+  dictTypes: (p: { Current: number; Size: number; Code?: string; Name?: string }) => api.get<Paged<DictType>>(`/api/v1/sys/dict/type/page${query(p)}`),
+  addDictType: (b: DictTypeInput) => api.post<number>('/api/v1/sys/dict/type', b),
+  updateDictType: (id: number, b: DictTypeInput) => api.put<boolean>(`/api/v1/sys/dict/type/${id}`, b),
+  deleteDictType: (id: number) => api.del<boolean>(`/api/v1/sys/dict/type/${id}`),
+  dictItems: (p: { Current: number; Size: number; TypeCode: string }) => api.get<Paged<DictItem>>(`/api/v1/sys/dict/item/page${query(p)}`),
+  addDictItem: (b: DictItemInput) => api.post<number>('/api/v1/sys/dict/item', b),
+  updateDictItem: (id: number, b: DictItemInput) => api.put<boolean>(`/api/v1/sys/dict/item/${id}`, b),
+  deleteDictItem: (id: number) => api.del<boolean>(`/api/v1/sys/dict/item/${id}`),
 
   roles: (p: { Current: number; Size: number; Name?: string }) => api.get<Paged<Role>>(`/api/v1/sys/role/page${query(p)}`),
   addRole: (b: RoleInput) => api.post<number>('/api/v1/sys/role/add', b),
