@@ -5,6 +5,7 @@
 // viewer sees no action button and the API refuses the call).
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import zlib from 'node:zlib'
 import { start, stop, context, done, login, open, axe, shot, pick, confirm, role, user, api, must, userPassword } from './adminlib.js'
 
 let env
@@ -20,6 +21,23 @@ after(async () => {
 const row = (page, text) => page.locator('[data-test=table] .el-table__body tr').filter({ hasText: text })
 
 describe('users page (issue 25)', { concurrency: 1 }, () => {
+  it('the administration pages are lazy: the login page loads none of them (JS budget 250 KB gzip)', { timeout: 60000 }, async () => {
+    const ctx = await context(env)
+    const page = await ctx.newPage()
+    const scripts = []
+    page.on('response', (r) => {
+      if (r.request().resourceType() === 'script') scripts.push(r.body().then((b) => ({ url: r.url(), gz: zlib.gzipSync(b, { level: 9 }).length })))
+    })
+    await page.goto(env.base + '/login')
+    await page.locator('[data-test=submit]').waitFor()
+    const loaded = await Promise.all(scripts)
+    const total = loaded.reduce((a, s) => a + s.gz, 0)
+    console.log(`login page initial JS: ${total} B gzip in ${loaded.length} files`)
+    assert.ok(total <= 250 * 1024, `login page JS ${total} B gzip > 250 KB`)
+    assert.deepEqual(loaded.filter((s) => /(User|Role|Org|Position|Dict|Session|LoginLog|OpLog|ExceptionLog|Monitor|Cache)Page|PagedTable|SearchForm|rules-/.test(s.url)).map((s) => s.url), [])
+    await done(ctx)
+  })
+
   it('add, edit, filter, reset password, disable and delete a user', { timeout: 120000 }, async () => {
     const orgId = await must(env.base, 'POST', '/api/v1/sys/org/add', { parentId: 0, name: 'E2E Org', code: 'e2e-org', sort: 9 }, env.adminToken)
     await must(env.base, 'POST', '/api/v1/sys/position/add', { name: 'E2E Position', code: 'e2e-pos', sort: 1 }, env.adminToken)
