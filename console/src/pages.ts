@@ -6,6 +6,18 @@ import type { RouteRecordRaw } from 'vue-router'
 export const pageRoutes: Record<string, RouteRecordRaw> = {
   // The config center's page; the console offers its "External login" tab.
   'system/config/index': { path: '/system/config', name: 'config', component: () => import('@/views/ProvidersPage.vue') },
+  // The administration pages (issue 25), lazy routes under views/system/.
+  'system/user/index': { path: '/system/user', name: 'sys-user', component: () => import('@/views/system/user/UserPage.vue') },
+  'system/org/index': { path: '/system/org', name: 'sys-org', component: () => import('@/views/system/org/OrgPage.vue') },
+  'system/role/index': { path: '/system/role', name: 'sys-role', component: () => import('@/views/system/role/RolePage.vue') },
+  'system/session/index': { path: '/system/session', name: 'sys-session', component: () => import('@/views/system/session/SessionPage.vue') },
+  'system/log/login/index': { path: '/system/log/login', name: 'sys-log-login', component: () => import('@/views/system/log/LoginLogPage.vue') },
+  'system/monitor/index': { path: '/system/monitor', name: 'sys-monitor', component: () => import('@/views/system/monitor/MonitorPage.vue') },
+  'system/cache/index': { path: '/system/cache', name: 'sys-cache', component: () => import('@/views/system/cache/CachePage.vue') },
+  'system/log/op/index': { path: '/system/log/op', name: 'sys-log-op', component: () => import('@/views/system/log/OpLogPage.vue') },
+  'system/log/exception/index': { path: '/system/log/exception', name: 'sys-log-exception', component: () => import('@/views/system/log/ExceptionLogPage.vue') },
+  'system/dict/index': { path: '/system/dict', name: 'sys-dict', component: () => import('@/views/system/dict/DictPage.vue') },
+  'system/position/index': { path: '/system/position', name: 'sys-position', component: () => import('@/views/system/position/PositionPage.vue') },
 }
 
 export function hasPage(component?: string | null): boolean {

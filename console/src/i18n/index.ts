@@ -5,6 +5,7 @@ import { createI18n } from 'vue-i18n'
 import kernelEn from '@kernel-locales/en-US.json'
 import kernelZh from '@kernel-locales/zh-CN.json'
 import { ui } from './ui'
+import { admin } from './admin'
 import { ApiError } from '@/api/client'
 
 export type Locale = 'en-US' | 'zh-CN'
@@ -24,7 +25,7 @@ export const i18n = createI18n({
   legacy: false,
   locale: initialLocale(),
   fallbackLocale: 'en-US',
-  messages: ui,
+  messages: { 'en-US': { ...ui['en-US'], ...admin['en-US'] }, 'zh-CN': { ...ui['zh-CN'], ...admin['zh-CN'] } },
 })
 
 export function setLocale(l: Locale) {
