@@ -521,3 +521,26 @@ func TestPurgeRemovesDependents(t *testing.T) {
 		t.Fatalf("custom org ids after the purge = %v, want 1", sc.CustomOrgIds)
 	}
 }
+
+// TestConfigCache: a restored config row's value is read again at once
+// (the cached miss the delete left is dropped).
+func TestConfigCache(t *testing.T) {
+	e := setup(t)
+	id := e.c.SysConfig.Create().SetName("cached").SetConfigKey("app.recycleCached").SetConfigValue("v1").SaveX(e.ctx).ID
+	value := func() *string {
+		var v *string
+		e.expect("value", e.k.Do("GET", api+"/sys/config/value/app.recycleCached", e.admin, nil), 0).Decode(t, &v)
+		return v
+	}
+	if v := value(); v == nil || *v != "v1" {
+		t.Fatalf("value before = %v, want v1", v)
+	}
+	e.expect("delete config", e.k.Do("DELETE", fmt.Sprintf("%s/sys/config/%d", api, id), e.admin, nil), 0)
+	if v := value(); v != nil {
+		t.Fatalf("value of the deleted row = %q, want null", *v)
+	}
+	e.expect("restore config", e.restore(e.admin, "config", id), 0)
+	if v := value(); v == nil || *v != "v1" {
+		t.Fatalf("value after the restore = %v, want v1 (cache dropped)", v)
+	}
+}
