@@ -69,13 +69,8 @@ func NewService(d *module.Deps, files storage.Storage) *Service {
 	return s
 }
 
-// Types are the recycle-bin types, as the {type} path parameter names them
-// (matched case-insensitively).
-func (s *Service) Types() []string {
-	return []string{"user", "role", "job", "org", "position", "module", "config", "dict", "dictItem", "menu", "file"}
-}
-
-// kind returns the type named typ (42022 for any other).
+// kind returns the type named typ, matched case-insensitively (42022 for
+// any other).
 func (s *Service) kind(typ string) (kind, error) {
 	k, ok := s.kinds[strings.ToLower(strings.TrimSpace(typ))]
 	if !ok {
