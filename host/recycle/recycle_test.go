@@ -3,9 +3,15 @@
 package recycle_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -19,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/file/storage"
 	"github.com/adminkernel/kernel/host/kerneltest"
 )
 
@@ -542,5 +549,62 @@ func TestConfigCache(t *testing.T) {
 	e.expect("restore config", e.restore(e.admin, "config", id), 0)
 	if v := value(); v == nil || *v != "v1" {
 		t.Fatalf("value after the restore = %v, want v1 (cache dropped)", v)
+	}
+}
+
+// TestFilePurgeContent: a purged file's stored content stays while another
+// file row (an instant upload) shares it, and goes with the last row.
+func TestFilePurgeContent(t *testing.T) {
+	e := setup(t)
+	content := []byte("%PDF-1.4\n% recycle bin test\n%%EOF\n")
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	fw, err := w.CreateFormFile("file", "a.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fw.Write(content); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequestWithContext(t.Context(), "POST", api+"/sys/file/upload", &buf)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	var a struct {
+		ID          int64  `json:"id"`
+		StoragePath string `json:"storagePath"`
+	}
+	e.expect("upload", e.k.Send(req), 0).Decode(t, &a)
+	h := sha256.Sum256(content)
+	var init struct {
+		Uploaded bool `json:"uploaded"`
+		File     *struct {
+			ID          int64  `json:"id"`
+			StoragePath string `json:"storagePath"`
+		} `json:"file"`
+	}
+	e.expect("instant upload", e.k.Do("POST", api+"/sys/file/chunk/init", e.admin, map[string]any{
+		"fileHash": hex.EncodeToString(h[:]), "fileName": "b.pdf", "totalSize": len(content), "chunkCount": 1,
+	}), 0).Decode(t, &init)
+	if !init.Uploaded || init.File == nil || init.File.StoragePath != a.StoragePath {
+		t.Fatalf("instant upload = %+v, want a second row sharing %s", init, a.StoragePath)
+	}
+	cfg := e.k.Config()
+	store, err := storage.New(e.ctx, cfg.Service.Upload, cfg.DataPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []int64{a.ID, init.File.ID} {
+		e.expect("delete file", e.k.Do("DELETE", fmt.Sprintf("%s/sys/file/%d", api, id), e.admin, nil), 0)
+		e.expect("purge file", e.purge(e.admin, "file", id), 0)
+		_, err := store.Size(e.ctx, a.StoragePath)
+		switch {
+		case i == 0 && err != nil:
+			t.Fatalf("content shared with a live row is gone after the first purge: %v", err)
+		case i == 1 && !errors.Is(err, storage.ErrNotFound):
+			t.Fatalf("content after the last row's purge: err %v, want not found", err)
+		}
 	}
 }
