@@ -16,6 +16,7 @@ import (
 	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/org"
 	"github.com/adminkernel/kernel/host/reauth"
+	"github.com/adminkernel/kernel/host/recycle"
 	"github.com/adminkernel/kernel/host/role"
 	"github.com/adminkernel/kernel/host/user"
 )
@@ -44,6 +45,7 @@ func builtinModules(login *auth.Service, re *reauth.Service, jobs *job.Engine) [
 		notice.Module(),
 		job.Module(jobs),
 		file.Module(),
+		recycle.Module(),
 	}
 }
 

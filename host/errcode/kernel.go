@@ -1,5 +1,5 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
-// kernel adds: 40028-40034, 41006, 42031, 48002-48006 and 50001-50003 (see
+// kernel adds: 40028-40034, 41006, 42031-42032, 48002-48006 and 50001-50003 (see
 // docs/compatibility.md and docs/security.md).
 
 package errcode
@@ -99,7 +99,11 @@ const (
 	OrgOutOfScope         Code = 42030
 	// MenuPermissionInvalid: a menu's permission string is not a
 	// permission code of the route table.
-	MenuPermissionInvalid   Code = 42031
+	MenuPermissionInvalid Code = 42031
+	// RecycleParentDeleted: a recycle-bin restore of a child (org, menu,
+	// dict item, user) whose parent (org, menu or module, dict type, org)
+	// is deleted or gone: restore the parent first.
+	RecycleParentDeleted    Code = 42032
 	DictTypeNotFound        Code = 43001
 	DictTypeCodeExists      Code = 43002
 	DictItemNotFound        Code = 43003
@@ -244,6 +248,7 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{CannotOperateSelf, "CannotOperateSelf", "error.user.cannotOperateSelf"},
 	{OrgOutOfScope, "OrgOutOfScope", "error.org.outOfScope"},
 	{MenuPermissionInvalid, "MenuPermissionInvalid", "error.menu.permissionInvalid"},
+	{RecycleParentDeleted, "RecycleParentDeleted", "error.recycle.parentDeleted"},
 	{DictTypeNotFound, "DictTypeNotFound", "error.dict.typeNotFound"},
 	{DictTypeCodeExists, "DictTypeCodeExists", "error.dict.typeCodeExists"},
 	{DictItemNotFound, "DictItemNotFound", "error.dict.itemNotFound"},

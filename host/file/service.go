@@ -209,6 +209,10 @@ func (s *Service) orgOf(ctx context.Context, userID int64) (*int64, error) {
 	return u.OrgID, nil
 }
 
+// Visible is visible for the other areas reading sys_file (the recycle
+// bin): the same data scope as the files area's own pages.
+func Visible(who datascope.Caller) []predicate.SysFile { return visible(who) }
+
 // visible restricts a sys_file query to the caller's data scope: files of
 // an org in the scope, and the caller's own files when the scope includes
 // them.
