@@ -11,12 +11,13 @@ import (
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/request"
 )
 
 // pingEnvelope is the body of GET /api/v1/ping.
 func pingEnvelope() envelope.Envelope {
 	return envelope.Envelope{Code: errcode.Success, MsgKey: envelope.SuccessKey,
-		Data: auth.Ping{Pong: true, Account: "superAdmin", At: time.Now()}}
+		Data: auth.Ping{Pong: true, Account: "superAdmin", At: request.OffsetStamp{Time: time.Now()}}}
 }
 
 // BenchmarkEnvelope is the envelope encoding of the ping answer: Marshal
@@ -37,7 +38,7 @@ func BenchmarkEnvelope(b *testing.B) {
 	})
 	b.Run("OK", func(b *testing.B) {
 		app := fiber.New()
-		at := time.Now()
+		at := request.OffsetStamp{Time: time.Now()}
 		app.Get("/ping", func(c fiber.Ctx) error {
 			return envelope.OK(c, auth.Ping{Pong: true, Account: "superAdmin", At: at})
 		})

@@ -323,7 +323,7 @@ type EntityStamp struct{ time.Time }
 
 // MarshalJSON writes the entity form.
 func (s EntityStamp) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + EntityTime(s.Time) + `"`), nil
+	return quoteTime(s.Local(), EntityTimeLayout), nil
 }
 
 // UnmarshalJSON reads the entity form (server-local) or RFC 3339.
@@ -337,7 +337,16 @@ type OffsetStamp struct{ time.Time }
 
 // MarshalJSON writes the offset form.
 func (s OffsetStamp) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + s.Local().Format(OffsetTimeLayout) + `"`), nil
+	return quoteTime(s.Local(), OffsetTimeLayout), nil
+}
+
+// quoteTime formats t as a JSON string in one allocation (the ping's
+// answer carries one).
+func quoteTime(t time.Time, layout string) []byte {
+	b := make([]byte, 0, len(layout)+10)
+	b = append(b, '"')
+	b = t.AppendFormat(b, layout)
+	return append(b, '"')
 }
 
 // UnmarshalJSON reads RFC 3339 (with or without fractions).
