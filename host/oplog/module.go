@@ -21,8 +21,8 @@ const Name = "Log"
 
 // Titles of the clearing actions in the operation log (wire contract §4.9).
 const (
-	TitleClearOpLog        = "清空操作日志"
-	TitleClearExceptionLog = "清空异常日志"
+	TitleClearOpLog        = "Clear the operation log"
+	TitleClearExceptionLog = "Clear the exception log"
 )
 
 // menus are the seeded pages and buttons (wire contract §5.2) under the
