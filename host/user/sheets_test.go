@@ -87,12 +87,19 @@ func raw(t testing.TB, k *kerneltest.Kernel, req *http.Request) (int, http.Heade
 // upload posts a file to preview.
 func (e *env) upload(tok, name string, content []byte, mapping string) kerneltest.Reply {
 	e.t.Helper()
+	return uploadTo(e.t, e.k, tok, name, content, mapping)
+}
+
+// uploadTo posts a multipart file (none when content is nil) and an
+// optional mapping to preview.
+func uploadTo(tb testing.TB, k *kerneltest.Kernel, tok, name string, content []byte, mapping string) kerneltest.Reply {
+	tb.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	if content != nil {
 		fw, err := mw.CreateFormFile("file", name)
 		if err != nil {
-			e.t.Fatal(err)
+			tb.Fatal(err)
 		}
 		_, _ = fw.Write(content)
 	}
@@ -100,10 +107,10 @@ func (e *env) upload(tok, name string, content []byte, mapping string) kerneltes
 		_ = mw.WriteField("mapping", mapping)
 	}
 	_ = mw.Close()
-	req := httptest.NewRequestWithContext(e.t.Context(), "POST", base+"/import/preview", &buf)
+	req := httptest.NewRequestWithContext(tb.Context(), "POST", base+"/import/preview", &buf)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("Authorization", "Bearer "+tok)
-	return e.k.Send(req)
+	return k.Send(req)
 }
 
 type cellError struct {
