@@ -82,9 +82,8 @@ func filtered(client *ent.Client, f Filter) *ent.SysOpLogQuery {
 // one; 46012 above sys.export.maxRows). Rows are read in batches and
 // streamed into the workbook.
 func Export(ctx context.Context, client *ent.Client, settings *sysconfig.Service, f Filter, columns string) (write func(io.Writer) error, done func(), err error) {
-	cols := exportColumns
+	var cols []exportColumn
 	if columns == "" {
-		cols = nil
 		for _, c := range exportColumns {
 			if c.preset {
 				cols = append(cols, c)

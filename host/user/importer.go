@@ -329,14 +329,14 @@ func (im *Importer) bounded(ctx context.Context, rows []ImportRow) error {
 
 // planned is a checked row: what it would write.
 type planned struct {
-	account, name                          string
-	nickname, phone, email, gender         *string
-	orgID, positionID                      *int64
-	enabled                                bool
-	roleIDs                                []int64
-	hasRoles                               bool
-	present                                map[string]bool
-	existing                               *ent.SysUser
+	account, name                  string
+	nickname, phone, email, gender *string
+	orgID, positionID              *int64
+	enabled                        bool
+	roleIDs                        []int64
+	hasRoles                       bool
+	present                        map[string]bool
+	existing                       *ent.SysUser
 }
 
 type checked struct {
@@ -362,8 +362,8 @@ func (r ref) find(v string) (int64, bool) {
 }
 
 type roleRef struct {
-	id          int64
-	grantable   bool
+	id        int64
+	grantable bool
 }
 
 // context of one check: the dictionaries, orgs, positions, roles and the

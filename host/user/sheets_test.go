@@ -190,9 +190,9 @@ func TestImportTenThousand(t *testing.T) {
 		rows[i] = []string{fmt.Sprintf("imp%05d", i), fmt.Sprintf("导入%d", i), "", fmt.Sprintf("1380000%04d", i), "",
 			"男", "技术部", "专员", "启用", "scope_all"}
 	}
-	rows[99][1] = ""                   // 46005, row 101 of the file
-	rows[4999][4] = "not-an-email"     // 46008, row 5001
-	rows[8999][0] = rows[0][0]         // 46009, row 9001
+	rows[99][1] = ""               // 46005, row 101 of the file
+	rows[4999][4] = "not-an-email" // 46008, row 5001
+	rows[8999][0] = rows[0][0]     // 46009, row 9001
 	before := e.liveUsers()
 
 	p := e.preview(e.admin, workbook(t, importHeaders, rows))
