@@ -75,7 +75,7 @@ func workbook(t testing.TB, headers []string, rows [][]string) []byte {
 // body is.
 func raw(t testing.TB, k *kerneltest.Kernel, req *http.Request) (int, http.Header, []byte) {
 	t.Helper()
-	resp, err := k.App().Test(req, fiber.TestConfig{Timeout: 120 * time.Second})
+	resp, err := k.App().Test(req, fiber.TestConfig{Timeout: 8 * time.Minute})
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
@@ -154,7 +154,22 @@ func (e *env) preview(tok string, content []byte) preview {
 
 func (e *env) commit(tok string, rows []importRow, strategy int) commitResult {
 	e.t.Helper()
-	r := e.expect("commit", e.do("POST", base+"/import/commit", tok, map[string]any{"rows": rows, "strategy": strategy}), 0)
+	body, err := json.Marshal(map[string]any{"rows": rows, "strategy": strategy})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req := httptest.NewRequestWithContext(e.t.Context(), "POST", base+"/import/commit", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	// 10 000 rows under -race on a loaded machine take longer than
+	// kerneltest's 60 s client timeout.
+	status, h, answer := raw(e.t, e.k, req)
+	var r kerneltest.Reply
+	if err := json.Unmarshal(answer, &r); err != nil {
+		e.t.Fatalf("commit answered %d %q", status, answer)
+	}
+	r.Status, r.Header = status, h
+	e.expect("commit", r, 0)
 	if cc := r.Header.Get("Cache-Control"); cc != "no-store" {
 		e.t.Fatalf("commit Cache-Control = %q, want no-store", cc)
 	}
