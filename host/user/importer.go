@@ -523,7 +523,17 @@ func (im *Importer) authority(ctx context.Context, who datascope.Caller, cc *che
 			org = p.existing.OrgID
 		}
 		if !p.hasRoles {
-			return nil // an overwrite that keeps the roles and the org holds what it held
+			if sameID(org, p.existing.OrgID) {
+				return nil // an overwrite that keeps the roles and the org holds what it held
+			}
+			// An org move with the current roles may widen an org-relative
+			// scope.
+			current, err := userRoleIDs(ctx, im.s.d.Client, p.existing.ID)
+			if err != nil {
+				ce := cellErr(colOrg, errcode.AuthorityExceeded, nil)
+				return &ce
+			}
+			roles = current
 		}
 	}
 	key := fmt.Sprint(org, roles)
@@ -549,6 +559,10 @@ func (im *Importer) authority(ctx context.Context, who datascope.Caller, cc *che
 	}
 	ce := cellErr(colRoles, e.Code, nil)
 	return &ce
+}
+
+func sameID(a, b *int64) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 // checkRow checks the cells of one row.
