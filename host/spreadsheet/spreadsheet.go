@@ -1,8 +1,8 @@
 // Package spreadsheet reads and writes the xlsx workbooks of the import and
 // export endpoints with github.com/xuri/excelize/v2: a bounded reader of
-// the first sheet, a streamed writer (excelize's StreamWriter: rows go to
-// a temporary file past 16 MiB, so memory stays flat in the number of
-// rows), import templates with drop-down lists, and the binary answer
+// the first sheet, a streamed writer (excelize's StreamWriter: the sheet
+// goes to a temporary file once its XML passes 16 MiB, so memory is bounded
+// whatever the number of rows), import templates with drop-down lists, and the binary answer
 // (no envelope, the xlsx content type, an attachment name).
 package spreadsheet
 
