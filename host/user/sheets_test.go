@@ -347,6 +347,11 @@ func TestImportCodes(t *testing.T) {
 	e.expect("validate nothing", e.do("POST", base+"/import/validate", e.admin, map[string]any{"rows": []any{}}), 46002)
 	e.expect("bad strategy", e.do("POST", base+"/import/commit", e.admin, map[string]any{"rows": []importRow{{Index: 2, Cells: map[string]string{"account": "x", "name": "y"}}}, "strategy": 7}), 48002)
 
+	// The file area's size limit (checked before the workbook is opened).
+	if err := e.k.Settings().Set(context.Background(), "sys.upload.maxSizeMb", "1"); err != nil {
+		t.Fatal(err)
+	}
+	e.expect("over the upload limit", e.upload(e.admin, "u.xlsx", make([]byte, 1<<20+1), ""), 44002)
 	if err := e.k.Settings().Set(context.Background(), "sys.import.maxRows", "2"); err != nil {
 		t.Fatal(err)
 	}
