@@ -17,6 +17,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // ContentType is the content type of an xlsx answer (wire contract §1.1).
@@ -169,6 +170,19 @@ func NewStream(titles []string, widths []float64) (*Stream, error) {
 }
 
 func (s *Stream) row(cells []any, opts ...excelize.RowOpts) error {
+	// A cell holds at most 32 767 characters (excelize refuses more); the
+	// error report writes what clients send.
+	for i, v := range cells {
+		switch x := v.(type) {
+		case string:
+			cells[i] = textclip.Runes(x, excelize.TotalCellChars)
+		case excelize.Cell:
+			if str, ok := x.Value.(string); ok {
+				x.Value = textclip.Runes(str, excelize.TotalCellChars)
+				cells[i] = x
+			}
+		}
+	}
 	cell, err := excelize.CoordinatesToCellName(1, s.next)
 	if err != nil {
 		return err

@@ -445,6 +445,8 @@ func TestErrorReport(t *testing.T) {
 	rows := []importRow{
 		{Index: 2, Cells: map[string]string{"account": "ok1", "name": "OK"}},
 		{Index: 3, Cells: map[string]string{"account": "bad", "name": "", "email": "nope"}},
+		// Longer than a cell may hold: cut, not a 500.
+		{Index: 4, Cells: map[string]string{"account": "long", "name": strings.Repeat("长", 40000)}},
 	}
 	body, _ := json.Marshal(map[string]any{"rows": rows})
 	req := httptest.NewRequestWithContext(t.Context(), "POST", base+"/import/error-report", bytes.NewReader(body))
@@ -461,7 +463,7 @@ func TestErrorReport(t *testing.T) {
 	}
 	defer func() { _ = f.Close() }()
 	got, _ := f.GetRows("Sheet1")
-	if len(got) != 3 || got[1][0] != "2" || got[2][0] != "3" {
+	if len(got) != 4 || got[1][0] != "2" || got[2][0] != "3" || len([]rune(got[3][2])) != excelize.TotalCellChars {
 		t.Fatalf("report rows = %v", got)
 	}
 	last := got[2][len(got[2])-1]
