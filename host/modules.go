@@ -4,6 +4,7 @@ import (
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/cacheadmin"
 	"github.com/adminkernel/kernel/host/configcenter"
+	"github.com/adminkernel/kernel/host/dashboard"
 	"github.com/adminkernel/kernel/host/dict"
 	"github.com/adminkernel/kernel/host/externalauth"
 	"github.com/adminkernel/kernel/host/file"
@@ -41,6 +42,7 @@ func builtinModules(login *auth.Service, re *reauth.Service, jobs *job.Engine) [
 		externalauth.Module(login),
 		oplog.Module(),
 		monitor.Module(),
+		dashboard.Module(),
 		cacheadmin.Module(),
 		notice.Module(),
 		job.Module(jobs),

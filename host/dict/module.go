@@ -40,11 +40,17 @@ func Module() module.Module {
 	return module.Module{Name: Name, Menus: menus, Routes: routes}
 }
 
-func routes(d *module.Deps, api *route.Group) error {
-	svc := &Service{
+// New returns the dictionary service over the kernel's database and cache
+// (other areas read dictionaries through it: the user import's drop-downs).
+func New(d *module.Deps) *Service {
+	return &Service{
 		client: d.Client, store: d.Store, events: d.Events,
 		ttl: time.Duration(d.Config.Service.Cache.PermissionMinutes) * time.Minute,
 	}
+}
+
+func routes(d *module.Deps, api *route.Group) error {
+	svc := New(d)
 	maxPageSize := d.Config.API.MaxPageSize
 	op := func(r *route.Route) { r.OpLog = true }
 

@@ -383,9 +383,9 @@ func TestPermissionsAndMenus(t *testing.T) {
 			gated[r.PermissionCode()] = true
 		}
 	}
-	menus := k.Ent().SysMenu.Query().Where(sysmenu.IDIn(520, 521, 525, 530, 531, 535)).AllX(context.Background())
-	if len(menus) != 6 {
-		t.Fatalf("%d of 6 menus seeded", len(menus))
+	menus := k.Ent().SysMenu.Query().Where(sysmenu.IDIn(520, 521, 525, 526, 530, 531, 535)).AllX(context.Background())
+	if len(menus) != 7 {
+		t.Fatalf("%d of 7 menus seeded", len(menus))
 	}
 	seeded := map[string]bool{}
 	for _, m := range menus {
@@ -401,7 +401,7 @@ func TestPermissionsAndMenus(t *testing.T) {
 			t.Errorf("route %s has no seeded button", c)
 		}
 	}
-	if len(gated) != 4 {
-		t.Errorf("%d gated routes, want 4", len(gated))
+	if len(gated) != 5 {
+		t.Errorf("%d gated routes, want 5", len(gated))
 	}
 }

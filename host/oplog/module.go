@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
+	"github.com/adminkernel/kernel/host/sysconfig"
 )
 
 // Name is the module name Api:DisabledModules refers to. The login-log
@@ -26,12 +27,12 @@ const (
 )
 
 // menus are the seeded pages and buttons (wire contract §5.2) under the
-// 日志审计 catalog (500). The export button 526 is not seeded: the export
-// endpoint is not implemented.
+// 日志审计 catalog (500).
 var menus = []seed.Menu{
 	{ID: 520, ParentID: 500, Type: seed.MenuPage, Title: "操作日志", Path: "/system/log/op", Component: "system/log/op/index", Icon: "ph:scroll-duotone", Sort: 2},
 	{ID: 521, ParentID: 520, Type: seed.MenuButton, Title: "操作日志-查询", Permission: "GET:/api/v1/sys/log/op/page", Sort: 1},
 	{ID: 525, ParentID: 520, Type: seed.MenuButton, Title: "操作日志-清空", Permission: "DELETE:/api/v1/sys/log/op", Sort: 2},
+	{ID: 526, ParentID: 520, Type: seed.MenuButton, Title: "操作日志-导出", Permission: "GET:/api/v1/sys/log/op/export", Sort: 3},
 
 	{ID: 530, ParentID: 500, Type: seed.MenuPage, Title: "异常日志", Path: "/system/log/exception", Component: "system/log/exception/index", Icon: "ph:warning-octagon-duotone", Sort: 3},
 	{ID: 531, ParentID: 530, Type: seed.MenuButton, Title: "异常日志-查询", Permission: "GET:/api/v1/sys/log/exception/page", Sort: 1},
@@ -48,16 +49,19 @@ func Module() module.Module {
 
 // logs serves the operation- and exception-log pages and their clearing.
 type logs struct {
-	client *ent.Client
+	client   *ent.Client
+	settings *sysconfig.Service
 }
 
 func routes(d *module.Deps, api *route.Group) error {
-	l := logs{client: d.Client}
+	l := logs{client: d.Client, settings: d.Settings}
 	maxPageSize := d.Config.API.MaxPageSize
 	op := api.Group("/sys/log/op")
 	op.Get("/page", route.Permission, bind.Page(maxPageSize, readOpFilter, l.OpPage)).Doc("Operation log", nil, request.PagedList[Item]{}).
 		Paged("Title", "Path", "Success:bool", "OperatorId:int64", "StartTime:date-time", "EndTime:date-time")
 	op.Delete("", route.Permission, bind.Read(l.ClearOp)).Doc(TitleClearOpLog, nil, true)
+	// Exports are operation-logged explicitly (wire contract §4.9).
+	op.Get("/export", route.Permission, l.export).Doc("导出操作日志", nil, nil).OpLog = true
 
 	ex := api.Group("/sys/log/exception")
 	ex.Get("/page", route.Permission, bind.Page(maxPageSize, readExceptionFilter, l.ExceptionPage)).Doc("Exception log", nil, request.PagedList[exceptionlog.Item]{}).

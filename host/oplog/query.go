@@ -60,25 +60,7 @@ var sortable = map[string]string{
 // Page lists operation-log rows, newest first unless p.SortField names a
 // column, with the operator's name joined in.
 func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]Item, int, error) {
-	q := client.SysOpLog.Query()
-	if f.Title != "" {
-		q.Where(sysoplog.TitleContains(f.Title))
-	}
-	if f.Path != "" {
-		q.Where(sysoplog.PathContains(f.Path))
-	}
-	if f.Success != nil {
-		q.Where(sysoplog.Success(*f.Success))
-	}
-	if f.OperatorID != nil {
-		q.Where(sysoplog.OperatorID(*f.OperatorID))
-	}
-	if f.StartTime != nil {
-		q.Where(sysoplog.CreateTimeGTE(*f.StartTime))
-	}
-	if f.EndTime != nil {
-		q.Where(sysoplog.CreateTimeLTE(*f.EndTime))
-	}
+	q := filtered(client, f)
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
 		return nil, 0, err

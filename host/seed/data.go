@@ -152,6 +152,8 @@ var configs = []configRow{
 	{28, "sys.job.alertEmails", "", "任务告警邮箱", "job"},
 	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
 	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},
+	{51, "sys.import.maxRows", "10000", "导入行数上限", "upload"},
+	{52, "sys.export.maxRows", "100000", "导出行数上限", "upload"},
 }
 
 // formerlyRetired are the ids of configs rows that an older release

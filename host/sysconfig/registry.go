@@ -225,6 +225,8 @@ func kernelEntries() []Entry {
 		{Key: "sys.security.mfa.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "SMS second factor after the password (users with a phone)"},
 		{Key: "sys.upload.maxSizeMb", Kind: KindInt, Min: 1, Max: 10240, Default: "20", Area: AreaUpload, Description: "largest accepted upload in MB (simple and chunked)"},
 		{Key: "sys.upload.allowedExtensions", Kind: KindString, MaxLen: 1024, Default: ".jpg,.png,.pdf,.xlsx,.docx,.zip", Area: AreaUpload, Description: "accepted upload extensions, comma-separated (case-insensitive)"},
+		{Key: "sys.import.maxRows", Kind: KindInt, Min: 1, Max: 100000, Default: "10000", Area: AreaUpload, Description: "data rows one user import may hold (46003 beyond)"},
+		{Key: "sys.export.maxRows", Kind: KindInt, Min: 1, Max: 10000000, Default: "100000", Area: AreaUpload, Description: "rows one export may hold (46012 beyond: narrow the filters)"},
 		{Key: "sys.job.logRetentionDays", Kind: KindInt, Min: 1, Max: 3650, Default: "30", Area: AreaJob, Description: "days the operation, login, exception and job logs are kept (the kernel.logRetention job handler)"},
 		{Key: "sys.job.alertEmails", Kind: KindString, MaxLen: 1024, Area: AreaJob, Description: "job alert e-mail addresses (recorded; no mailer is built: a job reaching failAlertThreshold is logged)"},
 	}

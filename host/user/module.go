@@ -10,6 +10,9 @@
 package user
 
 import (
+	"github.com/adminkernel/kernel/host/bind"
+	"github.com/adminkernel/kernel/host/datascope"
+	"github.com/adminkernel/kernel/host/dict"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -19,8 +22,7 @@ import (
 const Name = "User"
 
 // menus are the seeded menu entries of this area (wire contract §5.2,
-// ids 230-236; the import and export buttons 237 and 238 come with those
-// endpoints).
+// ids 230-238).
 var menus = []seed.Menu{
 	{ID: 230, ParentID: 200, Type: seed.MenuPage, Title: "用户管理", Path: "/system/user", Component: "system/user/index", Icon: "ph:user-duotone", Sort: 3},
 	{ID: 231, ParentID: 230, Type: seed.MenuButton, Title: "用户-查询", Permission: "GET:/api/v1/sys/user/page;GET:/api/v1/sys/user/{id}", Sort: 1},
@@ -29,13 +31,17 @@ var menus = []seed.Menu{
 	{ID: 234, ParentID: 230, Type: seed.MenuButton, Title: "用户-删除", Permission: "DELETE:/api/v1/sys/user/{id};POST:/api/v1/sys/user/batch-delete", Sort: 4},
 	{ID: 235, ParentID: 230, Type: seed.MenuButton, Title: "用户-重置密码", Permission: "PUT:/api/v1/sys/user/{id}/password", Sort: 5},
 	{ID: 236, ParentID: 230, Type: seed.MenuButton, Title: "用户-启用停用", Permission: "PUT:/api/v1/sys/user/{id}/enabled", Sort: 6},
+	{ID: 237, ParentID: 230, Type: seed.MenuButton, Title: "用户-导入", Permission: "POST:/api/v1/sys/user/import/preview;POST:/api/v1/sys/user/import/validate;POST:/api/v1/sys/user/import/error-report;POST:/api/v1/sys/user/import/commit", Sort: 7},
+	{ID: 238, ParentID: 230, Type: seed.MenuButton, Title: "用户-导出", Permission: "GET:/api/v1/sys/user/export", Sort: 8},
 }
 
 // Module returns the area as a kernel module.
 // accounts is the login service (Kernel.Auth).
 func Module(accounts Accounts) module.Module {
 	return module.Module{Name: Name, Menus: menus, Routes: func(d *module.Deps, api *route.Group) error {
-		mount(api, NewService(d, accounts), d.Config.API.MaxPageSize)
+		s := NewService(d, accounts)
+		mount(api, s, d.Config.API.MaxPageSize)
+		mountSheets(api, NewImporter(s, dict.New(d)), bind.Caller[datascope.Caller](s.scopes.RequestCaller))
 		return nil
 	}}
 }

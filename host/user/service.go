@@ -110,8 +110,9 @@ func holdsRole(roleID int64) predicate.SysUser {
 	})
 }
 
-// Page lists the live users visible to the caller.
-func (s *Service) Page(ctx context.Context, who datascope.Caller, f Filter, p request.Page) ([]Item, int, error) {
+// filtered is the query of the live users of the page's filters within
+// the caller's data scope (the page and the export).
+func (s *Service) filtered(who datascope.Caller, f Filter) *ent.SysUserQuery {
 	q := s.d.Client.SysUser.Query().Where(sysuser.IsDelete(false)).Where(who.Scope.Users()...)
 	if v := strings.TrimSpace(f.Account); v != "" {
 		q.Where(sysuser.AccountContainsFold(v))
@@ -128,6 +129,12 @@ func (s *Service) Page(ctx context.Context, who datascope.Caller, f Filter, p re
 	if f.Enabled != nil {
 		q.Where(sysuser.Enabled(*f.Enabled))
 	}
+	return q
+}
+
+// Page lists the live users visible to the caller.
+func (s *Service) Page(ctx context.Context, who datascope.Caller, f Filter, p request.Page) ([]Item, int, error) {
+	q := s.filtered(who, f)
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
 		return nil, 0, err

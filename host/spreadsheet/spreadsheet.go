@@ -1,0 +1,375 @@
+// Package spreadsheet reads and writes the xlsx workbooks of the import and
+// export endpoints with github.com/xuri/excelize/v2: a bounded reader of
+// the first sheet, a streamed writer (excelize's StreamWriter: the sheet
+// goes to a temporary file once its XML passes 16 MiB, so memory is bounded
+// whatever the number of rows), import templates with drop-down lists, and the binary answer
+// (no envelope, the xlsx content type, an attachment name).
+package spreadsheet
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v3"
+	"github.com/xuri/excelize/v2"
+
+	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/textclip"
+)
+
+// ContentType is the content type of an xlsx answer (wire contract §1.1).
+const ContentType = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+// Config keys of the import and export limits (config ids 51 and 52).
+const (
+	KeyImportMaxRows = "sys.import.maxRows"
+	KeyExportMaxRows = "sys.export.maxRows"
+)
+
+// Limits of a read workbook: its unpacked size (a zip bomb ends there) and
+// the unpacked XML size above which excelize works from a temporary file.
+const (
+	maxUnzipped   = 256 << 20
+	maxUnzipedXML = 16 << 20
+)
+
+// Column is the contract's import column: {key, title, required?,
+// dictTypeCode?, hint?, width?}.
+type Column struct {
+	Key          string  `json:"key"`
+	Title        string  `json:"title"`
+	Required     bool    `json:"required,omitempty"`
+	DictTypeCode string  `json:"dictTypeCode,omitempty"`
+	Hint         string  `json:"hint,omitempty"`
+	Width        float64 `json:"width,omitempty"`
+}
+
+// Sheet is a read worksheet: the header row and the data rows (blank rows
+// left out), each with its row number in the workbook (1 is the header).
+type Sheet struct {
+	Headers []string
+	Rows    []Row
+}
+
+// Row is one data row as read.
+type Row struct {
+	Number int
+	Cells  []string
+}
+
+// Read reads the first worksheet of an xlsx workbook: the header row and at
+// most maxRows non-blank data rows. A workbook that is not xlsx answers
+// 48002 (field file), one without a header or data row 46002, more than
+// maxRows data rows 46003 (args max).
+func Read(r io.Reader, maxRows int) (*Sheet, error) {
+	f, err := excelize.OpenReader(r, excelize.Options{RawCellValue: true, UnzipSizeLimit: maxUnzipped, UnzipXMLSizeLimit: maxUnzipedXML})
+	if err != nil {
+		return nil, errcode.New(errcode.RequestInvalid).With("field", "file").Wrap(err)
+	}
+	defer func() { _ = f.Close() }()
+	sheets := f.GetSheetList()
+	if len(sheets) == 0 {
+		return nil, errcode.New(errcode.ImportFileEmpty)
+	}
+	rows, err := f.Rows(sheets[0])
+	if err != nil {
+		return nil, errcode.New(errcode.RequestInvalid).With("field", "file").Wrap(err)
+	}
+	defer func() { _ = rows.Close() }()
+	out := &Sheet{}
+	n := 0
+	for rows.Next() {
+		n++
+		cells, err := rows.Columns()
+		if err != nil {
+			return nil, errcode.New(errcode.RequestInvalid).With("field", "file").Wrap(err)
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if blank(cells) {
+			continue
+		}
+		if out.Headers == nil {
+			out.Headers = cells
+			continue
+		}
+		if len(out.Rows) == maxRows {
+			return nil, errcode.New(errcode.ImportRowLimitExceeded).With("max", maxRows)
+		}
+		out.Rows = append(out.Rows, Row{Number: n, Cells: cells})
+	}
+	if err := rows.Error(); err != nil {
+		return nil, errcode.New(errcode.RequestInvalid).With("field", "file").Wrap(err)
+	}
+	if out.Headers == nil || len(out.Rows) == 0 {
+		return nil, errcode.New(errcode.ImportFileEmpty)
+	}
+	return out, nil
+}
+
+func blank(cells []string) bool {
+	for _, c := range cells {
+		if c != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Stream writes one worksheet row by row (excelize's StreamWriter).
+type Stream struct {
+	f      *excelize.File
+	sw     *excelize.StreamWriter
+	next   int
+	header int
+	marked int
+}
+
+// sheetName is the name of the one worksheet of a written workbook.
+const sheetName = "Sheet1"
+
+// NewStream starts a workbook whose first row holds the titles in bold,
+// with the given column widths (0: excelize's default).
+func NewStream(titles []string, widths []float64) (*Stream, error) {
+	f := excelize.NewFile()
+	sw, err := f.NewStreamWriter(sheetName)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	s := &Stream{f: f, sw: sw, next: 1}
+	if s.header, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"#DDEBF7"}}}); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if s.marked, err = f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"#FFC7CE"}}}); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	for i, w := range widths {
+		if w > 0 {
+			if err := sw.SetColWidth(i+1, i+1, w); err != nil {
+				_ = s.Close()
+				return nil, err
+			}
+		}
+	}
+	head := make([]any, len(titles))
+	for i, t := range titles {
+		head[i] = t
+	}
+	if err := s.row(head, excelize.RowOpts{StyleID: s.header}); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stream) row(cells []any, opts ...excelize.RowOpts) error {
+	// A cell holds at most 32 767 characters (excelize refuses more); the
+	// error report writes what clients send.
+	for i, v := range cells {
+		switch x := v.(type) {
+		case string:
+			cells[i] = textclip.Runes(x, excelize.TotalCellChars)
+		case excelize.Cell:
+			if str, ok := x.Value.(string); ok {
+				x.Value = textclip.Runes(str, excelize.TotalCellChars)
+				cells[i] = x
+			}
+		}
+	}
+	cell, err := excelize.CoordinatesToCellName(1, s.next)
+	if err != nil {
+		return err
+	}
+	s.next++
+	return s.sw.SetRow(cell, cells, opts...)
+}
+
+// Row appends a data row. Values are written as they are (string, number,
+// bool, nil for an empty cell).
+func (s *Stream) Row(cells []any) error { return s.row(cells) }
+
+// MarkedRow appends a data row whose cells at the marked indexes are
+// filled red (the cells an error report points at).
+func (s *Stream) MarkedRow(cells []any, marked map[int]bool) error {
+	if len(marked) == 0 {
+		return s.row(cells)
+	}
+	out := make([]any, len(cells))
+	for i, v := range cells {
+		if marked[i] {
+			out[i] = excelize.Cell{StyleID: s.marked, Value: v}
+		} else {
+			out[i] = v
+		}
+	}
+	return s.row(out)
+}
+
+// WriteTo finishes the sheet and writes the workbook to w.
+func (s *Stream) WriteTo(w io.Writer) (int64, error) {
+	if err := s.sw.Flush(); err != nil {
+		return 0, err
+	}
+	return s.f.WriteTo(w)
+}
+
+// Columns picks the export columns a columns query names (a CSV of keys,
+// compared case-insensitively; blank: all of them, in their order). An
+// unknown key answers 46013 (args column).
+func Columns[T any](csv string, all []T, key func(T) string) ([]T, error) {
+	if strings.TrimSpace(csv) == "" {
+		return all, nil
+	}
+	var out []T
+	seen := map[string]bool{}
+	for _, k := range strings.Split(csv, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		i := -1
+		for j, c := range all {
+			if strings.EqualFold(key(c), k) {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return nil, errcode.New(errcode.ExportColumnInvalid).With("column", k)
+		}
+		if !seen[key(all[i])] {
+			seen[key(all[i])] = true
+			out = append(out, all[i])
+		}
+	}
+	if len(out) == 0 {
+		return all, nil
+	}
+	return out, nil
+}
+
+// Close removes the stream's temporary files.
+func (s *Stream) Close() error { return s.f.Close() }
+
+// Dict is a drop-down of a template column: the labels offered.
+type Dict struct {
+	Column int
+	Labels []string
+}
+
+// Template builds an import template: the titles (required ones marked
+// with *), the hints as cell comments, one example row, and drop-down
+// lists (from a hidden sheet) on the first rows data rows of the dict
+// columns.
+func Template(cols []Column, example []string, dicts []Dict, rows int) (*excelize.File, error) {
+	f := excelize.NewFile()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = f.Close()
+		}
+	}()
+	bold, err := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"#DDEBF7"}}})
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cols {
+		name, err := excelize.CoordinatesToCellName(i+1, 1)
+		if err != nil {
+			return nil, err
+		}
+		title := c.Title
+		if c.Required {
+			title += "*"
+		}
+		if err := f.SetCellStr(sheetName, name, title); err != nil {
+			return nil, err
+		}
+		if c.Hint != "" {
+			if err := f.AddComment(sheetName, excelize.Comment{Cell: name, Author: "AdminKernel", Text: c.Hint}); err != nil {
+				return nil, err
+			}
+		}
+		col, err := excelize.ColumnNumberToName(i + 1)
+		if err != nil {
+			return nil, err
+		}
+		if c.Width > 0 {
+			if err := f.SetColWidth(sheetName, col, col, c.Width); err != nil {
+				return nil, err
+			}
+		}
+		// Text cells: phone numbers and accounts keep their leading zeros.
+		if i < len(example) {
+			ex, _ := excelize.CoordinatesToCellName(i+1, 2)
+			if err := f.SetCellStr(sheetName, ex, example[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	last, _ := excelize.CoordinatesToCellName(len(cols), 1)
+	if err := f.SetCellStyle(sheetName, "A1", last, bold); err != nil {
+		return nil, err
+	}
+	if len(dicts) > 0 {
+		const lists = "lists"
+		if _, err := f.NewSheet(lists); err != nil {
+			return nil, err
+		}
+		for j, d := range dicts {
+			col, err := excelize.ColumnNumberToName(j + 1)
+			if err != nil {
+				return nil, err
+			}
+			for k, l := range d.Labels {
+				if err := f.SetCellStr(lists, fmt.Sprintf("%s%d", col, k+1), l); err != nil {
+					return nil, err
+				}
+			}
+			if len(d.Labels) == 0 {
+				continue
+			}
+			target, err := excelize.ColumnNumberToName(d.Column + 1)
+			if err != nil {
+				return nil, err
+			}
+			dv := excelize.NewDataValidation(true)
+			dv.Sqref = fmt.Sprintf("%s2:%s%d", target, target, rows+1)
+			dv.SetSqrefDropList(fmt.Sprintf("%s!$%s$1:$%s$%d", lists, col, col, len(d.Labels)))
+			if err := f.AddDataValidation(sheetName, dv); err != nil {
+				return nil, err
+			}
+		}
+		if err := f.SetSheetVisible(lists, false); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return f, nil
+}
+
+// Send answers the request with a workbook as an attachment named name
+// (no envelope). write runs after the handler returned, on the
+// connection: whatever can fail with an envelope must have failed before.
+// done runs once the workbook is written (or the client went away).
+func Send(c fiber.Ctx, name string, write func(w io.Writer) error, done func()) error {
+	c.Set(fiber.HeaderContentType, ContentType)
+	c.Set(fiber.HeaderContentDisposition, "attachment; filename*=UTF-8''"+url.PathEscape(name))
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	return c.SendStreamWriter(func(w *bufio.Writer) {
+		defer done()
+		// A failure here can only cut the answer short: the status and
+		// headers are sent.
+		if err := write(w); err == nil {
+			_ = w.Flush()
+		}
+	})
+}
