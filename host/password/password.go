@@ -211,6 +211,21 @@ const (
 	GeneratedIterations = 1000
 )
 
+// GeneratedHasher is the optional HashGenerated operation of a Hasher.
+type GeneratedHasher interface {
+	HashGenerated(ctx context.Context, plain string) (string, error)
+}
+
+// HashGeneratedWith hashes a generated password with h's HashGenerated,
+// or with its HashContext (the full cost) when h has none (a consumer's
+// hasher, host.Options.PasswordHasher).
+func HashGeneratedWith(ctx context.Context, h Hasher, plain string) (string, error) {
+	if g, ok := h.(GeneratedHasher); ok {
+		return g.HashGenerated(ctx, plain)
+	}
+	return h.HashContext(ctx, plain)
+}
+
 // ErrNotGenerated reports a password too short for HashGenerated.
 var ErrNotGenerated = errors.New("password: HashGenerated needs a generated password of at least 20 characters")
 

@@ -1,6 +1,7 @@
 package password_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -75,5 +76,38 @@ func TestGenerate(t *testing.T) {
 			t.Fatalf("duplicate password %q", p)
 		}
 		seen[p] = true
+	}
+}
+
+// plainHasher hides the PBKDF2's optional operations (a consumer's hasher).
+type plainHasher struct{ password.Hasher }
+
+func TestHashGeneratedWith(t *testing.T) {
+	k := password.New(password.MinIterations)
+	plain, err := password.Generate(password.GeneratedMinLength)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		h    password.Hasher
+		want int
+	}{
+		{"the kernel's hasher: the generated-password count", k, password.GeneratedIterations},
+		{"a hasher without HashGenerated: its full cost", plainHasher{k}, password.MinIterations},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hash, err := password.HashGeneratedWith(context.Background(), tt.h, plain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := password.IterationsOf(hash); n != tt.want {
+				t.Fatalf("iterations %d, want %d", n, tt.want)
+			}
+			if ok, err := k.VerifyContext(context.Background(), hash, plain); !ok || err != nil {
+				t.Fatalf("the hash does not verify: %v", err)
+			}
+		})
 	}
 }

@@ -710,7 +710,7 @@ func (im *Importer) Commit(ctx context.Context, who datascope.Caller, in ImportC
 			if err != nil {
 				return nil, err
 			}
-			hash, err := im.s.d.Hasher.HashGenerated(ctx, plain)
+			hash, err := password.HashGeneratedWith(ctx, im.s.d.Hasher, plain)
 			if err != nil {
 				return nil, err
 			}
