@@ -78,7 +78,7 @@ func (k *Kernel) openShared(ctx context.Context) error {
 		}
 		store = near
 	}
-	k.store = store
+	k.store = k.metrics.CountCache(store)
 	if !shared {
 		return nil
 	}

@@ -22,6 +22,7 @@ func (s *Service) WriteLoginLog(ctx context.Context, account, method string, use
 	// codes, 50001 for a full disk, 50002/50003 for an unreachable Redis or
 	// database, 50000 for anything else).
 	code := int(envelope.CodeOf(result))
+	s.d.Metrics.Login(method, code)
 	c := s.d.Client.SysLoginLog.Create().
 		SetAccount(textclip.Runes(account, loginLogAccountLen)).
 		SetSuccess(result == nil).
