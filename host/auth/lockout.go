@@ -14,8 +14,8 @@ import (
 	"github.com/adminkernel/kernel/ent/schema"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/cache"
-	"github.com/adminkernel/kernel/host/telemetry"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/telemetry"
 )
 
 // Lockout (docs/security.md, "Brute force and rate limits").

@@ -7,8 +7,8 @@ package health
 
 import (
 	"context"
-	"regexp"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/gofiber/fiber/v3"
