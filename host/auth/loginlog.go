@@ -7,6 +7,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/outage"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/textclip"
@@ -39,7 +40,7 @@ func (s *Service) WriteLoginLog(ctx context.Context, account, method string, use
 		if _, down := outage.As(err); down {
 			return // the database outage is logged once, by its tracker
 		}
-		s.d.Log.Warn("writing the login log failed", "error", err)
+		logging.Ctx(ctx, s.d.Log).Warn("writing the login log failed", "error", err)
 	}
 }
 

@@ -79,6 +79,7 @@ import (
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
+	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/telemetry"
 	"github.com/adminkernel/kernel/host/token"
 )
@@ -510,7 +511,7 @@ func (s *Service) Refresh(ctx context.Context, plain string) (Refreshed, error) 
 	}
 
 	// Reuse of a rotated token: revoke the whole session.
-	s.log.Warn("refresh token reuse detected: session revoked", "user_id", sess.UserID, "session", sess.ID)
+	logging.Ctx(ctx, s.log).Warn("refresh token reuse detected: session revoked", "user_id", sess.UserID, "session", sess.ID)
 	s.metrics.ReuseDetected()
 	if _, err := s.revoke(ctx, []string{sess.SessionID}, ReasonReuse); err != nil {
 		return Refreshed{}, fmt.Errorf("session: revoke after refresh-token reuse: %w", err)
