@@ -65,13 +65,25 @@ type statsCtx struct {
 	context.Context
 	stats Stats
 	// id is the request's X-Request-ID (logging.RequestIDKey), kept in
-	// the same allocation; a string is made only when a line is logged.
-	id  [maxRequestID]byte
-	idN uint8
+	// the same allocation when it fits (generated ids and UUIDs do); a
+	// string is made only when a line is logged. A longer caller id is
+	// copied into idLong.
+	id     [inlineRequestID]byte
+	idN    uint8
+	idLong string
 }
 
-// maxRequestID is host.MaxRequestIDLen: a longer caller id is replaced.
-const maxRequestID = 128
+// inlineRequestID is the longest request id kept inline: a generated id
+// (17-character prefix and a base-36 counter) or a UUID.
+const inlineRequestID = 48
+
+func (c *statsCtx) setRequestID(id []byte) {
+	if len(id) <= len(c.id) {
+		c.idN = uint8(copy(c.id[:], id))
+		return
+	}
+	c.idLong = string(id)
+}
 
 func (c *statsCtx) Value(key any) any {
 	switch key.(type) {
@@ -80,6 +92,9 @@ func (c *statsCtx) Value(key any) any {
 	case logging.RequestIDKey:
 		if c.idN > 0 {
 			return string(c.id[:c.idN])
+		}
+		if c.idLong != "" {
+			return c.idLong
 		}
 	}
 	return c.Context.Value(key)
@@ -129,7 +144,7 @@ func Middleware(log hclog.Logger, requestSummary bool) fiber.Handler {
 		ctx, s := WithStats(c.Context())
 		if sc, ok := ctx.(*statsCtx); ok {
 			// The request id, for the lines logged with this context.
-			sc.idN = uint8(copy(sc.id[:], c.RequestCtx().Response.Header.PeekBytes(requestIDHeader)))
+			sc.setRequestID(c.RequestCtx().Response.Header.PeekBytes(requestIDHeader))
 		}
 		c.SetContext(ctx)
 		// The collector is also a user value, for handlers that pass the
