@@ -99,7 +99,7 @@ func TestCacheKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer func() { _ = store.Close() }()
 	m := telemetry.New()
 	s := m.CountCache(store)
 	ctx := context.Background()

@@ -69,7 +69,7 @@ type statsCtx struct {
 	// string is made only when a line is logged. A longer caller id is
 	// copied into idLong.
 	id     [inlineRequestID]byte
-	idN    uint8
+	idN    int
 	idLong string
 }
 
@@ -79,7 +79,7 @@ const inlineRequestID = 48
 
 func (c *statsCtx) setRequestID(id []byte) {
 	if len(id) <= len(c.id) {
-		c.idN = uint8(copy(c.id[:], id))
+		c.idN = copy(c.id[:], id)
 		return
 	}
 	c.idLong = string(id)
