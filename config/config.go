@@ -75,6 +75,7 @@ type Service struct {
 	Logging      ServiceLog   `koanf:"Logging"`
 	Snowflake    Snowflake    `koanf:"Snowflake"`
 	Job          Job          `koanf:"Job"`
+	Telemetry    Telemetry    `koanf:"Telemetry"`
 	// DataDir holds generated files (development signing key, the default
 	// SQLite file). Relative to the content root. Default "data".
 	DataDir string `koanf:"DataDir"`

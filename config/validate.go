@@ -98,6 +98,7 @@ func (c *Config) Validate() error {
 		p.add("Service:Snowflake:WorkerId %d is out of range 0..63", w)
 	}
 	atLeast(&p, "Api:MaxPageSize", c.API.MaxPageSize, 1)
+	c.validateTelemetry(&p)
 
 	sms := &s.Security.Sms
 	if v, ok := canonical(sms.Sender, []string{"Log", "Webhook"}); ok {

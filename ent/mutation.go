@@ -3441,6 +3441,7 @@ type SysExceptionLogMutation struct {
 	addoperator_id    *int64
 	ip                *string
 	user_agent        *string
+	request_id        *string
 	clearedFields     map[string]struct{}
 	done              bool
 	oldValue          func(context.Context) (*SysExceptionLog, error)
@@ -4080,6 +4081,55 @@ func (m *SysExceptionLogMutation) ResetUserAgent() {
 	delete(m.clearedFields, sysexceptionlog.FieldUserAgent)
 }
 
+// SetRequestID sets the "request_id" field.
+func (m *SysExceptionLogMutation) SetRequestID(s string) {
+	m.request_id = &s
+}
+
+// RequestID returns the value of the "request_id" field in the mutation.
+func (m *SysExceptionLogMutation) RequestID() (r string, exists bool) {
+	v := m.request_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestID returns the old "request_id" field's value of the SysExceptionLog entity.
+// If the SysExceptionLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysExceptionLogMutation) OldRequestID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestID: %w", err)
+	}
+	return oldValue.RequestID, nil
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (m *SysExceptionLogMutation) ClearRequestID() {
+	m.request_id = nil
+	m.clearedFields[sysexceptionlog.FieldRequestID] = struct{}{}
+}
+
+// RequestIDCleared returns if the "request_id" field was cleared in this mutation.
+func (m *SysExceptionLogMutation) RequestIDCleared() bool {
+	_, ok := m.clearedFields[sysexceptionlog.FieldRequestID]
+	return ok
+}
+
+// ResetRequestID resets all changes to the "request_id" field.
+func (m *SysExceptionLogMutation) ResetRequestID() {
+	m.request_id = nil
+	delete(m.clearedFields, sysexceptionlog.FieldRequestID)
+}
+
 // Where appends a list predicates to the SysExceptionLogMutation builder.
 func (m *SysExceptionLogMutation) Where(ps ...predicate.SysExceptionLog) {
 	m.predicates = append(m.predicates, ps...)
@@ -4114,7 +4164,7 @@ func (m *SysExceptionLogMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysExceptionLogMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.create_time != nil {
 		fields = append(fields, sysexceptionlog.FieldCreateTime)
 	}
@@ -4148,6 +4198,9 @@ func (m *SysExceptionLogMutation) Fields() []string {
 	if m.user_agent != nil {
 		fields = append(fields, sysexceptionlog.FieldUserAgent)
 	}
+	if m.request_id != nil {
+		fields = append(fields, sysexceptionlog.FieldRequestID)
+	}
 	return fields
 }
 
@@ -4178,6 +4231,8 @@ func (m *SysExceptionLogMutation) Field(name string) (ent.Value, bool) {
 		return m.IP()
 	case sysexceptionlog.FieldUserAgent:
 		return m.UserAgent()
+	case sysexceptionlog.FieldRequestID:
+		return m.RequestID()
 	}
 	return nil, false
 }
@@ -4209,6 +4264,8 @@ func (m *SysExceptionLogMutation) OldField(ctx context.Context, name string) (en
 		return m.OldIP(ctx)
 	case sysexceptionlog.FieldUserAgent:
 		return m.OldUserAgent(ctx)
+	case sysexceptionlog.FieldRequestID:
+		return m.OldRequestID(ctx)
 	}
 	return nil, fmt.Errorf("unknown SysExceptionLog field %s", name)
 }
@@ -4295,6 +4352,13 @@ func (m *SysExceptionLogMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUserAgent(v)
 		return nil
+	case sysexceptionlog.FieldRequestID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SysExceptionLog field %s", name)
 }
@@ -4373,6 +4437,9 @@ func (m *SysExceptionLogMutation) ClearedFields() []string {
 	if m.FieldCleared(sysexceptionlog.FieldUserAgent) {
 		fields = append(fields, sysexceptionlog.FieldUserAgent)
 	}
+	if m.FieldCleared(sysexceptionlog.FieldRequestID) {
+		fields = append(fields, sysexceptionlog.FieldRequestID)
+	}
 	return fields
 }
 
@@ -4407,6 +4474,9 @@ func (m *SysExceptionLogMutation) ClearField(name string) error {
 		return nil
 	case sysexceptionlog.FieldUserAgent:
 		m.ClearUserAgent()
+		return nil
+	case sysexceptionlog.FieldRequestID:
+		m.ClearRequestID()
 		return nil
 	}
 	return fmt.Errorf("unknown SysExceptionLog nullable field %s", name)
@@ -4448,6 +4518,9 @@ func (m *SysExceptionLogMutation) ResetField(name string) error {
 		return nil
 	case sysexceptionlog.FieldUserAgent:
 		m.ResetUserAgent()
+		return nil
+	case sysexceptionlog.FieldRequestID:
+		m.ResetRequestID()
 		return nil
 	}
 	return fmt.Errorf("unknown SysExceptionLog field %s", name)
@@ -19769,6 +19842,7 @@ type SysOpLogMutation struct {
 	addoperator_id    *int64
 	ip                *string
 	user_agent        *string
+	request_id        *string
 	clearedFields     map[string]struct{}
 	done              bool
 	oldValue          func(context.Context) (*SysOpLog, error)
@@ -20507,6 +20581,55 @@ func (m *SysOpLogMutation) ResetUserAgent() {
 	delete(m.clearedFields, sysoplog.FieldUserAgent)
 }
 
+// SetRequestID sets the "request_id" field.
+func (m *SysOpLogMutation) SetRequestID(s string) {
+	m.request_id = &s
+}
+
+// RequestID returns the value of the "request_id" field in the mutation.
+func (m *SysOpLogMutation) RequestID() (r string, exists bool) {
+	v := m.request_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequestID returns the old "request_id" field's value of the SysOpLog entity.
+// If the SysOpLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysOpLogMutation) OldRequestID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequestID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequestID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequestID: %w", err)
+	}
+	return oldValue.RequestID, nil
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (m *SysOpLogMutation) ClearRequestID() {
+	m.request_id = nil
+	m.clearedFields[sysoplog.FieldRequestID] = struct{}{}
+}
+
+// RequestIDCleared returns if the "request_id" field was cleared in this mutation.
+func (m *SysOpLogMutation) RequestIDCleared() bool {
+	_, ok := m.clearedFields[sysoplog.FieldRequestID]
+	return ok
+}
+
+// ResetRequestID resets all changes to the "request_id" field.
+func (m *SysOpLogMutation) ResetRequestID() {
+	m.request_id = nil
+	delete(m.clearedFields, sysoplog.FieldRequestID)
+}
+
 // Where appends a list predicates to the SysOpLogMutation builder.
 func (m *SysOpLogMutation) Where(ps ...predicate.SysOpLog) {
 	m.predicates = append(m.predicates, ps...)
@@ -20541,7 +20664,7 @@ func (m *SysOpLogMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysOpLogMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.create_time != nil {
 		fields = append(fields, sysoplog.FieldCreateTime)
 	}
@@ -20581,6 +20704,9 @@ func (m *SysOpLogMutation) Fields() []string {
 	if m.user_agent != nil {
 		fields = append(fields, sysoplog.FieldUserAgent)
 	}
+	if m.request_id != nil {
+		fields = append(fields, sysoplog.FieldRequestID)
+	}
 	return fields
 }
 
@@ -20615,6 +20741,8 @@ func (m *SysOpLogMutation) Field(name string) (ent.Value, bool) {
 		return m.IP()
 	case sysoplog.FieldUserAgent:
 		return m.UserAgent()
+	case sysoplog.FieldRequestID:
+		return m.RequestID()
 	}
 	return nil, false
 }
@@ -20650,6 +20778,8 @@ func (m *SysOpLogMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldIP(ctx)
 	case sysoplog.FieldUserAgent:
 		return m.OldUserAgent(ctx)
+	case sysoplog.FieldRequestID:
+		return m.OldRequestID(ctx)
 	}
 	return nil, fmt.Errorf("unknown SysOpLog field %s", name)
 }
@@ -20750,6 +20880,13 @@ func (m *SysOpLogMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUserAgent(v)
 		return nil
+	case sysoplog.FieldRequestID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequestID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SysOpLog field %s", name)
 }
@@ -20849,6 +20986,9 @@ func (m *SysOpLogMutation) ClearedFields() []string {
 	if m.FieldCleared(sysoplog.FieldUserAgent) {
 		fields = append(fields, sysoplog.FieldUserAgent)
 	}
+	if m.FieldCleared(sysoplog.FieldRequestID) {
+		fields = append(fields, sysoplog.FieldRequestID)
+	}
 	return fields
 }
 
@@ -20880,6 +21020,9 @@ func (m *SysOpLogMutation) ClearField(name string) error {
 		return nil
 	case sysoplog.FieldUserAgent:
 		m.ClearUserAgent()
+		return nil
+	case sysoplog.FieldRequestID:
+		m.ClearRequestID()
 		return nil
 	}
 	return fmt.Errorf("unknown SysOpLog nullable field %s", name)
@@ -20927,6 +21070,9 @@ func (m *SysOpLogMutation) ResetField(name string) error {
 		return nil
 	case sysoplog.FieldUserAgent:
 		m.ResetUserAgent()
+		return nil
+	case sysoplog.FieldRequestID:
+		m.ResetRequestID()
 		return nil
 	}
 	return fmt.Errorf("unknown SysOpLog field %s", name)

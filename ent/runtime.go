@@ -270,6 +270,10 @@ func init() {
 	sysexceptionlogDescUserAgent := sysexceptionlogFields[8].Descriptor()
 	// sysexceptionlog.UserAgentValidator is a validator for the "user_agent" field. It is called by the builders before save.
 	sysexceptionlog.UserAgentValidator = sysexceptionlogDescUserAgent.Validators[0].(func(string) error)
+	// sysexceptionlogDescRequestID is the schema descriptor for request_id field.
+	sysexceptionlogDescRequestID := sysexceptionlogFields[9].Descriptor()
+	// sysexceptionlog.RequestIDValidator is a validator for the "request_id" field. It is called by the builders before save.
+	sysexceptionlog.RequestIDValidator = sysexceptionlogDescRequestID.Validators[0].(func(string) error)
 	// sysexceptionlogDescID is the schema descriptor for id field.
 	sysexceptionlogDescID := sysexceptionlogMixinFields0[0].Descriptor()
 	// sysexceptionlog.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -978,6 +982,10 @@ func init() {
 	sysoplogDescUserAgent := sysoplogFields[10].Descriptor()
 	// sysoplog.UserAgentValidator is a validator for the "user_agent" field. It is called by the builders before save.
 	sysoplog.UserAgentValidator = sysoplogDescUserAgent.Validators[0].(func(string) error)
+	// sysoplogDescRequestID is the schema descriptor for request_id field.
+	sysoplogDescRequestID := sysoplogFields[11].Descriptor()
+	// sysoplog.RequestIDValidator is a validator for the "request_id" field. It is called by the builders before save.
+	sysoplog.RequestIDValidator = sysoplogDescRequestID.Validators[0].(func(string) error)
 	// sysoplogDescID is the schema descriptor for id field.
 	sysoplogDescID := sysoplogMixinFields0[0].Descriptor()
 	// sysoplog.IDValidator is a validator for the "id" field. It is called by the builders before save.

@@ -39,7 +39,9 @@ type SysExceptionLog struct {
 	// IP holds the value of the "ip" field.
 	IP *string `json:"ip,omitempty"`
 	// UserAgent holds the value of the "user_agent" field.
-	UserAgent    *string `json:"user_agent,omitempty"`
+	UserAgent *string `json:"user_agent,omitempty"`
+	// the request's X-Request-ID (the caller's when valid)
+	RequestID    *string `json:"request_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -50,7 +52,7 @@ func (*SysExceptionLog) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case sysexceptionlog.FieldID, sysexceptionlog.FieldCreateUserID, sysexceptionlog.FieldOperatorID:
 			values[i] = new(sql.NullInt64)
-		case sysexceptionlog.FieldHTTPMethod, sysexceptionlog.FieldPath, sysexceptionlog.FieldTraceID, sysexceptionlog.FieldExceptionType, sysexceptionlog.FieldMessage, sysexceptionlog.FieldStackTrace, sysexceptionlog.FieldIP, sysexceptionlog.FieldUserAgent:
+		case sysexceptionlog.FieldHTTPMethod, sysexceptionlog.FieldPath, sysexceptionlog.FieldTraceID, sysexceptionlog.FieldExceptionType, sysexceptionlog.FieldMessage, sysexceptionlog.FieldStackTrace, sysexceptionlog.FieldIP, sysexceptionlog.FieldUserAgent, sysexceptionlog.FieldRequestID:
 			values[i] = new(sql.NullString)
 		case sysexceptionlog.FieldCreateTime:
 			values[i] = new(sql.NullTime)
@@ -148,6 +150,13 @@ func (_m *SysExceptionLog) assignValues(columns []string, values []any) error {
 				_m.UserAgent = new(string)
 				*_m.UserAgent = value.String
 			}
+		case sysexceptionlog.FieldRequestID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field request_id", values[i])
+			} else if value.Valid {
+				_m.RequestID = new(string)
+				*_m.RequestID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -228,6 +237,11 @@ func (_m *SysExceptionLog) String() string {
 	builder.WriteString(", ")
 	if v := _m.UserAgent; v != nil {
 		builder.WriteString("user_agent=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.RequestID; v != nil {
+		builder.WriteString("request_id=")
 		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')

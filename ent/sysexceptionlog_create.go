@@ -152,6 +152,20 @@ func (_c *SysExceptionLogCreate) SetNillableUserAgent(v *string) *SysExceptionLo
 	return _c
 }
 
+// SetRequestID sets the "request_id" field.
+func (_c *SysExceptionLogCreate) SetRequestID(v string) *SysExceptionLogCreate {
+	_c.mutation.SetRequestID(v)
+	return _c
+}
+
+// SetNillableRequestID sets the "request_id" field if the given value is not nil.
+func (_c *SysExceptionLogCreate) SetNillableRequestID(v *string) *SysExceptionLogCreate {
+	if v != nil {
+		_c.SetRequestID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SysExceptionLogCreate) SetID(v int64) *SysExceptionLogCreate {
 	_c.mutation.SetID(v)
@@ -248,6 +262,11 @@ func (_c *SysExceptionLogCreate) check() error {
 			return &ValidationError{Name: "user_agent", err: fmt.Errorf(`ent: validator failed for field "SysExceptionLog.user_agent": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.RequestID(); ok {
+		if err := sysexceptionlog.RequestIDValidator(v); err != nil {
+			return &ValidationError{Name: "request_id", err: fmt.Errorf(`ent: validator failed for field "SysExceptionLog.request_id": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := sysexceptionlog.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "SysExceptionLog.id": %w`, err)}
@@ -329,6 +348,10 @@ func (_c *SysExceptionLogCreate) createSpec() (*SysExceptionLog, *sqlgraph.Creat
 	if value, ok := _c.mutation.UserAgent(); ok {
 		_spec.SetField(sysexceptionlog.FieldUserAgent, field.TypeString, value)
 		_node.UserAgent = &value
+	}
+	if value, ok := _c.mutation.RequestID(); ok {
+		_spec.SetField(sysexceptionlog.FieldRequestID, field.TypeString, value)
+		_node.RequestID = &value
 	}
 	return _node, _spec
 }
@@ -529,6 +552,24 @@ func (u *SysExceptionLogUpsert) UpdateUserAgent() *SysExceptionLogUpsert {
 // ClearUserAgent clears the value of the "user_agent" field.
 func (u *SysExceptionLogUpsert) ClearUserAgent() *SysExceptionLogUpsert {
 	u.SetNull(sysexceptionlog.FieldUserAgent)
+	return u
+}
+
+// SetRequestID sets the "request_id" field.
+func (u *SysExceptionLogUpsert) SetRequestID(v string) *SysExceptionLogUpsert {
+	u.Set(sysexceptionlog.FieldRequestID, v)
+	return u
+}
+
+// UpdateRequestID sets the "request_id" field to the value that was provided on create.
+func (u *SysExceptionLogUpsert) UpdateRequestID() *SysExceptionLogUpsert {
+	u.SetExcluded(sysexceptionlog.FieldRequestID)
+	return u
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (u *SysExceptionLogUpsert) ClearRequestID() *SysExceptionLogUpsert {
+	u.SetNull(sysexceptionlog.FieldRequestID)
 	return u
 }
 
@@ -758,6 +799,27 @@ func (u *SysExceptionLogUpsertOne) UpdateUserAgent() *SysExceptionLogUpsertOne {
 func (u *SysExceptionLogUpsertOne) ClearUserAgent() *SysExceptionLogUpsertOne {
 	return u.Update(func(s *SysExceptionLogUpsert) {
 		s.ClearUserAgent()
+	})
+}
+
+// SetRequestID sets the "request_id" field.
+func (u *SysExceptionLogUpsertOne) SetRequestID(v string) *SysExceptionLogUpsertOne {
+	return u.Update(func(s *SysExceptionLogUpsert) {
+		s.SetRequestID(v)
+	})
+}
+
+// UpdateRequestID sets the "request_id" field to the value that was provided on create.
+func (u *SysExceptionLogUpsertOne) UpdateRequestID() *SysExceptionLogUpsertOne {
+	return u.Update(func(s *SysExceptionLogUpsert) {
+		s.UpdateRequestID()
+	})
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (u *SysExceptionLogUpsertOne) ClearRequestID() *SysExceptionLogUpsertOne {
+	return u.Update(func(s *SysExceptionLogUpsert) {
+		s.ClearRequestID()
 	})
 }
 
@@ -1153,6 +1215,27 @@ func (u *SysExceptionLogUpsertBulk) UpdateUserAgent() *SysExceptionLogUpsertBulk
 func (u *SysExceptionLogUpsertBulk) ClearUserAgent() *SysExceptionLogUpsertBulk {
 	return u.Update(func(s *SysExceptionLogUpsert) {
 		s.ClearUserAgent()
+	})
+}
+
+// SetRequestID sets the "request_id" field.
+func (u *SysExceptionLogUpsertBulk) SetRequestID(v string) *SysExceptionLogUpsertBulk {
+	return u.Update(func(s *SysExceptionLogUpsert) {
+		s.SetRequestID(v)
+	})
+}
+
+// UpdateRequestID sets the "request_id" field to the value that was provided on create.
+func (u *SysExceptionLogUpsertBulk) UpdateRequestID() *SysExceptionLogUpsertBulk {
+	return u.Update(func(s *SysExceptionLogUpsert) {
+		s.UpdateRequestID()
+	})
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (u *SysExceptionLogUpsertBulk) ClearRequestID() *SysExceptionLogUpsertBulk {
+	return u.Update(func(s *SysExceptionLogUpsert) {
+		s.ClearRequestID()
 	})
 }
 

@@ -196,6 +196,26 @@ func (_u *SysExceptionLogUpdate) ClearUserAgent() *SysExceptionLogUpdate {
 	return _u
 }
 
+// SetRequestID sets the "request_id" field.
+func (_u *SysExceptionLogUpdate) SetRequestID(v string) *SysExceptionLogUpdate {
+	_u.mutation.SetRequestID(v)
+	return _u
+}
+
+// SetNillableRequestID sets the "request_id" field if the given value is not nil.
+func (_u *SysExceptionLogUpdate) SetNillableRequestID(v *string) *SysExceptionLogUpdate {
+	if v != nil {
+		_u.SetRequestID(*v)
+	}
+	return _u
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (_u *SysExceptionLogUpdate) ClearRequestID() *SysExceptionLogUpdate {
+	_u.mutation.ClearRequestID()
+	return _u
+}
+
 // Mutation returns the SysExceptionLogMutation object of the builder.
 func (_u *SysExceptionLogUpdate) Mutation() *SysExceptionLogMutation {
 	return _u.mutation
@@ -265,6 +285,11 @@ func (_u *SysExceptionLogUpdate) check() error {
 			return &ValidationError{Name: "user_agent", err: fmt.Errorf(`ent: validator failed for field "SysExceptionLog.user_agent": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.RequestID(); ok {
+		if err := sysexceptionlog.RequestIDValidator(v); err != nil {
+			return &ValidationError{Name: "request_id", err: fmt.Errorf(`ent: validator failed for field "SysExceptionLog.request_id": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -330,6 +355,12 @@ func (_u *SysExceptionLogUpdate) sqlSave(ctx context.Context) (_node int, err er
 	}
 	if _u.mutation.UserAgentCleared() {
 		_spec.ClearField(sysexceptionlog.FieldUserAgent, field.TypeString)
+	}
+	if value, ok := _u.mutation.RequestID(); ok {
+		_spec.SetField(sysexceptionlog.FieldRequestID, field.TypeString, value)
+	}
+	if _u.mutation.RequestIDCleared() {
+		_spec.ClearField(sysexceptionlog.FieldRequestID, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -520,6 +551,26 @@ func (_u *SysExceptionLogUpdateOne) ClearUserAgent() *SysExceptionLogUpdateOne {
 	return _u
 }
 
+// SetRequestID sets the "request_id" field.
+func (_u *SysExceptionLogUpdateOne) SetRequestID(v string) *SysExceptionLogUpdateOne {
+	_u.mutation.SetRequestID(v)
+	return _u
+}
+
+// SetNillableRequestID sets the "request_id" field if the given value is not nil.
+func (_u *SysExceptionLogUpdateOne) SetNillableRequestID(v *string) *SysExceptionLogUpdateOne {
+	if v != nil {
+		_u.SetRequestID(*v)
+	}
+	return _u
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (_u *SysExceptionLogUpdateOne) ClearRequestID() *SysExceptionLogUpdateOne {
+	_u.mutation.ClearRequestID()
+	return _u
+}
+
 // Mutation returns the SysExceptionLogMutation object of the builder.
 func (_u *SysExceptionLogUpdateOne) Mutation() *SysExceptionLogMutation {
 	return _u.mutation
@@ -600,6 +651,11 @@ func (_u *SysExceptionLogUpdateOne) check() error {
 	if v, ok := _u.mutation.UserAgent(); ok {
 		if err := sysexceptionlog.UserAgentValidator(v); err != nil {
 			return &ValidationError{Name: "user_agent", err: fmt.Errorf(`ent: validator failed for field "SysExceptionLog.user_agent": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.RequestID(); ok {
+		if err := sysexceptionlog.RequestIDValidator(v); err != nil {
+			return &ValidationError{Name: "request_id", err: fmt.Errorf(`ent: validator failed for field "SysExceptionLog.request_id": %w`, err)}
 		}
 	}
 	return nil
@@ -684,6 +740,12 @@ func (_u *SysExceptionLogUpdateOne) sqlSave(ctx context.Context) (_node *SysExce
 	}
 	if _u.mutation.UserAgentCleared() {
 		_spec.ClearField(sysexceptionlog.FieldUserAgent, field.TypeString)
+	}
+	if value, ok := _u.mutation.RequestID(); ok {
+		_spec.SetField(sysexceptionlog.FieldRequestID, field.TypeString, value)
+	}
+	if _u.mutation.RequestIDCleared() {
+		_spec.ClearField(sysexceptionlog.FieldRequestID, field.TypeString)
 	}
 	_node = &SysExceptionLog{config: _u.config}
 	_spec.Assign = _node.assignValues

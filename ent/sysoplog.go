@@ -43,7 +43,9 @@ type SysOpLog struct {
 	// IP holds the value of the "ip" field.
 	IP *string `json:"ip,omitempty"`
 	// UserAgent holds the value of the "user_agent" field.
-	UserAgent    *string `json:"user_agent,omitempty"`
+	UserAgent *string `json:"user_agent,omitempty"`
+	// the request's X-Request-ID (the caller's when valid)
+	RequestID    *string `json:"request_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -56,7 +58,7 @@ func (*SysOpLog) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case sysoplog.FieldID, sysoplog.FieldCreateUserID, sysoplog.FieldResultCode, sysoplog.FieldElapsedMs, sysoplog.FieldOperatorID:
 			values[i] = new(sql.NullInt64)
-		case sysoplog.FieldTitle, sysoplog.FieldHTTPMethod, sysoplog.FieldPath, sysoplog.FieldParamJSON, sysoplog.FieldExceptionMessage, sysoplog.FieldIP, sysoplog.FieldUserAgent:
+		case sysoplog.FieldTitle, sysoplog.FieldHTTPMethod, sysoplog.FieldPath, sysoplog.FieldParamJSON, sysoplog.FieldExceptionMessage, sysoplog.FieldIP, sysoplog.FieldUserAgent, sysoplog.FieldRequestID:
 			values[i] = new(sql.NullString)
 		case sysoplog.FieldCreateTime:
 			values[i] = new(sql.NullTime)
@@ -165,6 +167,13 @@ func (_m *SysOpLog) assignValues(columns []string, values []any) error {
 				_m.UserAgent = new(string)
 				*_m.UserAgent = value.String
 			}
+		case sysoplog.FieldRequestID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field request_id", values[i])
+			} else if value.Valid {
+				_m.RequestID = new(string)
+				*_m.RequestID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -249,6 +258,11 @@ func (_m *SysOpLog) String() string {
 	builder.WriteString(", ")
 	if v := _m.UserAgent; v != nil {
 		builder.WriteString("user_agent=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.RequestID; v != nil {
+		builder.WriteString("request_id=")
 		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')

@@ -172,6 +172,20 @@ func (_c *SysOpLogCreate) SetNillableUserAgent(v *string) *SysOpLogCreate {
 	return _c
 }
 
+// SetRequestID sets the "request_id" field.
+func (_c *SysOpLogCreate) SetRequestID(v string) *SysOpLogCreate {
+	_c.mutation.SetRequestID(v)
+	return _c
+}
+
+// SetNillableRequestID sets the "request_id" field if the given value is not nil.
+func (_c *SysOpLogCreate) SetNillableRequestID(v *string) *SysOpLogCreate {
+	if v != nil {
+		_c.SetRequestID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SysOpLogCreate) SetID(v int64) *SysOpLogCreate {
 	_c.mutation.SetID(v)
@@ -280,6 +294,11 @@ func (_c *SysOpLogCreate) check() error {
 			return &ValidationError{Name: "user_agent", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.user_agent": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.RequestID(); ok {
+		if err := sysoplog.RequestIDValidator(v); err != nil {
+			return &ValidationError{Name: "request_id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.request_id": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := sysoplog.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.id": %w`, err)}
@@ -369,6 +388,10 @@ func (_c *SysOpLogCreate) createSpec() (*SysOpLog, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UserAgent(); ok {
 		_spec.SetField(sysoplog.FieldUserAgent, field.TypeString, value)
 		_node.UserAgent = &value
+	}
+	if value, ok := _c.mutation.RequestID(); ok {
+		_spec.SetField(sysoplog.FieldRequestID, field.TypeString, value)
+		_node.RequestID = &value
 	}
 	return _node, _spec
 }
@@ -599,6 +622,24 @@ func (u *SysOpLogUpsert) UpdateUserAgent() *SysOpLogUpsert {
 // ClearUserAgent clears the value of the "user_agent" field.
 func (u *SysOpLogUpsert) ClearUserAgent() *SysOpLogUpsert {
 	u.SetNull(sysoplog.FieldUserAgent)
+	return u
+}
+
+// SetRequestID sets the "request_id" field.
+func (u *SysOpLogUpsert) SetRequestID(v string) *SysOpLogUpsert {
+	u.Set(sysoplog.FieldRequestID, v)
+	return u
+}
+
+// UpdateRequestID sets the "request_id" field to the value that was provided on create.
+func (u *SysOpLogUpsert) UpdateRequestID() *SysOpLogUpsert {
+	u.SetExcluded(sysoplog.FieldRequestID)
+	return u
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (u *SysOpLogUpsert) ClearRequestID() *SysOpLogUpsert {
+	u.SetNull(sysoplog.FieldRequestID)
 	return u
 }
 
@@ -863,6 +904,27 @@ func (u *SysOpLogUpsertOne) UpdateUserAgent() *SysOpLogUpsertOne {
 func (u *SysOpLogUpsertOne) ClearUserAgent() *SysOpLogUpsertOne {
 	return u.Update(func(s *SysOpLogUpsert) {
 		s.ClearUserAgent()
+	})
+}
+
+// SetRequestID sets the "request_id" field.
+func (u *SysOpLogUpsertOne) SetRequestID(v string) *SysOpLogUpsertOne {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.SetRequestID(v)
+	})
+}
+
+// UpdateRequestID sets the "request_id" field to the value that was provided on create.
+func (u *SysOpLogUpsertOne) UpdateRequestID() *SysOpLogUpsertOne {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.UpdateRequestID()
+	})
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (u *SysOpLogUpsertOne) ClearRequestID() *SysOpLogUpsertOne {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.ClearRequestID()
 	})
 }
 
@@ -1293,6 +1355,27 @@ func (u *SysOpLogUpsertBulk) UpdateUserAgent() *SysOpLogUpsertBulk {
 func (u *SysOpLogUpsertBulk) ClearUserAgent() *SysOpLogUpsertBulk {
 	return u.Update(func(s *SysOpLogUpsert) {
 		s.ClearUserAgent()
+	})
+}
+
+// SetRequestID sets the "request_id" field.
+func (u *SysOpLogUpsertBulk) SetRequestID(v string) *SysOpLogUpsertBulk {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.SetRequestID(v)
+	})
+}
+
+// UpdateRequestID sets the "request_id" field to the value that was provided on create.
+func (u *SysOpLogUpsertBulk) UpdateRequestID() *SysOpLogUpsertBulk {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.UpdateRequestID()
+	})
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (u *SysOpLogUpsertBulk) ClearRequestID() *SysOpLogUpsertBulk {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.ClearRequestID()
 	})
 }
 

@@ -232,6 +232,26 @@ func (_u *SysOpLogUpdate) ClearUserAgent() *SysOpLogUpdate {
 	return _u
 }
 
+// SetRequestID sets the "request_id" field.
+func (_u *SysOpLogUpdate) SetRequestID(v string) *SysOpLogUpdate {
+	_u.mutation.SetRequestID(v)
+	return _u
+}
+
+// SetNillableRequestID sets the "request_id" field if the given value is not nil.
+func (_u *SysOpLogUpdate) SetNillableRequestID(v *string) *SysOpLogUpdate {
+	if v != nil {
+		_u.SetRequestID(*v)
+	}
+	return _u
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (_u *SysOpLogUpdate) ClearRequestID() *SysOpLogUpdate {
+	_u.mutation.ClearRequestID()
+	return _u
+}
+
 // Mutation returns the SysOpLogMutation object of the builder.
 func (_u *SysOpLogUpdate) Mutation() *SysOpLogMutation {
 	return _u.mutation
@@ -294,6 +314,11 @@ func (_u *SysOpLogUpdate) check() error {
 	if v, ok := _u.mutation.UserAgent(); ok {
 		if err := sysoplog.UserAgentValidator(v); err != nil {
 			return &ValidationError{Name: "user_agent", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.user_agent": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.RequestID(); ok {
+		if err := sysoplog.RequestIDValidator(v); err != nil {
+			return &ValidationError{Name: "request_id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.request_id": %w`, err)}
 		}
 	}
 	return nil
@@ -370,6 +395,12 @@ func (_u *SysOpLogUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.UserAgentCleared() {
 		_spec.ClearField(sysoplog.FieldUserAgent, field.TypeString)
+	}
+	if value, ok := _u.mutation.RequestID(); ok {
+		_spec.SetField(sysoplog.FieldRequestID, field.TypeString, value)
+	}
+	if _u.mutation.RequestIDCleared() {
+		_spec.ClearField(sysoplog.FieldRequestID, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -596,6 +627,26 @@ func (_u *SysOpLogUpdateOne) ClearUserAgent() *SysOpLogUpdateOne {
 	return _u
 }
 
+// SetRequestID sets the "request_id" field.
+func (_u *SysOpLogUpdateOne) SetRequestID(v string) *SysOpLogUpdateOne {
+	_u.mutation.SetRequestID(v)
+	return _u
+}
+
+// SetNillableRequestID sets the "request_id" field if the given value is not nil.
+func (_u *SysOpLogUpdateOne) SetNillableRequestID(v *string) *SysOpLogUpdateOne {
+	if v != nil {
+		_u.SetRequestID(*v)
+	}
+	return _u
+}
+
+// ClearRequestID clears the value of the "request_id" field.
+func (_u *SysOpLogUpdateOne) ClearRequestID() *SysOpLogUpdateOne {
+	_u.mutation.ClearRequestID()
+	return _u
+}
+
 // Mutation returns the SysOpLogMutation object of the builder.
 func (_u *SysOpLogUpdateOne) Mutation() *SysOpLogMutation {
 	return _u.mutation
@@ -671,6 +722,11 @@ func (_u *SysOpLogUpdateOne) check() error {
 	if v, ok := _u.mutation.UserAgent(); ok {
 		if err := sysoplog.UserAgentValidator(v); err != nil {
 			return &ValidationError{Name: "user_agent", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.user_agent": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.RequestID(); ok {
+		if err := sysoplog.RequestIDValidator(v); err != nil {
+			return &ValidationError{Name: "request_id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.request_id": %w`, err)}
 		}
 	}
 	return nil
@@ -764,6 +820,12 @@ func (_u *SysOpLogUpdateOne) sqlSave(ctx context.Context) (_node *SysOpLog, err 
 	}
 	if _u.mutation.UserAgentCleared() {
 		_spec.ClearField(sysoplog.FieldUserAgent, field.TypeString)
+	}
+	if value, ok := _u.mutation.RequestID(); ok {
+		_spec.SetField(sysoplog.FieldRequestID, field.TypeString, value)
+	}
+	if _u.mutation.RequestIDCleared() {
+		_spec.ClearField(sysoplog.FieldRequestID, field.TypeString)
 	}
 	_node = &SysOpLog{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -53,6 +53,7 @@ import (
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/snowflake"
 	"github.com/adminkernel/kernel/host/sysconfig"
+	"github.com/adminkernel/kernel/host/telemetry"
 	"github.com/adminkernel/kernel/host/token"
 	"github.com/adminkernel/kernel/host/webconsole"
 	"github.com/adminkernel/kernel/pluginsdk"
@@ -141,6 +142,7 @@ type Kernel struct {
 
 	exceptions *exceptionlog.Recorder
 	oplog      *oplog.Writer
+	metrics    *telemetry.Metrics // Prometheus metrics (host/telemetry)
 
 	// outages follow the availability of Redis and the database: one WARN
 	// per outage, one INFO when it is back (host/outage).
@@ -206,7 +208,8 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New(),
-		outages: newOutages(logs), sessionClock: opts.SessionClock, hashHook: opts.PasswordHasher, compiled: opts.Providers}
+		outages: newOutages(logs), sessionClock: opts.SessionClock, hashHook: opts.PasswordHasher, compiled: opts.Providers,
+		metrics: telemetry.New()}
 	for _, w := range cfg.Warnings() { // the same list `adminkernel config` prints
 		logs.For("AdminKernel.Config").Warn(w)
 	}
@@ -303,6 +306,10 @@ func (k *Kernel) buildApp(modules []Module) error {
 	// +R first: a refused call is no operation.
 	k.routes.Around(k.reauth.Guard)
 	k.routes.Around(k.oplog.Middleware)
+	if err := k.watch(); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	errorHandler := envelope.ErrorHandler(k.catalog, k.logs.For("AdminKernel.Http"), k.exceptions.Record)
 	k.app = fiber.New(fiber.Config{
 		AppName:   "adminkernel",
 		BodyLimit: cfg.Service.HTTP.BodyLimitBytes,
@@ -311,7 +318,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 		// other route gets the limit from bodyLimit (bodylimit.go).
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		ErrorHandler:                 envelope.ErrorHandler(k.catalog, k.logs.For("AdminKernel.Http"), k.exceptions.Record),
+		ErrorHandler:                 errorHandler,
 		TrustProxy:                   len(trusted) > 0,
 		TrustProxyConfig:             fiber.TrustProxyConfig{Proxies: trusted},
 		ProxyHeader:                  proxyHeader(trusted),
@@ -321,7 +328,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 	k.app.Use(secheaders.New(secheaders.Options{
 		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),
 		AuthPrefix: APIPrefix + "/auth",
-	}), newRequestIDs().middleware(), envelope.Recover(), closeAfterStream(cfg.Service.HTTP.BodyLimitBytes))
+	}), newRequestIDs().middleware(), k.httpMetrics(errorHandler), envelope.Recover(), closeAfterStream(cfg.Service.HTTP.BodyLimitBytes))
 	// CORS before the health probes, the rate limiter and the router: a
 	// preflight is answered here and never counted, and the headers are
 	// set before any error answer is written.
@@ -333,6 +340,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 		k.app.Use(h)
 	}
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
+	k.mountMetrics()
 	if err := k.mountConsole(); err != nil {
 		return err
 	}
@@ -368,6 +376,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 			return err
 		}
 	}
+	k.metrics.IndexRoutes(k.app)
 	// Anything unmatched ends in the central handler: Fiber's router
 	// answers a path served under other methods with 405 / 48004 and an
 	// Allow header listing them, any other path with 404 / 48003.
@@ -515,6 +524,12 @@ func (k *Kernel) raiseFileLimit() {
 // them.
 func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	k.log.Info("listening", "address", "http://"+ln.Addr().String())
+	stopMetrics, err := k.serveMetrics(ctx)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer stopMetrics()
 	ln = k.limitListener(ln)
 	errc := make(chan error, 1)
 	go func() {

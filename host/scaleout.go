@@ -57,6 +57,10 @@ func (k *Kernel) openShared(ctx context.Context) error {
 		return err
 	}
 	rc, shared := store.(*rediscache.Cache)
+	if shared {
+		// go-redis' own lines through this kernel's log (JSON stays JSON).
+		rediscache.RouteLibraryLog(k.logs.For("AdminKernel.Redis"))
+	}
 	if secs := k.cfg.Service.Cache.NearCacheSeconds; secs > 0 {
 		opts := nearcache.Options{
 			Prefixes:   NearPrefixes,
@@ -78,7 +82,7 @@ func (k *Kernel) openShared(ctx context.Context) error {
 		}
 		store = near
 	}
-	k.store = store
+	k.store = k.metrics.CountCache(store)
 	if !shared {
 		return nil
 	}

@@ -69,6 +69,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		NextID:       k.ids.Next,
 		Now:          k.sessionClock,
 		Events:       k.events,
+		Metrics:      k.metrics,
 	})
 	k.authn = authn.New(k.tokens, k.sessions, k.perms, authn.Options{Log: k.logs.For("AdminKernel.Authn")})
 	if k.trusted, err = request.ParseTrusted(cfg.Service.HTTP.TrustedProxies); err != nil {
@@ -85,7 +86,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	popts.Logger, popts.Registry = k.logs.For("AdminKernel.PluginHost"), k.providers
+	popts.Logger, popts.Registry, popts.Metrics = k.logs.For("AdminKernel.PluginHost"), k.providers, k.metrics
 	if k.plugins, err = pluginhost.Load(ctx, popts); err != nil {
 		return err
 	}
@@ -120,6 +121,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		SmsCodes:  sms.New(store, sms.CodeOptions{}),
 		SmsSender: sender,
 		Log:       k.logs.For("AdminKernel.Auth"),
+		Metrics:   k.metrics,
 	})
 	if err != nil {
 		return err
@@ -169,6 +171,7 @@ func (k *Kernel) rateLimiter() fiber.Handler {
 		Trusted:   k.trusted,
 		Log:       k.logs.For("AdminKernel.RateLimit"),
 		Batch:     batch,
+		Metrics:   k.metrics,
 	})
 }
 

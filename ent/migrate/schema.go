@@ -113,6 +113,7 @@ var (
 		{Name: "operator_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "ip", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "user_agent", Type: field.TypeString, Nullable: true, Size: 512},
+		{Name: "request_id", Type: field.TypeString, Nullable: true, Size: 128},
 	}
 	// SysExceptionLogTable holds the schema information for the "sys_exception_log" table.
 	SysExceptionLogTable = &schema.Table{
@@ -561,6 +562,7 @@ var (
 		{Name: "operator_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "ip", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "user_agent", Type: field.TypeString, Nullable: true, Size: 512},
+		{Name: "request_id", Type: field.TypeString, Nullable: true, Size: 128},
 	}
 	// SysOpLogTable holds the schema information for the "sys_op_log" table.
 	SysOpLogTable = &schema.Table{

@@ -35,6 +35,8 @@ func (SysOpLog) Fields() []ent.Field {
 		field.Int64("operator_id").Optional().Nillable(),
 		field.String("ip").MaxRuneLen(64).Optional().Nillable(),
 		field.String("user_agent").MaxRuneLen(512).Optional().Nillable(),
+		field.String("request_id").MaxRuneLen(128).Optional().Nillable().
+			Comment("the request's X-Request-ID (the caller's when valid)"),
 	}
 }
 
@@ -103,6 +105,8 @@ func (SysExceptionLog) Fields() []ent.Field {
 		field.Int64("operator_id").Optional().Nillable(),
 		field.String("ip").MaxRuneLen(64).Optional().Nillable(),
 		field.String("user_agent").MaxRuneLen(512).Optional().Nillable(),
+		field.String("request_id").MaxRuneLen(128).Optional().Nillable().
+			Comment("the request's X-Request-ID (the caller's when valid)"),
 	}
 }
 

@@ -109,6 +109,11 @@ func UserAgent(v string) predicate.SysExceptionLog {
 	return predicate.SysExceptionLog(sql.FieldEQ(FieldUserAgent, v))
 }
 
+// RequestID applies equality check predicate on the "request_id" field. It's identical to RequestIDEQ.
+func RequestID(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldEQ(FieldRequestID, v))
+}
+
 // CreateTimeEQ applies the EQ predicate on the "create_time" field.
 func CreateTimeEQ(v time.Time) predicate.SysExceptionLog {
 	return predicate.SysExceptionLog(sql.FieldEQ(FieldCreateTime, v))
@@ -817,6 +822,81 @@ func UserAgentEqualFold(v string) predicate.SysExceptionLog {
 // UserAgentContainsFold applies the ContainsFold predicate on the "user_agent" field.
 func UserAgentContainsFold(v string) predicate.SysExceptionLog {
 	return predicate.SysExceptionLog(sql.FieldContainsFold(FieldUserAgent, v))
+}
+
+// RequestIDEQ applies the EQ predicate on the "request_id" field.
+func RequestIDEQ(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldEQ(FieldRequestID, v))
+}
+
+// RequestIDNEQ applies the NEQ predicate on the "request_id" field.
+func RequestIDNEQ(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldNEQ(FieldRequestID, v))
+}
+
+// RequestIDIn applies the In predicate on the "request_id" field.
+func RequestIDIn(vs ...string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldIn(FieldRequestID, vs...))
+}
+
+// RequestIDNotIn applies the NotIn predicate on the "request_id" field.
+func RequestIDNotIn(vs ...string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldNotIn(FieldRequestID, vs...))
+}
+
+// RequestIDGT applies the GT predicate on the "request_id" field.
+func RequestIDGT(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldGT(FieldRequestID, v))
+}
+
+// RequestIDGTE applies the GTE predicate on the "request_id" field.
+func RequestIDGTE(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldGTE(FieldRequestID, v))
+}
+
+// RequestIDLT applies the LT predicate on the "request_id" field.
+func RequestIDLT(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldLT(FieldRequestID, v))
+}
+
+// RequestIDLTE applies the LTE predicate on the "request_id" field.
+func RequestIDLTE(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldLTE(FieldRequestID, v))
+}
+
+// RequestIDContains applies the Contains predicate on the "request_id" field.
+func RequestIDContains(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldContains(FieldRequestID, v))
+}
+
+// RequestIDHasPrefix applies the HasPrefix predicate on the "request_id" field.
+func RequestIDHasPrefix(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldHasPrefix(FieldRequestID, v))
+}
+
+// RequestIDHasSuffix applies the HasSuffix predicate on the "request_id" field.
+func RequestIDHasSuffix(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldHasSuffix(FieldRequestID, v))
+}
+
+// RequestIDIsNil applies the IsNil predicate on the "request_id" field.
+func RequestIDIsNil() predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldIsNull(FieldRequestID))
+}
+
+// RequestIDNotNil applies the NotNil predicate on the "request_id" field.
+func RequestIDNotNil() predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldNotNull(FieldRequestID))
+}
+
+// RequestIDEqualFold applies the EqualFold predicate on the "request_id" field.
+func RequestIDEqualFold(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldEqualFold(FieldRequestID, v))
+}
+
+// RequestIDContainsFold applies the ContainsFold predicate on the "request_id" field.
+func RequestIDContainsFold(v string) predicate.SysExceptionLog {
+	return predicate.SysExceptionLog(sql.FieldContainsFold(FieldRequestID, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -15,6 +15,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/telemetry"
 )
 
 // Lockout (docs/security.md, "Brute force and rate limits").
@@ -73,6 +74,7 @@ type lockout struct {
 	subject string
 	client  string
 	epoch   string
+	metrics *telemetry.Metrics // counts the locks fail sets (nil = none)
 }
 
 // subjectOf is the counter subject of a login name: the user's id when the
@@ -107,6 +109,15 @@ func openLockout(ctx context.Context, store cache.Store, subject, clientIP strin
 		return nil, fmt.Errorf("reading the login lock: %w", err)
 	}
 	return &lockout{store: store, subject: subject, client: clientKey(clientIP), epoch: strconv.FormatInt(e, 10)}, nil
+}
+
+// openLockout is openLockout with the service's store and metrics.
+func (s *Service) openLockout(ctx context.Context, subject, clientIP string) (*lockout, error) {
+	l, err := openLockout(ctx, s.d.Store, subject, clientIP)
+	if l != nil {
+		l.metrics = s.d.Metrics
+	}
+	return l, err
 }
 
 func (l *lockout) pairKey(kind string) string {
@@ -167,6 +178,7 @@ func (l *lockout) fail(ctx context.Context, p lockPolicy) (locked bool, err erro
 		return false, fmt.Errorf("locking an account: %w", err)
 	}
 	_ = l.store.Reset(ctx, l.pairKey(keyPairFailures))
+	l.metrics.Lockout()
 	return true, nil
 }
 
@@ -228,7 +240,7 @@ func (s *Service) openUnlocked(ctx context.Context, subject, clientIP string) (*
 	if err != nil {
 		return nil, policy, err
 	}
-	lock, err := openLockout(ctx, s.d.Store, subject, clientIP)
+	lock, err := s.openLockout(ctx, subject, clientIP)
 	if err != nil {
 		return nil, policy, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/outage"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/textclip"
@@ -22,6 +23,7 @@ func (s *Service) WriteLoginLog(ctx context.Context, account, method string, use
 	// codes, 50001 for a full disk, 50002/50003 for an unreachable Redis or
 	// database, 50000 for anything else).
 	code := int(envelope.CodeOf(result))
+	s.d.Metrics.Login(method, code)
 	c := s.d.Client.SysLoginLog.Create().
 		SetAccount(textclip.Runes(account, loginLogAccountLen)).
 		SetSuccess(result == nil).
@@ -38,7 +40,7 @@ func (s *Service) WriteLoginLog(ctx context.Context, account, method string, use
 		if _, down := outage.As(err); down {
 			return // the database outage is logged once, by its tracker
 		}
-		s.d.Log.Warn("writing the login log failed", "error", err)
+		logging.Ctx(ctx, s.d.Log).Warn("writing the login log failed", "error", err)
 	}
 }
 

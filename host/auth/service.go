@@ -21,6 +21,7 @@ import (
 	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/captcha"
+	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/mfa"
 	"github.com/adminkernel/kernel/host/passkey"
@@ -29,6 +30,7 @@ import (
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sms"
 	"github.com/adminkernel/kernel/host/sysconfig"
+	"github.com/adminkernel/kernel/host/telemetry"
 	"github.com/adminkernel/kernel/host/textclip"
 	"github.com/adminkernel/kernel/host/token"
 )
@@ -90,6 +92,8 @@ type Deps struct {
 	// (host/passkey).
 	Passkeys *passkey.Service
 	Log      hclog.Logger
+	// Metrics counts logins, refreshes and lockouts (nil = none).
+	Metrics *telemetry.Metrics
 }
 
 // Service implements the login flows.
@@ -356,7 +360,7 @@ func (s *Service) checkPassword(ctx context.Context, in PasswordInput, loginCapt
 	if err != nil && !ent.IsNotFound(err) {
 		return nil, err
 	}
-	lock, err := openLockout(ctx, s.d.Store, subjectOf(u, in.Account), cl.IP)
+	lock, err := s.openLockout(ctx, subjectOf(u, in.Account), cl.IP)
 	if err != nil {
 		return nil, err
 	}
@@ -471,7 +475,8 @@ func (s *Service) Unlock(ctx context.Context, account string) error {
 
 // Refresh rotates a refresh token and returns a new pair. A disabled or
 // deleted user's session is revoked.
-func (s *Service) Refresh(ctx context.Context, refreshToken string) (*LoginOutput, error) {
+func (s *Service) Refresh(ctx context.Context, refreshToken string) (out *LoginOutput, err error) {
+	defer func() { s.d.Metrics.Refresh(int(envelope.CodeOf(err))) }()
 	if strings.TrimSpace(refreshToken) == "" || len(refreshToken) > 512 {
 		return nil, errcode.New(errcode.RefreshTokenInvalid)
 	}

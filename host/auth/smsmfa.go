@@ -250,7 +250,7 @@ func (s *Service) countSmsFailure(ctx context.Context, u *ent.SysUser, cl Client
 	policy, err := s.lockPolicy(ctx)
 	if err == nil {
 		var lock *lockout
-		if lock, err = openLockout(ctx, s.d.Store, subjectOf(u, u.Account), cl.IP); err == nil {
+		if lock, err = s.openLockout(ctx, subjectOf(u, u.Account), cl.IP); err == nil {
 			_, err = lock.fail(ctx, policy)
 		}
 	}

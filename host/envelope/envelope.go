@@ -108,13 +108,13 @@ func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhand
 			code := requestCode(fe.Code)
 			return write(c, catalog, errcode.StatusOf(code), code, nil)
 		case IsStorageFull(err):
-			log.Error("database storage is full: the write was refused", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "error", err)
+			log.Error("database storage is full: the write was refused", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "request_id", TraceID(c), "error", err)
 			if onUnhandled != nil {
 				onUnhandled(c, err)
 			}
 			return write(c, catalog, errcode.StatusOf(errcode.StorageFull), errcode.StorageFull, nil)
 		default:
-			log.Error("unhandled error", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "error", err)
+			log.Error("unhandled error", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "request_id", TraceID(c), "error", err)
 			if onUnhandled != nil {
 				onUnhandled(c, err)
 			}

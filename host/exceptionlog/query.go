@@ -24,6 +24,7 @@ type Item struct {
 	OperatorName  *string `json:"operatorName"`
 	IP            *string `json:"ip"`
 	UserAgent     *string `json:"userAgent"`
+	RequestID     *string `json:"requestId"`
 	IsDelete      bool    `json:"isDelete"`
 	CreateTime    string  `json:"createTime"`
 	CreateUserID  *int64  `json:"createUserId"`
@@ -97,7 +98,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 		items[i] = Item{
 			ID: r.ID, HTTPMethod: r.HTTPMethod, Path: r.Path, TraceID: r.TraceID,
 			ExceptionType: r.ExceptionType, Message: r.Message, StackTrace: r.StackTrace,
-			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent,
+			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent, RequestID: r.RequestID,
 			CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
 		}
 		if r.OperatorID != nil {

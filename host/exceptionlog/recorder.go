@@ -38,6 +38,7 @@ const (
 	methodMaxChars    = 16
 	pathMaxChars      = 1024
 	traceIDMaxChars   = 64
+	requestIDMaxChars = 128 // host.MaxRequestIDLen
 	typeMaxChars      = 256
 	ipMaxChars        = 64
 	userAgentMaxChars = 512
@@ -88,10 +89,12 @@ func (r *Recorder) WithWriteTimeout(d time.Duration) *Recorder {
 // Entry is one exception-log row before it is written.
 type Entry struct {
 	Method, Path, TraceID string
-	Type, Message, Stack  string
-	OperatorID            *int64
-	IP, UserAgent         string
-	Time                  time.Time
+	// RequestID is the request's X-Request-ID (the caller's when valid).
+	RequestID            string
+	Type, Message, Stack string
+	OperatorID           *int64
+	IP, UserAgent        string
+	Time                 time.Time
 }
 
 // Record writes the row of an unhandled error of the request c. It has the
@@ -113,6 +116,7 @@ func (r *Recorder) Record(c fiber.Ctx, err error) {
 	e.Method = strings.Clone(c.Method())
 	e.Path = strings.Clone(c.Path())
 	e.TraceID = envelope.TraceID(c)
+	e.RequestID = e.TraceID
 	e.UserAgent = strings.Clone(c.Get(fiber.HeaderUserAgent))
 	if r != nil {
 		e.IP = request.ClientIP(c, r.trusted)
@@ -163,6 +167,9 @@ func (r *Recorder) Write(ctx context.Context, e Entry, original error) {
 		SetNillableCreateUserID(e.OperatorID)
 	if e.TraceID != "" {
 		q.SetTraceID(textclip.ValidRunes(e.TraceID, traceIDMaxChars))
+	}
+	if e.RequestID != "" {
+		q.SetRequestID(textclip.ValidRunes(e.RequestID, requestIDMaxChars))
 	}
 	if e.Message != "" {
 		q.SetMessage(textclip.ValidRunes(e.Message, MessageMaxChars))

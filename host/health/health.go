@@ -7,8 +7,8 @@ package health
 
 import (
 	"context"
-	"fmt"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/gofiber/fiber/v3"
@@ -104,16 +104,31 @@ func run(ctx context.Context, ch Check, timeout time.Duration) (res CheckResult)
 	return res
 }
 
-// kind names the failure without its message: "timeout" when the check
-// ran out of time, the driver error's type for a dependency the cache or
-// database layer marked unreachable (host/outage: e.g. *net.OpError),
-// otherwise the error's type.
+// kind describes the failure: "timeout" when the check ran out of time,
+// otherwise the error's message (for a dependency the cache or database
+// layer marked unreachable, the driver error's: "dial tcp 10.0.0.5:6379:
+// connect: connection refused"), cut to maxErrorLen characters, with
+// anything that looks like a credential (password=..., user:pass@ in a
+// URL) masked: the probe is public.
 func kind(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
 		return "timeout"
 	}
-	if oe, ok := outage.As(err); ok {
-		return fmt.Sprintf("%T", oe.Err)
+	if oe, ok := outage.As(err); ok && oe.Err != nil {
+		err = oe.Err
 	}
-	return fmt.Sprintf("%T", err)
+	msg := credentialPair.ReplaceAllString(err.Error(), "$1=***")
+	msg = urlUserInfo.ReplaceAllString(msg, "://***@")
+	if r := []rune(msg); len(r) > maxErrorLen {
+		msg = string(r[:maxErrorLen]) + "…"
+	}
+	return msg
 }
+
+// maxErrorLen bounds the error of a check in the report.
+const maxErrorLen = 256
+
+var (
+	credentialPair = regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|token|apikey|api_key)\s*[=:]\s*[^\s,;&]+`)
+	urlUserInfo    = regexp.MustCompile(`://[^/@\s]+@`)
+)

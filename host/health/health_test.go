@@ -25,8 +25,13 @@ func TestReady(t *testing.T) {
 		{"up", func(context.Context) error { return nil }, health.Healthy, ""},
 		{"outage names the driver error", func(context.Context) error {
 			return fmt.Errorf("rediscache: ping: %w", tr.Failed(dial))
-		}, health.Unhealthy, "*net.OpError"},
-		{"other error", func(context.Context) error { return errors.New("password=secret") }, health.Unhealthy, "*errors.errorString"},
+		}, health.Unhealthy, "dial tcp: connect: connection refused"},
+		{"other error: its message, not its type", func(context.Context) error {
+			return fmt.Errorf("database: ping: %w", errors.New("server closed the connection"))
+		}, health.Unhealthy, "database: ping: server closed the connection"},
+		{"credentials masked", func(context.Context) error {
+			return errors.New("open host=db password=secret sslmode=x: refused; postgres://app:hunter2@db:5432/x")
+		}, health.Unhealthy, "open host=db password=*** sslmode=x: refused; postgres://***@db:5432/x"},
 		{"timeout", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, health.Unhealthy, "timeout"},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@
 package logging
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -113,4 +114,29 @@ func (l *Logs) Close() error {
 		return l.file.Close()
 	}
 	return nil
+}
+
+// RequestIDKey is the context key of the request id: the request context
+// of the kernel's HTTP requests answers it (host/database/sqllog's
+// per-request context carries the X-Request-ID).
+type RequestIDKey struct{}
+
+// RequestID returns the request id ctx carries ("" outside a request).
+func RequestID(ctx context.Context) string {
+	if ctx == nil {
+		return ""
+	}
+	id, _ := ctx.Value(RequestIDKey{}).(string)
+	return id
+}
+
+// Ctx returns log with the request id of ctx ("request_id") when ctx is a
+// request's context, else log itself: log through it wherever a request
+// context is at hand, so that every line of a request can be found by its
+// id.
+func Ctx(ctx context.Context, log hclog.Logger) hclog.Logger {
+	if id := RequestID(ctx); id != "" {
+		return log.With("request_id", id)
+	}
+	return log
 }

@@ -74,6 +74,7 @@ func (w *Writer) Middleware(r route.Route) fiber.Handler {
 			Path:      strings.Clone(c.Path()),
 			IP:        request.ClientIP(c, w.opts.Trusted),
 			UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent)),
+			RequestID: envelope.TraceID(c),
 		}
 		if params := w.params(c, stream); params != "" {
 			row.ParamJSON = &params

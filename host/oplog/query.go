@@ -26,6 +26,7 @@ type Item struct {
 	OperatorName     *string `json:"operatorName"`
 	IP               *string `json:"ip"`
 	UserAgent        *string `json:"userAgent"`
+	RequestID        *string `json:"requestId"`
 	IsDelete         bool    `json:"isDelete"`
 	CreateTime       string  `json:"createTime"`
 	CreateUserID     *int64  `json:"createUserId"`
@@ -93,7 +94,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 			ID: r.ID, Title: r.Title, HTTPMethod: r.HTTPMethod, Path: r.Path,
 			ParamJSON: r.ParamJSON, ResultCode: r.ResultCode, Success: r.Success,
 			ExceptionMessage: r.ExceptionMessage, ElapsedMs: r.ElapsedMs,
-			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent,
+			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent, RequestID: r.RequestID,
 			CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
 		}
 		if r.OperatorID != nil {

@@ -68,6 +68,8 @@ type Row struct {
 	OperatorID       *int64
 	IP               string
 	UserAgent        string
+	// RequestID is the request's X-Request-ID (the caller's when valid).
+	RequestID string
 }
 
 // Inserter stores a batch of rows.
@@ -109,6 +111,9 @@ func (e entInserter) Insert(ctx context.Context, rows []Row) error {
 		}
 		if r.UserAgent != "" {
 			c.SetUserAgent(r.UserAgent)
+		}
+		if r.RequestID != "" {
+			c.SetRequestID(r.RequestID)
 		}
 		b[i] = c
 	}

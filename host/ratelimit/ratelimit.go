@@ -40,6 +40,7 @@ import (
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/telemetry"
 )
 
 // Defaults (runtime config sys.security.rateLimit.*).
@@ -86,6 +87,8 @@ type Options struct {
 	// store (Redis), where each Incr is a network round trip; the kernel
 	// sets DefaultBatch then.
 	Batch int
+	// Metrics counts the refusals by bucket (nil = none).
+	Metrics *telemetry.Metrics
 }
 
 // DefaultBatch is the Batch the kernel uses with Redis.
@@ -164,6 +167,7 @@ func New(store cache.Store, opts Options) fiber.Handler {
 			if retry > secs {
 				retry = secs
 			}
+			opts.Metrics.RateLimited(bucket)
 			return errcode.New(errcode.TooManyRequests).With("retryAfterSeconds", retry)
 		}
 		return c.Next()

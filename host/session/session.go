@@ -79,7 +79,9 @@ import (
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
+	"github.com/adminkernel/kernel/host/logging"
 	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/telemetry"
 	"github.com/adminkernel/kernel/host/token"
 )
 
@@ -195,6 +197,8 @@ type Options struct {
 	// (nil = none): the realtime hub closes their connections, on every
 	// replica through the relay (host/bus).
 	Events *events.Bus
+	// Metrics counts reuse detections (nil = none).
+	Metrics *telemetry.Metrics
 }
 
 // Service manages sessions. It is safe for concurrent use.
@@ -209,12 +213,13 @@ type Service struct {
 	log      hclog.Logger
 	nextID   func() int64
 	events   *events.Bus
+	metrics  *telemetry.Metrics
 }
 
 // New returns a Service over the kernel's tables and cache.
 func New(client *ent.Client, store cache.Store, opts Options) *Service {
 	s := &Service{client: client, store: store, grace: max(opts.RefreshGrace, 0), idle: max(opts.Idle, 0),
-		cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log, nextID: opts.NextID, events: opts.Events}
+		cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log, nextID: opts.NextID, events: opts.Events, metrics: opts.Metrics}
 	s.touch = TouchEvery(s.idle)
 	if s.nextID == nil {
 		panic("session: Options.NextID is required")
@@ -507,7 +512,8 @@ func (s *Service) Refresh(ctx context.Context, plain string) (Refreshed, error) 
 	}
 
 	// Reuse of a rotated token: revoke the whole session.
-	s.log.Warn("refresh token reuse detected: session revoked", "user_id", sess.UserID, "session", sess.ID)
+	logging.Ctx(ctx, s.log).Warn("refresh token reuse detected: session revoked", "user_id", sess.UserID, "session", sess.ID)
+	s.metrics.ReuseDetected()
 	if _, err := s.revoke(ctx, []string{sess.SessionID}, ReasonReuse); err != nil {
 		return Refreshed{}, fmt.Errorf("session: revoke after refresh-token reuse: %w", err)
 	}

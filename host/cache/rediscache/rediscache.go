@@ -435,12 +435,14 @@ func (c *Cache) Close() error {
 
 // ProcessLogger is the go-redis library logger for a process running
 // kernels (redis.SetLogger, called once by the binary's main: the library's
-// logger is process-wide, so no kernel sets it). It is go-redis' own stderr
-// logger without the line per failed dial, which would otherwise repeat
-// for every request while Redis is down: an outage is logged once, by the
-// kernel's tracker (NewTracker).
+// logger is process-wide, so no kernel sets it). It drops the line per
+// failed dial, which would otherwise repeat for every request while Redis
+// is down (an outage is logged once, by the kernel's tracker: NewTracker),
+// and writes the others through the logger RouteLibraryLog gave — the
+// kernel's, so a JSON log stays JSON — or, before any, to standard error
+// as go-redis would.
 func ProcessLogger() interface {
 	Printf(ctx context.Context, format string, v ...any)
 } {
-	return redislog.NewBlacklistLogger([]string{"failed to dial after"})
+	return libraryLog{fallback: redislog.NewBlacklistLogger([]string{dialFailure})}
 }

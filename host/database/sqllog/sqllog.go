@@ -45,6 +45,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/host/database"
+	"github.com/adminkernel/kernel/host/logging"
 )
 
 // Category is the logger category of the SQL log (Logging:LogLevel key).
@@ -302,6 +303,13 @@ func (d *logDriver) observe(ctx, txCtx context.Context, query string, args any, 
 		msg = prefix + tag + " " + text
 	}
 	var kv []any
+	id := logging.RequestID(ctx)
+	if id == "" && txCtx != nil {
+		id = logging.RequestID(txCtx)
+	}
+	if id != "" {
+		kv = append(kv, "request_id", id)
+	}
 	if txCtx != nil {
 		kv = append(kv, "tx", true)
 	}

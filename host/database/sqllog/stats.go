@@ -9,6 +9,8 @@ import (
 
 	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/adminkernel/kernel/host/logging"
 )
 
 // NPlusOneThreshold is the statement count from which Summary adds a
@@ -45,6 +47,10 @@ func (s *Stats) add(d time.Duration) {
 
 type statsKey struct{}
 
+// requestIDHeader is X-Request-ID in fasthttp's canonical form (the
+// request-id middleware sets it on the response before this one runs).
+var requestIDHeader = []byte("X-Request-Id")
+
 // WithStats returns a context carrying a new collector, and the collector.
 // Statements run through a Wrap driver with that context (or a context
 // derived from it, or in a transaction begun with it) are counted.
@@ -58,11 +64,38 @@ func WithStats(ctx context.Context) (context.Context, *Stats) {
 type statsCtx struct {
 	context.Context
 	stats Stats
+	// id is the request's X-Request-ID (logging.RequestIDKey), kept in
+	// the same allocation when it fits (generated ids and UUIDs do); a
+	// string is made only when a line is logged. A longer caller id is
+	// copied into idLong.
+	id     [inlineRequestID]byte
+	idN    int
+	idLong string
+}
+
+// inlineRequestID is the longest request id kept inline: a generated id
+// (17-character prefix and a base-36 counter) or a UUID.
+const inlineRequestID = 48
+
+func (c *statsCtx) setRequestID(id []byte) {
+	if len(id) <= len(c.id) {
+		c.idN = copy(c.id[:], id)
+		return
+	}
+	c.idLong = string(id)
 }
 
 func (c *statsCtx) Value(key any) any {
-	if _, ok := key.(statsKey); ok {
+	switch key.(type) {
+	case statsKey:
 		return &c.stats
+	case logging.RequestIDKey:
+		if c.idN > 0 {
+			return string(c.id[:c.idN])
+		}
+		if c.idLong != "" {
+			return c.idLong
+		}
 	}
 	return c.Context.Value(key)
 }
@@ -109,6 +142,10 @@ func Middleware(log hclog.Logger, requestSummary bool) fiber.Handler {
 	}
 	return func(c fiber.Ctx) error {
 		ctx, s := WithStats(c.Context())
+		if sc, ok := ctx.(*statsCtx); ok {
+			// The request id, for the lines logged with this context.
+			sc.setRequestID(c.RequestCtx().Response.Header.PeekBytes(requestIDHeader))
+		}
 		c.SetContext(ctx)
 		// The collector is also a user value, for handlers that pass the
 		// fiber.Ctx itself as their context (its Value reads user values);
@@ -117,7 +154,7 @@ func Middleware(log hclog.Logger, requestSummary bool) fiber.Handler {
 		err := c.Next()
 		if requestSummary {
 			if line, ok := Summary(s); ok && log.IsInfo() {
-				log.Info(line, "method", strings.Clone(c.Method()), "path", strings.Clone(c.Path()))
+				log.Info(line, "method", strings.Clone(c.Method()), "path", strings.Clone(c.Path()), "request_id", logging.RequestID(ctx))
 			}
 		}
 		return err

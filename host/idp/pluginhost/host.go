@@ -48,6 +48,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/host/telemetry"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 
@@ -114,6 +115,8 @@ type Options struct {
 	// plugin whose starts fail or that exits within 10 s of its start
 	// (defaults 500 ms and 30 s).
 	MinBackoff, MaxBackoff time.Duration
+	// Metrics times the plugin calls and counts restarts (nil = none).
+	Metrics *telemetry.Metrics
 	// Registry receives every launched plugin, with source plugin. Load
 	// fails when a plugin's code is already registered.
 	Registry *idp.Registry

@@ -174,6 +174,7 @@ func (s *supervisor) check() {
 	if time.Now().Before(next) {
 		return
 	}
+	s.h.opts.Metrics.PluginRestart(s.code)
 	if err := s.launch(); err != nil {
 		s.failed(err)
 	}
@@ -467,7 +468,8 @@ func crashed(in *instance, err error) bool {
 // call runs f on a live instance with the call deadline. When the process
 // turns out to be gone, the supervisor is told; with retry (idempotent
 // calls only) f runs once more on the restarted plugin.
-func (s *supervisor) call(ctx context.Context, method string, retry bool, f func(context.Context, *instance) error) error {
+func (s *supervisor) call(ctx context.Context, method string, retry bool, f func(context.Context, *instance) error) (err error) {
+	defer func(start time.Time) { s.h.opts.Metrics.PluginCall(s.code, method, time.Since(start), err) }(time.Now())
 	in, err := s.live(ctx, 0)
 	if err != nil {
 		return err

@@ -1,0 +1,147 @@
+package telemetry_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/adminkernel/kernel/host/cache/memcache"
+	"github.com/adminkernel/kernel/host/telemetry"
+)
+
+func TestListener(t *testing.T) {
+	const token = "listener-token-0123456789abcdefgh"
+	tests := []struct {
+		name, token, path, auth string
+		status                  int
+	}{
+		{"open listener", "", "/metrics", "", 200},
+		{"token required", token, "/metrics", "", 401},
+		{"wrong token", token, "/metrics", "Bearer nope", 401},
+		{"right token", token, "/metrics", "Bearer " + token, 200},
+		{"other path", "", "/debug/pprof/", "", 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := telemetry.New()
+			m.Login("password", 0)
+			srv, err := m.Listen(t.Context(), "127.0.0.1:0", tt.token, hclog.NewNullLogger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve() }()
+			defer func() {
+				if err := srv.Close(context.Background()); err != nil {
+					t.Error(err)
+				}
+				if err := <-done; err != nil {
+					t.Error(err)
+				}
+			}()
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", "http://"+srv.Addr().String()+tt.path, nil)
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+			served := strings.Contains(string(body), `adminkernel_auth_logins_total{code="0",method="password",provider=""} 1`)
+			if served != (tt.status == 200) {
+				t.Fatalf("metrics served = %v with status %d:\n%s", served, resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+func TestLoginLabels(t *testing.T) {
+	tests := []struct {
+		method           string
+		code             int
+		wantM, wantP, wc string
+	}{
+		{"password", 0, "password", "", "0"},
+		{"sms", 40001, "sms", "", "40001"},
+		{"totp", 0, "totp", "", "0"},
+		{"passkey", 0, "passkey", "", "0"},
+		{"enterprise_chat", 0, "external", "enterprise_chat", "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method, func(t *testing.T) {
+			m := telemetry.New()
+			m.Login(tt.method, tt.code)
+			want := `
+# HELP adminkernel_auth_logins_total Login attempts, by method, provider code (external logins) and outcome code (0 = success).
+# TYPE adminkernel_auth_logins_total counter
+adminkernel_auth_logins_total{code="` + tt.wc + `",method="` + tt.wantM + `",provider="` + tt.wantP + `"} 1
+`
+			if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "adminkernel_auth_logins_total"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestCacheKinds(t *testing.T) {
+	store, err := memcache.New(memcache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = store.Close() }()
+	m := telemetry.New()
+	s := m.CountCache(store)
+	ctx := context.Background()
+	if err := s.Set(ctx, "perm:1", []byte("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"perm:1", "perm:2", "sess:abc", "user-chosen-key", "weird:1"} {
+		if _, _, err := s.Get(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `
+# HELP adminkernel_cache_hits_total Cache reads that found their entry, by kind (the key's first segment).
+# TYPE adminkernel_cache_hits_total counter
+adminkernel_cache_hits_total{kind="perm"} 1
+# HELP adminkernel_cache_misses_total Cache reads that found nothing (absent or expired), by kind.
+# TYPE adminkernel_cache_misses_total counter
+adminkernel_cache_misses_total{kind="other"} 2
+adminkernel_cache_misses_total{kind="perm"} 1
+adminkernel_cache_misses_total{kind="sess"} 1
+`
+	// Only the series that moved are compared: the others are 0.
+	got, err := testutil.CollectAndFormat(m.Registry(), expfmt.TypeTextPlain, "adminkernel_cache_hits_total", "adminkernel_cache_misses_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(want), "\n") {
+		if !strings.Contains(string(got), line) {
+			t.Errorf("missing %q in\n%s", line, got)
+		}
+	}
+	for _, line := range strings.Split(string(got), "\n") {
+		if strings.HasSuffix(line, " 0") || strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		if !strings.Contains(want, line) {
+			t.Errorf("unexpected %q", line)
+		}
+	}
+	var nilM *telemetry.Metrics
+	if nilM.CountCache(store) != store {
+		t.Error("a nil Metrics wraps the store")
+	}
+	nilM.Login("password", 0) // no panic
+}
