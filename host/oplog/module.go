@@ -61,7 +61,8 @@ func routes(d *module.Deps, api *route.Group) error {
 		Paged("Title", "Path", "Success:bool", "OperatorId:int64", "StartTime:date-time", "EndTime:date-time")
 	op.Delete("", route.Permission, bind.Read(l.ClearOp)).Doc(TitleClearOpLog, nil, true)
 	// Exports are operation-logged explicitly (wire contract §4.9).
-	op.Get("/export", route.Permission, l.export).Doc("导出操作日志", nil, nil).OpLog = true
+	op.Get("/export", route.Permission, l.export).Doc("Export the operation log (xlsx)", nil, nil).
+		Queries("Title", "Path", "Success:bool", "OperatorId:int64", "StartTime:date-time", "EndTime:date-time", "columns").OpLog = true
 
 	ex := api.Group("/sys/log/exception")
 	ex.Get("/page", route.Permission, bind.Page(maxPageSize, readExceptionFilter, l.ExceptionPage)).Doc("Exception log", nil, request.PagedList[exceptionlog.Item]{}).

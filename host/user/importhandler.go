@@ -29,7 +29,8 @@ func mountSheets(api *route.Group, im *Importer, who bind.Caller[datascope.Calle
 	g.Post("/import/validate", route.Permission, bind.Create(who, im.Validate)).Doc("Validate user import rows", ImportRowsInput{}, ImportPreview{})
 	g.Post("/import/error-report", route.Permission, h.errorReport).Doc("User import error report (xlsx)", ImportRowsInput{}, nil)
 	g.Post("/import/commit", route.Permission, noStore(bind.Create(who, im.Commit))).Doc("Commit a user import", ImportCommitInput{}, ImportResult{})
-	g.Get("/export", route.Permission, h.export).Doc("Export users (xlsx)", nil, nil).OpLog = true
+	g.Get("/export", route.Permission, h.export).Doc("Export users (xlsx)", nil, nil).
+		Queries("Account", "Name", "OrgId:int64", "RoleId:int64", "Enabled:bool", "columns").OpLog = true
 }
 
 type sheetHandler struct {
