@@ -15,9 +15,6 @@ import (
 	"github.com/adminkernel/kernel/host/usernames"
 )
 
-// exportBatch is how many rows one query of the export reads.
-const exportBatch = 1000
-
 type exportColumn struct {
 	key, title string
 	width      float64
@@ -109,29 +106,16 @@ func Export(ctx context.Context, client *ent.Client, settings *sysconfig.Service
 	for i, c := range cols {
 		titles[i], widths[i] = c.title, c.width
 	}
-	st, err := spreadsheet.NewStream(titles, widths)
-	if err != nil {
-		return nil, nil, err
-	}
-	fail := func(err error) (func(io.Writer) error, func(), error) {
-		_ = st.Close()
-		return nil, nil, err
-	}
-	var last *ent.SysOpLog
 	cells := make([]any, len(cols))
-	for {
-		bq := q.Clone().Order(ent.Desc(sysoplog.FieldCreateTime), ent.Desc(sysoplog.FieldID)).Limit(exportBatch)
+	next := func(last *ent.SysOpLog) ([]*ent.SysOpLog, error) {
+		bq := q.Clone().Order(ent.Desc(sysoplog.FieldCreateTime), ent.Desc(sysoplog.FieldID)).Limit(spreadsheet.ExportBatch)
 		if last != nil {
 			bq.Where(sysoplog.Or(sysoplog.CreateTimeLT(last.CreateTime),
 				sysoplog.And(sysoplog.CreateTimeEQ(last.CreateTime), sysoplog.IDLT(last.ID))))
 		}
-		rows, err := bq.All(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		if len(rows) == 0 {
-			break
-		}
+		return bq.All(ctx)
+	}
+	emit := func(rows []*ent.SysOpLog, put func([]any) error) error {
 		var ids []int64
 		for _, r := range rows {
 			if r.OperatorID != nil {
@@ -140,7 +124,7 @@ func Export(ctx context.Context, client *ent.Client, settings *sysconfig.Service
 		}
 		names, err := usernames.Of(ctx, client, ids)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		for _, r := range rows {
 			var op any
@@ -152,16 +136,13 @@ func Export(ctx context.Context, client *ent.Client, settings *sysconfig.Service
 			for i, c := range cols {
 				cells[i] = c.value(r, op)
 			}
-			if err := st.Row(cells); err != nil {
-				return fail(err)
+			if err := put(cells); err != nil {
+				return err
 			}
 		}
-		if len(rows) < exportBatch {
-			break
-		}
-		last = rows[len(rows)-1]
+		return nil
 	}
-	return func(w io.Writer) error { _, err := st.WriteTo(w); return err }, func() { _ = st.Close() }, nil
+	return spreadsheet.Export(titles, widths, next, emit)
 }
 
 // export serves GET /sys/log/op/export.

@@ -373,3 +373,35 @@ func Send(c fiber.Ctx, name string, write func(w io.Writer) error, done func()) 
 		}
 	})
 }
+
+// ExportBatch is how many rows one query of an export reads.
+const ExportBatch = 1000
+
+// Export streams a workbook of the given columns from batches of rows:
+// next returns the batch after the last row of the previous one (nil for
+// the first; a keyset, never an offset, so each query is an index range),
+// emit writes the cells of a batch's rows with put. It stops at a batch
+// shorter than ExportBatch. The answer's write sends the workbook, done
+// removes its temporary file; on an error nothing is left behind.
+func Export[T any](titles []string, widths []float64, next func(after *T) ([]*T, error), emit func(rows []*T, put func(cells []any) error) error) (write func(io.Writer) error, done func(), err error) {
+	st, err := NewStream(titles, widths)
+	if err != nil {
+		return nil, nil, err
+	}
+	var last *T
+	for {
+		rows, err := next(last)
+		if err == nil {
+			err = emit(rows, st.Row)
+		}
+		if err != nil {
+			_ = st.Close()
+			return nil, nil, err
+		}
+		if len(rows) < ExportBatch {
+			break
+		}
+		last = rows[len(rows)-1]
+	}
+	return func(w io.Writer) error { _, err := st.WriteTo(w); return err }, func() { _ = st.Close() }, nil
+}

@@ -11,9 +11,6 @@ import (
 	"github.com/adminkernel/kernel/host/spreadsheet"
 )
 
-// exportBatch is how many users one query of the export reads.
-const exportBatch = 1000
-
 // exportColumn is a column of the user export (wire contract §4.1).
 type exportColumn struct {
 	key, title string
@@ -99,45 +96,29 @@ func (im *Importer) Export(ctx context.Context, who datascope.Caller, f Filter, 
 	for i, c := range cols {
 		titles[i], widths[i] = c.title, c.width
 	}
-	st, err := spreadsheet.NewStream(titles, widths)
-	if err != nil {
-		return nil, nil, err
-	}
-	fail := func(err error) (func(io.Writer) error, func(), error) {
-		_ = st.Close()
-		return nil, nil, err
-	}
-	var last *ent.SysUser
 	cells := make([]any, len(cols))
-	for {
-		bq := q.Clone().Order(ent.Desc(sysuser.FieldCreateTime), ent.Desc(sysuser.FieldID)).Limit(exportBatch)
+	next := func(last *ent.SysUser) ([]*ent.SysUser, error) {
+		bq := q.Clone().Order(ent.Desc(sysuser.FieldCreateTime), ent.Desc(sysuser.FieldID)).Limit(spreadsheet.ExportBatch)
 		if last != nil {
 			bq.Where(sysuser.Or(sysuser.CreateTimeLT(last.CreateTime),
 				sysuser.And(sysuser.CreateTimeEQ(last.CreateTime), sysuser.IDLT(last.ID))))
 		}
-		rows, err := bq.All(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		if len(rows) == 0 {
-			break
-		}
+		return bq.All(ctx)
+	}
+	emit := func(rows []*ent.SysUser, put func([]any) error) error {
 		items, err := im.s.items(ctx, who, rows)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		for _, it := range items {
 			for i, c := range cols {
 				cells[i] = c.value(it, gender)
 			}
-			if err := st.Row(cells); err != nil {
-				return fail(err)
+			if err := put(cells); err != nil {
+				return err
 			}
 		}
-		if len(rows) < exportBatch {
-			break
-		}
-		last = rows[len(rows)-1]
+		return nil
 	}
-	return func(w io.Writer) error { _, err := st.WriteTo(w); return err }, func() { _ = st.Close() }, nil
+	return spreadsheet.Export(titles, widths, next, emit)
 }
