@@ -3,7 +3,8 @@ import { readCallback, runCallback, type CallbackDeps } from '../src/api/callbac
 
 describe('readCallback: the contract order', () => {
   const cases: [string, string, unknown][] = [
-    ['totpChallenge wins over everything', '?ticket=t&error=40018&pendingLink=p&totpChallenge=c1', { kind: 'totp', challengeId: 'c1' }],
+    ['totpChallenge wins over everything', '?ticket=t&error=40018&pendingLink=p&totpChallenge=c1', { kind: 'totp', challengeId: 'c1', passkey: false }],
+    ['totpChallenge with the passkey hint', '?totpChallenge=c2&error=40018&passkey=1', { kind: 'totp', challengeId: 'c2', passkey: true }],
     ['pendingLink before error', '?error=40016&pendingLink=p1&provider=oidc&displayName=Ann%20B', { kind: 'pending', pendingLink: 'p1', provider: 'oidc', displayName: 'Ann B' }],
     ['error before bind and ticket', '?ticket=t&bind=oidc&error=40013', { kind: 'error', code: 40013 }],
     ['a malformed error is still an error', '?error=x', { kind: 'error', code: 0 }],
@@ -53,7 +54,9 @@ describe('runCallback', () => {
     const log: string[] = []
     await runCallback('?totpChallenge=C&error=40018', deps(log))
     await runCallback('?pendingLink=P&provider=oidc', deps(log))
-    expect(log).toEqual(['strip', 'clear', 'go /login?totpChallenge=C', 'strip', 'clear', 'go /login?pendingLink=P&provider=oidc'])
+    await runCallback('?totpChallenge=D&error=40018&passkey=1', deps(log))
+    expect(log).toEqual(['strip', 'clear', 'go /login?totpChallenge=C', 'strip', 'clear', 'go /login?pendingLink=P&provider=oidc',
+      'strip', 'clear', 'go /login?totpChallenge=D&passkey=1'])
   })
   it('bind goes to the bindings page', async () => {
     const log: string[] = []

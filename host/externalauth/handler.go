@@ -311,12 +311,19 @@ func (h *Handler) callback(c fiber.Ctx) error {
 
 // failTo redirects to the result page with ?error=<code>; a TOTP signal
 // (40018) carries its challenge: ?totpChallenge=<id>&error=40018 (wire
-// contract §3.2, callback step 6).
+// contract §3.2, callback step 6), and &passkey=1 when the user may answer
+// with a passkey.
 func (h *Handler) failTo(c fiber.Ctx, provider string, err error) error {
 	if be, ok := errcode.As(err); ok && be.Code == errcode.TotpRequired {
 		if id, ok := be.Args["challengeId"].(string); ok && id != "" {
 			h.log.Info("external login needs a TOTP code", "provider", provider)
-			return redirect(c, h.svc.resultURL([2]string{"totpChallenge", id}, [2]string{"error", strconv.Itoa(int(errcode.TotpRequired))}))
+			params := [][2]string{{"totpChallenge", id}, {"error", strconv.Itoa(int(errcode.TotpRequired))}}
+			if pk, _ := be.Args["passkey"].(bool); pk {
+				// The user may answer with a passkey instead of a code,
+				// as the password login's 40018 says with args.passkey.
+				params = append(params, [2]string{"passkey", "1"})
+			}
+			return redirect(c, h.svc.resultURL(params...))
 		}
 	}
 	return redirect(c, h.svc.resultURL([2]string{"error", strconv.Itoa(int(h.errorCode(c, provider, err)))}))

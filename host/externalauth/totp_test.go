@@ -4,6 +4,7 @@ package externalauth_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,8 +47,8 @@ func TestExternalLoginTotpSignal(t *testing.T) {
 
 	res := e.browser().sso("bob")
 	id := res.Query().Get("totpChallenge")
-	if errorOf(res) != "40018" || len(id) != 43 || res.Query().Get("ticket") != "" {
-		t.Fatalf("SSO of a user with TOTP ended in %s, want ?totpChallenge=<id>&error=40018", res)
+	if errorOf(res) != "40018" || len(id) != 43 || res.Query().Get("ticket") != "" || res.Query().Has("passkey") {
+		t.Fatalf("SSO of a user with TOTP ended in %s, want ?totpChallenge=<id>&error=40018 without the passkey hint", res)
 	}
 	var tk struct {
 		UserID int64 `json:"userId"`
@@ -56,6 +57,14 @@ func TestExternalLoginTotpSignal(t *testing.T) {
 		Expect(t, "TOTP after SSO", 200, 0).Decode(t, &tk)
 	if tk.UserID != k.Ent().SysUser.Query().Where(sysuser.Account("bob")).OnlyIDX(ctx) {
 		t.Fatalf("logged in as %d", tk.UserID)
+	}
+
+	// A user with a passkey is told so: the result page offers it.
+	bob := k.Ent().SysUser.Query().Where(sysuser.Account("bob")).OnlyIDX(ctx)
+	k.Ent().SysUserPasskey.Create().SetUserID(bob).SetCredentialID("AQID").SetCredentialHash(strings.Repeat("a", 64)).
+		SetPublicKey([]byte{1}).SetName("key").SetCreatedAt(time.Now()).ExecX(ctx)
+	if res := e.browser().sso("bob"); errorOf(res) != "40018" || res.Query().Get("passkey") != "1" {
+		t.Fatalf("SSO of a user with a passkey ended in %s, want &passkey=1", res)
 	}
 
 	k.Ent().SysUser.Update().Where(sysuser.Account("carol")).SetForceTotp(true).ExecX(ctx)

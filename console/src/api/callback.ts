@@ -4,7 +4,7 @@
 // challenge (docs/frontend.md §3.3): the console starts its binds that way.
 
 export type CallbackAction =
-  | { kind: 'totp'; challengeId: string }
+  | { kind: 'totp'; challengeId: string; passkey: boolean }
   | { kind: 'pending'; pendingLink: string; provider: string; displayName: string }
   | { kind: 'error'; code: number }
   | { kind: 'bind'; provider: string }
@@ -14,7 +14,7 @@ export type CallbackAction =
 
 export function readCallback(q: URLSearchParams): CallbackAction {
   const totp = q.get('totpChallenge')
-  if (totp) return { kind: 'totp', challengeId: totp }
+  if (totp) return { kind: 'totp', challengeId: totp, passkey: q.get('passkey') === '1' }
   const pending = q.get('pendingLink')
   if (pending) return { kind: 'pending', pendingLink: pending, provider: q.get('provider') ?? '', displayName: q.get('displayName') ?? '' }
   const error = q.get('error')
@@ -60,7 +60,7 @@ export async function runCallback(search: string, d: CallbackDeps): Promise<Call
   switch (action.kind) {
     case 'totp':
       d.clearSession()
-      d.go(`/login?totpChallenge=${encodeURIComponent(action.challengeId)}`)
+      d.go(`/login?totpChallenge=${encodeURIComponent(action.challengeId)}${action.passkey ? '&passkey=1' : ''}`)
       break
     case 'pending': {
       d.clearSession()
