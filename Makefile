@@ -10,7 +10,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
 TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 
-.PHONY: help build run test test-unit test-matrix test-browser console test-console fuzz lint generate verify fmt vet clean
+.PHONY: dist dist-check help build run test test-unit test-matrix test-browser console test-console fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -94,6 +94,12 @@ test-console: console-deps ## the console's end-to-end suite in chromium against
 	cd $(CONSOLE_DIR) && npx vitest run
 	cd $(CONSOLE_DIR) && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
 	  node --test --test-concurrency=1 --test-reporter=spec e2e/
+
+dist: ## versioned release archives for linux/amd64 and linux/arm64 with SHA256SUMS in dist/ (docs/operations.md)
+	bash scripts/dist.sh
+
+dist-check: ## extract the linux/amd64 archive of make dist and check it: sums, version, config, serve to ready, metrics the dashboard uses, SIGTERM, the systemd unit
+	bash scripts/dist-check.sh
 
 fuzz: ## run every fuzz target briefly (FUZZTIME, default 5s each); seeds also run in make test
 	bash scripts/fuzz.sh
