@@ -48,7 +48,7 @@ test-unit: ## run the tests that need no external server (SQLite, in-process cac
 # them on SQLite with the in-process cache (and with -race).
 API_PKGS := ./host ./host/user ./host/role ./host/menu ./host/org ./host/configcenter ./host/dict \
 	./host/externalauth ./host/cacheadmin ./host/oplog ./host/monitor ./host/kerneltest ./host/datascope \
-	./host/notice ./host/hub ./host/job ./host/file ./host/recycle
+	./host/notice ./host/hub ./host/job ./host/file ./host/recycle ./host/dashboard
 
 test-matrix: ## API+SSO suites on SQLite/PostgreSQL/MariaDB x in-process/Redis cache (no -race)
 	@set -e; for combo in Sqlite:redis PostgreSQL:memory PostgreSQL:redis MySql:memory MySql:redis; do \
