@@ -19,12 +19,12 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
+	"github.com/adminkernel/kernel/host/secheaders"
 )
 
-// FileCSP is the Content-Security-Policy of every file answer: nothing of
-// a file runs, loads or frames (an HTML file opened directly is a
-// sandboxed, script-less document).
-const FileCSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'"
+// FileCSP is the Content-Security-Policy of every file answer
+// (secheaders.FileCSP).
+const FileCSP = secheaders.FileCSP
 
 type handler struct {
 	s   *Service

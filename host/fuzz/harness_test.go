@@ -68,6 +68,11 @@ const (
 var streamRoutes = map[string]bool{
 	"GET /api/v1/sys/file/{id}/view":     true,
 	"GET /api/v1/sys/file/{id}/download": true,
+	// Spreadsheets (xlsx answers, nosniff and the file CSP).
+	"GET /api/v1/sys/user/import/template":      true,
+	"GET /api/v1/sys/user/export":               true,
+	"GET /api/v1/sys/log/op/export":             true,
+	"POST /api/v1/sys/user/import/error-report": true,
 }
 
 var redirectRoutes = map[string]bool{

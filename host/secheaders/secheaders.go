@@ -32,6 +32,10 @@ const (
 	NoReferrer     = "no-referrer"
 	NoStore        = "no-store"
 	HSTS           = "max-age=31536000"
+	// FileCSP is the Content-Security-Policy of every file answer (files,
+	// spreadsheets): nothing of a file runs, loads or frames (an HTML file
+	// opened directly is a sandboxed, script-less document).
+	FileCSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'"
 )
 
 // Options configure the middleware.

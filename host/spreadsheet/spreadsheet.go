@@ -17,6 +17,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/secheaders"
 	"github.com/adminkernel/kernel/host/textclip"
 )
 
@@ -363,7 +364,8 @@ func Send(c fiber.Ctx, name string, write func(w io.Writer) error, done func()) 
 	c.Set(fiber.HeaderContentType, ContentType)
 	c.Set(fiber.HeaderContentDisposition, "attachment; filename*=UTF-8''"+url.PathEscape(name))
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderXContentTypeOptions, secheaders.NoSniff)
+	c.Set(fiber.HeaderContentSecurityPolicy, secheaders.FileCSP)
 	return c.SendStreamWriter(func(w *bufio.Writer) {
 		defer done()
 		// A failure here can only cut the answer short: the status and
