@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { launch, startKernel, freePort, api, must } from './lib.js'
+import { axe as axeCheck } from './lib.js'
 
 export { api, must }
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -92,13 +93,7 @@ export async function open(page, component) {
   await page.locator('.el-loading-mask').waitFor({ state: 'detached' }).catch(() => {})
 }
 
-export async function axe(page, what) {
-  await page.evaluate(fs.readFileSync(path.join(here, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8') + ';0')
-  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }))
-  const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-  assert.deepEqual(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ') + ' ' + n.html.slice(0, 160)).slice(0, 3).join(', ')}`), [], `axe on ${what}`)
-  return r.violations.length
-}
+export const axe = (page, what) => axeCheck(page, what, assert)
 
 export const shot = (page, name) => page.screenshot({ path: path.join(out, name + '.png') })
 

@@ -12,6 +12,7 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { launch, startIssuer, startKernel, freePort, api, must } from './lib.js'
+import { axe as axeCheck } from './lib.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.join(here, '..', '..')
@@ -107,13 +108,7 @@ async function login(page, account, password = userPassword) {
   await page.click('[data-test=submit]')
 }
 
-async function axe(page, what) {
-  await page.evaluate(fs.readFileSync(path.join(here, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8') + ';0')
-  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }))
-  const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-  assert.deepEqual(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`), [], `axe on ${what}`)
-  return r.violations.length
-}
+const axe = (page, what) => axeCheck(page, what, assert)
 
 const shot = (page, name) => page.screenshot({ path: path.join(out, name + '.png') })
 

@@ -16,6 +16,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { launch, startIssuer, startKernel, freePort, api, must } from './lib.js'
+import { axe as axeCheck } from './lib.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.join(here, '..', '..')
@@ -130,12 +131,7 @@ async function logout(page) {
   await page.waitForURL(/\/login/)
 }
 
-async function axe(page, what) {
-  await page.evaluate(fs.readFileSync(path.join(here, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8') + ';0')
-  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }))
-  const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-  assert.deepEqual(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`), [], `axe on ${what}`)
-}
+const axe = (page, what) => axeCheck(page, what, assert)
 
 // settled waits (at most 10 s) until a list filled by an asynchronous
 // response listener (bodies are read after the page went on) has n items.

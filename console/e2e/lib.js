@@ -34,3 +34,29 @@ export async function must(base, method, path, body, token) {
   if (r.code !== 0) throw new Error(`${method} ${path} = HTTP ${r.http} code ${r.code} ${r.msgKey}`)
   return r.data
 }
+
+const axeSource = (() => {
+  const fs = require('node:fs')
+  return fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') + ';0'
+})()
+
+// settle waits (at most 10 s) until no finite animation or transition runs:
+// a dialog or message fading in has blended colours, which axe would
+// measure as a contrast failure. Infinite ones (spinners) are ignored.
+export async function settle(page) {
+  await page.waitForFunction(() => document.getAnimations().every((a) => {
+    const t = a.effect && a.effect.getTiming ? a.effect.getTiming() : {}
+    return a.playState !== 'running' || t.iterations === Infinity
+  }), null, { timeout: 10000 }).catch(() => {})
+}
+
+// axe runs axe-core on the page once it has settled and fails on any
+// serious or critical violation; it returns the number of violations.
+export async function axe(page, what, assert) {
+  await settle(page)
+  await page.evaluate(axeSource)
+  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }))
+  const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+  assert.deepEqual(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ') + ' ' + n.html.slice(0, 160)).slice(0, 3).join(', ')}`), [], `axe on ${what}`)
+  return r.violations.length
+}
