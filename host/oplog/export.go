@@ -33,7 +33,7 @@ func optional(p *string) any {
 // exportColumns are the columns of the operation-log export (wire contract
 // §4.9); the default profile leaves out ExceptionMessage.
 var exportColumns = []exportColumn{
-	{"Title", "操作", 24, true, func(r *ent.SysOpLog, _ any) any { return r.Title }},
+	{"Title", "操作", 24, true, func(r *ent.SysOpLog, _ any) any { t, _ := displayTitle(r.Title, "zh-CN"); return t }},
 	{"HttpMethod", "请求方法", 10, true, func(r *ent.SysOpLog, _ any) any { return r.HTTPMethod }},
 	{"Path", "请求路径", 36, true, func(r *ent.SysOpLog, _ any) any { return r.Path }},
 	{"ResultCode", "结果码", 10, true, func(r *ent.SysOpLog, _ any) any { return r.ResultCode }},
@@ -54,7 +54,11 @@ var exportColumns = []exportColumn{
 func filtered(client *ent.Client, f Filter) *ent.SysOpLogQuery {
 	q := client.SysOpLog.Query()
 	if f.Title != "" {
-		q.Where(sysoplog.TitleContains(f.Title))
+		if keys := titleKeysMatching(f.Title); len(keys) > 0 {
+			q.Where(sysoplog.Or(sysoplog.TitleContains(f.Title), sysoplog.TitleIn(keys...)))
+		} else {
+			q.Where(sysoplog.TitleContains(f.Title))
+		}
 	}
 	if f.Path != "" {
 		q.Where(sysoplog.PathContains(f.Path))

@@ -353,7 +353,7 @@ func TestExceptionLogPageAndClear(t *testing.T) {
 		t.Errorf("%d exception rows left", n)
 	}
 	rows := opRows(t, k)
-	if len(rows) != 1 || rows[0].Title != oplog.TitleClearExceptionLog || rows[0].HTTPMethod != "DELETE" ||
+	if len(rows) != 1 || rows[0].Title != "op.DELETE:/api/v1/sys/log/exception" || rows[0].HTTPMethod != "DELETE" ||
 		rows[0].Path != "/api/v1/sys/log/exception" || !rows[0].Success || deref(rows[0].OperatorID) != 1 {
 		t.Fatalf("the clearing is not in the operation log: %+v", rows)
 	}
@@ -361,7 +361,7 @@ func TestExceptionLogPageAndClear(t *testing.T) {
 	// Clearing the operation log leaves only its own entry.
 	k.Do("DELETE", "/api/v1/sys/log/op", admin, nil).Expect(t, "clear op", 200, 0)
 	rows = opRows(t, k)
-	if len(rows) != 1 || rows[0].Title != oplog.TitleClearOpLog {
+	if len(rows) != 1 || rows[0].Title != "op.DELETE:/api/v1/sys/log/op" {
 		t.Fatalf("after clearing: %d rows (%v)", len(rows), rows)
 	}
 }

@@ -44,7 +44,8 @@ type loggedKey struct{}
 // operator is known; refused calls (401/403) are not operations and are not
 // logged.
 //
-// The row holds the route's title (or "METHOD template"), the method, the
+// The row holds the route's title key (titles.go; or its title, or "METHOD
+// template", when the language packs have no text for the key), the method, the
 // path as requested, the redacted and cut input (BuildParams), the result
 // code (0 on success, the business code, or the code the central error
 // handler answers with), the exception message (the msgKey of a business
@@ -57,10 +58,7 @@ func (w *Writer) Middleware(r route.Route) fiber.Handler {
 	if !Logged(r) {
 		return nil
 	}
-	title := r.Title
-	if title == "" {
-		title = r.Method + " " + r.Path
-	}
+	title := storedTitle(r)
 	method := strings.ToUpper(r.Method)
 	stream := r.StreamBody
 	return func(c fiber.Ctx) (err error) {

@@ -73,7 +73,7 @@ func routes(d *module.Deps, api *route.Group) error {
 
 // readOpFilter reads the operation-log page's filter from the query string.
 func readOpFilter(c fiber.Ctx) (Filter, error) {
-	f := Filter{Title: request.Query(c, "Title"), Path: request.Query(c, "Path")}
+	f := Filter{Title: request.Query(c, "Title"), Path: request.Query(c, "Path"), Lang: request.Language(c)}
 	var err error
 	if f.Success, err = request.QueryBool(c, "Success"); err != nil {
 		return f, err

@@ -15,6 +15,7 @@ import (
 type Item struct {
 	ID               int64   `json:"id"`
 	Title            string  `json:"title"`
+	TitleKey         *string `json:"titleKey,omitempty"`
 	HTTPMethod       string  `json:"httpMethod"`
 	Path             string  `json:"path"`
 	ParamJSON        *string `json:"paramJson"`
@@ -35,9 +36,12 @@ type Item struct {
 }
 
 // Filter filters the operation-log page: Title and Path match as
-// substrings, the times are inclusive bounds of create_time.
+// substrings (Title also the texts of title keys, in either language), the
+// times are inclusive bounds of create_time. Lang is the language pack the
+// titles are answered in (request.Language).
 type Filter struct {
 	Title, Path        string
+	Lang               string
 	Success            *bool
 	OperatorID         *int64
 	StartTime, EndTime *time.Time
@@ -90,8 +94,9 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 	}
 	items := make([]Item, len(rows))
 	for i, r := range rows {
+		title, key := displayTitle(r.Title, f.Lang)
 		items[i] = Item{
-			ID: r.ID, Title: r.Title, HTTPMethod: r.HTTPMethod, Path: r.Path,
+			ID: r.ID, Title: title, TitleKey: key, HTTPMethod: r.HTTPMethod, Path: r.Path,
 			ParamJSON: r.ParamJSON, ResultCode: r.ResultCode, Success: r.Success,
 			ExceptionMessage: r.ExceptionMessage, ElapsedMs: r.ElapsedMs,
 			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent, RequestID: r.RequestID,

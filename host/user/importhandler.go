@@ -80,15 +80,6 @@ func (h sheetHandler) preview(c fiber.Ctx) error {
 	return envelope.OK(c, out)
 }
 
-// language picks the language pack of the error report from
-// Accept-Language (zh-CN unless English is asked for first).
-func language(c fiber.Ctx) string {
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(c.Get(fiber.HeaderAcceptLanguage))), "en") {
-		return "en-US"
-	}
-	return "zh-CN"
-}
-
 func (h sheetHandler) errorReport(c fiber.Ctx) error {
 	who, err := h.who(c)
 	if err != nil {
@@ -98,7 +89,7 @@ func (h sheetHandler) errorReport(c fiber.Ctx) error {
 	if err := request.JSON(c, &in); err != nil {
 		return err
 	}
-	write, done, err := h.im.ErrorReport(c.Context(), who, in, language(c))
+	write, done, err := h.im.ErrorReport(c.Context(), who, in, request.Language(c))
 	if err != nil {
 		return err
 	}
