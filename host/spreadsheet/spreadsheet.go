@@ -1,9 +1,9 @@
 // Package spreadsheet reads and writes the xlsx workbooks of the import and
 // export endpoints with github.com/xuri/excelize/v2: a bounded reader of
-// the first sheet, a streamed writer (excelize's StreamWriter: the sheet
-// goes to a temporary file once its XML passes 16 MiB, so memory is bounded
-// whatever the number of rows), import templates with drop-down lists, and the binary answer
-// (no envelope, the xlsx content type, an attachment name).
+// the first sheet, a streamed writer of one-sheet workbooks (stream.go: the
+// sheet goes through a small buffer to a temporary file, so memory is flat
+// in the number of rows), import templates with drop-down lists, and the
+// binary answer (no envelope, the xlsx content type, an attachment name).
 package spreadsheet
 
 import (
@@ -18,7 +18,6 @@ import (
 
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/secheaders"
-	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // ContentType is the content type of an xlsx answer (wire contract §1.1).
@@ -121,105 +120,8 @@ func blank(cells []string) bool {
 	return true
 }
 
-// Stream writes one worksheet row by row (excelize's StreamWriter).
-type Stream struct {
-	f      *excelize.File
-	sw     *excelize.StreamWriter
-	next   int
-	header int
-	marked int
-}
-
 // sheetName is the name of the one worksheet of a written workbook.
 const sheetName = "Sheet1"
-
-// NewStream starts a workbook whose first row holds the titles in bold,
-// with the given column widths (0: excelize's default).
-func NewStream(titles []string, widths []float64) (*Stream, error) {
-	f := excelize.NewFile()
-	sw, err := f.NewStreamWriter(sheetName)
-	if err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	s := &Stream{f: f, sw: sw, next: 1}
-	if s.header, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"#DDEBF7"}}}); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	if s.marked, err = f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"#FFC7CE"}}}); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	for i, w := range widths {
-		if w > 0 {
-			if err := sw.SetColWidth(i+1, i+1, w); err != nil {
-				_ = s.Close()
-				return nil, err
-			}
-		}
-	}
-	head := make([]any, len(titles))
-	for i, t := range titles {
-		head[i] = t
-	}
-	if err := s.row(head, excelize.RowOpts{StyleID: s.header}); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *Stream) row(cells []any, opts ...excelize.RowOpts) error {
-	// A cell holds at most 32 767 characters (excelize refuses more); the
-	// error report writes what clients send.
-	for i, v := range cells {
-		switch x := v.(type) {
-		case string:
-			cells[i] = textclip.Runes(x, excelize.TotalCellChars)
-		case excelize.Cell:
-			if str, ok := x.Value.(string); ok {
-				x.Value = textclip.Runes(str, excelize.TotalCellChars)
-				cells[i] = x
-			}
-		}
-	}
-	cell, err := excelize.CoordinatesToCellName(1, s.next)
-	if err != nil {
-		return err
-	}
-	s.next++
-	return s.sw.SetRow(cell, cells, opts...)
-}
-
-// Row appends a data row. Values are written as they are (string, number,
-// bool, nil for an empty cell).
-func (s *Stream) Row(cells []any) error { return s.row(cells) }
-
-// MarkedRow appends a data row whose cells at the marked indexes are
-// filled red (the cells an error report points at).
-func (s *Stream) MarkedRow(cells []any, marked map[int]bool) error {
-	if len(marked) == 0 {
-		return s.row(cells)
-	}
-	out := make([]any, len(cells))
-	for i, v := range cells {
-		if marked[i] {
-			out[i] = excelize.Cell{StyleID: s.marked, Value: v}
-		} else {
-			out[i] = v
-		}
-	}
-	return s.row(out)
-}
-
-// WriteTo finishes the sheet and writes the workbook to w.
-func (s *Stream) WriteTo(w io.Writer) (int64, error) {
-	if err := s.sw.Flush(); err != nil {
-		return 0, err
-	}
-	return s.f.WriteTo(w)
-}
 
 // Columns picks the export columns a columns query names (a CSV of keys,
 // compared case-insensitively; blank: all of them, in their order). An
@@ -255,9 +157,6 @@ func Columns[T any](csv string, all []T, key func(T) string) ([]T, error) {
 	}
 	return out, nil
 }
-
-// Close removes the stream's temporary files.
-func (s *Stream) Close() error { return s.f.Close() }
 
 // Dict is a drop-down of a template column: the labels offered.
 type Dict struct {
