@@ -18,7 +18,7 @@ BENCH_OUT     ?= bench/out
 BENCH_COUNT   ?= 6
 BENCH_TIME    ?= 1s
 # The plugin round trip benchmark lives in host/idp/pluginhost once it exists.
-BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host ./host/password ./host/oplog ./host/user $(patsubst %,./%,$(wildcard host/idp/pluginhost))
+BENCH_PKGS    ?= ./bench ./host/authn ./host/token ./host ./host/password ./host/oplog ./host/user ./host/spreadsheet $(patsubst %,./%,$(wildcard host/idp/pluginhost))
 # benchstat is pinned in go.mod as a tool (go get -tool golang.org/x/perf/cmd/benchstat@<version>).
 BENCHSTAT     ?= $(GO) tool benchstat
 # Extra flags for the comparison, e.g. COMPARE_FLAGS='-d 8s -rounds 3'.
