@@ -382,6 +382,10 @@ type Session struct {
 	// refreshed. Activity is recorded with a granularity of
 	// min(IdleMinutesNormal/4, 1 minute) (docs/security.md, Sessions).
 	IdleMinutesNormal int `koanf:"IdleMinutesNormal"`
+	// IdleMinutesMfa is IdleMinutesNormal for the sessions whose login
+	// verified a second factor (TOTP, SMS or a passkey; 0 = the same as
+	// IdleMinutesNormal).
+	IdleMinutesMfa int `koanf:"IdleMinutesMfa"`
 	// AbsoluteHours caps a session's lifetime (0 = off): it ends at login +
 	// min(sys.security.session.refreshMinutes, AbsoluteHours).
 	AbsoluteHours int `koanf:"AbsoluteHours"`

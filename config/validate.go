@@ -235,6 +235,7 @@ func (c *Config) validateSession(p *problems) {
 	atLeast(p, key+":MaxConcurrent", ss.MaxConcurrent, 0)
 	atLeast(p, key+":RefreshGraceSeconds", ss.RefreshGraceSeconds, 0)
 	atLeast(p, key+":IdleMinutesNormal", ss.IdleMinutesNormal, 0)
+	atLeast(p, key+":IdleMinutesMfa", ss.IdleMinutesMfa, 0)
 	atLeast(p, key+":AbsoluteHours", ss.AbsoluteHours, 0)
 	ss.CookieDomain = strings.TrimSpace(ss.CookieDomain)
 	if ss.CookieDomain == "" {

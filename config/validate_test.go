@@ -44,10 +44,11 @@ func TestValidate(t *testing.T) {
 			name: "session: negative numbers",
 			mutate: func(c *Config) {
 				c.Service.Security.Session.IdleMinutesNormal = -1
+				c.Service.Security.Session.IdleMinutesMfa = -4
 				c.Service.Security.Session.AbsoluteHours = -2
 				c.Service.Security.Session.MaxConcurrent = -3
 			},
-			want: []string{"IdleMinutesNormal -1 must be at least 0", "AbsoluteHours -2 must be at least 0", "MaxConcurrent -3 must be at least 0"},
+			want: []string{"IdleMinutesNormal -1 must be at least 0", "IdleMinutesMfa -4 must be at least 0", "AbsoluteHours -2 must be at least 0", "MaxConcurrent -3 must be at least 0"},
 		},
 		{
 			name: "session: cookie domain without cookie mode",

@@ -64,6 +64,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	k.sessions = session.New(client, store, session.Options{
 		RefreshGrace: time.Duration(cfg.Service.Security.Session.RefreshGraceSeconds) * time.Second,
 		Idle:         time.Duration(cfg.Service.Security.Session.IdleMinutesNormal) * time.Minute,
+		IdleMFA:      time.Duration(cfg.Service.Security.Session.IdleMinutesMfa) * time.Minute,
 		CacheTTL:     ttl,
 		Log:          k.logs.For("AdminKernel.Session"),
 		NextID:       k.ids.Next,

@@ -206,3 +206,86 @@ func TestIdleTimeout(t *testing.T) {
 		})
 	})
 }
+
+// TestIdleTimeoutBySecondFactor: IdleMFA (IdleMinutesMfa) applies to the
+// sessions whose login verified a second factor, Idle to the others; each
+// ends after its own timeout (requests, refresh and the lists), and a zero
+// IdleMFA means the normal timeout.
+func TestIdleTimeoutBySecondFactor(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name        string
+		normal, mfa time.Duration
+		// first ends after firstEnd; the other then lives until otherEnd
+		// (0: it has no idle timeout).
+		firstMFA           bool
+		firstEnd, otherEnd time.Duration
+	}{
+		{"longer with a second factor", 4 * time.Minute, 12 * time.Minute, false, 4 * time.Minute, 12 * time.Minute},
+		{"shorter with a second factor", 12 * time.Minute, 4 * time.Minute, true, 4 * time.Minute, 12 * time.Minute},
+		{"zero IdleMFA follows the normal timeout", 4 * time.Minute, 0, true, 4 * time.Minute, 4 * time.Minute},
+		{"only second-factor sessions idle out", 0, 4 * time.Minute, true, 4 * time.Minute, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			forEachDialect(t, session.Options{Idle: c.normal, IdleMFA: c.mfa, CacheTTL: time.Hour}, func(t *testing.T, e *env) {
+				uid := e.user(t, "factor")
+				login := func(mfa bool) session.Issued {
+					is, err := e.svc.Create(ctx, session.NewSession{UserID: uid, Method: session.MethodPassword, MFA: mfa, RefreshTTL: 7 * 24 * time.Hour})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return is
+				}
+				// Listing is not activity; a request (active) is, so each
+				// session gets a request only once its fate is decided.
+				listed := func(sid string) bool {
+					items, err := e.svc.ListUser(ctx, uid)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, it := range items {
+						if it.SessionID == sid {
+							return true
+						}
+					}
+					return false
+				}
+				first, other := login(c.firstMFA), login(!c.firstMFA)
+
+				e.clock.Advance(c.firstEnd - time.Second)
+				if !listed(first.SessionID) || !listed(other.SessionID) {
+					t.Fatal("a session left the list before its idle timeout")
+				}
+				e.clock.Advance(2 * time.Second)
+				if listed(first.SessionID) || e.active(t, first.SessionID) {
+					t.Errorf("mfa=%v: still live after %v unused", c.firstMFA, c.firstEnd+time.Second)
+				}
+				refused(t, e.svc, first.RefreshToken, "refresh after the idle timeout")
+				switch {
+				case c.otherEnd == c.firstEnd:
+					if listed(other.SessionID) || e.active(t, other.SessionID) {
+						t.Errorf("mfa=%v: still live after %v unused", !c.firstMFA, c.firstEnd+time.Second)
+					}
+				case c.otherEnd == 0:
+					e.clock.Advance(24 * time.Hour)
+					if !listed(other.SessionID) || !e.active(t, other.SessionID) {
+						t.Errorf("mfa=%v: ended without an idle timeout", !c.firstMFA)
+					}
+				default:
+					if !listed(other.SessionID) {
+						t.Errorf("mfa=%v: left the list after %v, its timeout is %v", !c.firstMFA, c.firstEnd+time.Second, c.otherEnd)
+					}
+					e.clock.Advance(c.otherEnd - c.firstEnd - 2*time.Second)
+					if !listed(other.SessionID) {
+						t.Errorf("mfa=%v: left the list before %v", !c.firstMFA, c.otherEnd)
+					}
+					e.clock.Advance(2 * time.Second)
+					if listed(other.SessionID) || e.active(t, other.SessionID) {
+						t.Errorf("mfa=%v: still live after %v unused", !c.firstMFA, c.otherEnd+time.Second)
+					}
+				}
+			})
+		})
+	}
+}

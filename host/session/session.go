@@ -30,7 +30,9 @@
 // committed and revoke through the same path as a logout, so the next
 // request of a revoked session on any replica sharing the cache is refused.
 //
-// Idle timeout (Options.Idle, Service:Security:Session:IdleMinutesNormal).
+// Idle timeout (Options.Idle, Service:Security:Session:IdleMinutesNormal;
+// Options.IdleMFA, IdleMinutesMfa, for the sessions whose login verified a
+// second factor — Idle below is the session's own, T follows the shorter).
 // Activity is last_seen_time, written by the miss path of State at most
 // once per touch interval T = min(Idle/4, 1 minute) per session (a
 // conditional UPDATE, so replicas missing together write once). With Idle
@@ -183,6 +185,9 @@ type Options struct {
 	// Idle ends a session without a request for this long (0 = off; see the
 	// package comment for the granularity).
 	Idle time.Duration
+	// IdleMFA is Idle for the sessions whose login verified a second
+	// factor (Service:Security:Session:IdleMinutesMfa); 0 = Idle.
+	IdleMFA time.Duration
 	// CacheTTL bounds how long an active mark is cached (0 =
 	// DefaultCacheTTL). Revoked marks are cached as long.
 	CacheTTL time.Duration
@@ -206,7 +211,8 @@ type Service struct {
 	client   *ent.Client
 	store    cache.Store
 	grace    time.Duration
-	idle     time.Duration
+	idle     time.Duration // sessions without a second factor
+	idleMFA  time.Duration // sessions with one
 	touch    time.Duration // how often last_seen_time is written
 	cacheTTL time.Duration
 	now      func() time.Time
@@ -220,7 +226,19 @@ type Service struct {
 func New(client *ent.Client, store cache.Store, opts Options) *Service {
 	s := &Service{client: client, store: store, grace: max(opts.RefreshGrace, 0), idle: max(opts.Idle, 0),
 		cacheTTL: opts.CacheTTL, now: opts.Now, log: opts.Log, nextID: opts.NextID, events: opts.Events, metrics: opts.Metrics}
-	s.touch = TouchEvery(s.idle)
+	s.idleMFA = s.idle
+	if opts.IdleMFA > 0 {
+		s.idleMFA = opts.IdleMFA
+	}
+	// The touch interval serves the shorter of the two timeouts.
+	switch {
+	case s.idle == 0:
+		s.touch = TouchEvery(s.idleMFA)
+	case s.idleMFA == 0:
+		s.touch = TouchEvery(s.idle)
+	default:
+		s.touch = TouchEvery(min(s.idle, s.idleMFA))
+	}
 	if s.nextID == nil {
 		panic("session: Options.NextID is required")
 	}
@@ -248,30 +266,40 @@ func TouchEvery(idle time.Duration) time.Duration {
 	return max(min(idle/4, LastSeenEvery), time.Second)
 }
 
+// idleFor is the idle timeout of a session with (mfa) or without a second
+// factor at login (0 = none).
+func (s *Service) idleFor(mfa bool) time.Duration {
+	if mfa {
+		return s.idleMFA
+	}
+	return s.idle
+}
+
 // markTTL is how long an active answer may be trusted: CacheTTL, but never
 // past the session's absolute end (exp) and, with an idle timeout, never
-// longer than the touch interval nor past lastSeen + Idle.
-func (s *Service) markTTL(now, exp, lastSeen time.Time) time.Duration {
+// longer than the touch interval nor past lastSeen + its idle timeout.
+func (s *Service) markTTL(now, exp, lastSeen time.Time, mfa bool) time.Duration {
 	ttl := min(s.cacheTTL, exp.Sub(now))
-	if s.idle > 0 {
-		ttl = min(ttl, s.touch, lastSeen.Add(s.idle).Sub(now))
+	if idle := s.idleFor(mfa); idle > 0 {
+		ttl = min(ttl, s.touch, lastSeen.Add(idle).Sub(now))
 	}
 	return ttl
 }
 
 // idleOut reports whether a session last seen at lastSeen is past its idle
 // timeout at now.
-func (s *Service) idleOut(lastSeen, now time.Time) bool {
-	return s.idle > 0 && now.Sub(lastSeen) > s.idle
+func (s *Service) idleOut(mfa bool, lastSeen, now time.Time) bool {
+	idle := s.idleFor(mfa)
+	return idle > 0 && now.Sub(lastSeen) > idle
 }
 
 // expireIdle revokes an idle session (reason "idle") unless the database
 // says otherwise: the UPDATE re-checks last_seen_time, so a request that
 // another replica recorded meanwhile keeps the session. It reports whether
 // the session is over (revoked now or before).
-func (s *Service) expireIdle(ctx context.Context, sid string, now time.Time) (bool, error) {
+func (s *Service) expireIdle(ctx context.Context, sid string, mfa bool, now time.Time) (bool, error) {
 	n, err := s.client.SysSession.Update().
-		Where(syssession.SessionID(sid), syssession.RevokedAtIsNil(), syssession.LastSeenTimeLT(now.Add(-s.idle))).
+		Where(syssession.SessionID(sid), syssession.RevokedAtIsNil(), syssession.LastSeenTimeLT(now.Add(-s.idleFor(mfa)))).
 		SetRevokedAt(now).
 		SetRevokeReason(ReasonIdle).
 		Save(ctx)
@@ -410,7 +438,7 @@ func (s *Service) Create(ctx context.Context, in NewSession) (Issued, error) {
 	if err != nil {
 		return Issued{}, fmt.Errorf("session: create: %w", err)
 	}
-	s.mark(ctx, sid, stateOf(true, in.MustChangePassword), s.markTTL(now, exp, now))
+	s.mark(ctx, sid, stateOf(true, in.MustChangePassword), s.markTTL(now, exp, now, in.MFA))
 	limit, reason := in.MaxConcurrent, ReasonConcurrency
 	if in.Single {
 		limit, reason = 1, ReasonSingle
@@ -473,8 +501,8 @@ func (s *Service) Refresh(ctx context.Context, plain string) (Refreshed, error) 
 	if sess.RevokedAt != nil || !sess.ExpiresAt.After(now) || !tok.ExpiresAt.After(now) {
 		return Refreshed{}, invalid
 	}
-	if s.idleOut(sess.LastSeenTime, now) {
-		over, err := s.expireIdle(ctx, sess.SessionID, now)
+	if s.idleOut(sess.Mfa, sess.LastSeenTime, now) {
+		over, err := s.expireIdle(ctx, sess.SessionID, sess.Mfa, now)
 		if err != nil {
 			return Refreshed{}, fmt.Errorf("session: refresh: %w", err)
 		}
@@ -648,7 +676,7 @@ func (s *Service) load(ctx context.Context, sid string) (State, error) {
 	now := s.clock()
 	row, err := s.client.SysSession.Query().
 		Where(syssession.SessionID(sid)).
-		Select(syssession.FieldRevokedAt, syssession.FieldExpiresAt, syssession.FieldLastSeenTime, syssession.FieldMustChangePassword).
+		Select(syssession.FieldRevokedAt, syssession.FieldExpiresAt, syssession.FieldLastSeenTime, syssession.FieldMustChangePassword, syssession.FieldMfa).
 		Only(ctx)
 	if ent.IsNotFound(err) {
 		s.mark(ctx, sid, Inactive, s.cacheTTL)
@@ -661,8 +689,8 @@ func (s *Service) load(ctx context.Context, sid string) (State, error) {
 		s.mark(ctx, sid, Inactive, s.cacheTTL)
 		return Inactive, nil
 	}
-	if s.idleOut(row.LastSeenTime, now) {
-		over, err := s.expireIdle(ctx, sid, now)
+	if s.idleOut(row.Mfa, row.LastSeenTime, now) {
+		over, err := s.expireIdle(ctx, sid, row.Mfa, now)
 		if err != nil {
 			return Inactive, err
 		}
@@ -686,7 +714,7 @@ func (s *Service) load(ctx context.Context, sid string) (State, error) {
 		}
 	}
 	st := stateOf(true, row.MustChangePassword)
-	s.mark(ctx, sid, st, s.markTTL(now, row.ExpiresAt, lastSeen))
+	s.mark(ctx, sid, st, s.markTTL(now, row.ExpiresAt, lastSeen, row.Mfa))
 	// A revocation (or a password change) committed between the read above
 	// and the mark would be hidden by the mark: look again, now that the
 	// mark is written.
@@ -965,8 +993,19 @@ func (s *Service) ListUser(ctx context.Context, userID int64) ([]Info, error) {
 // by its next request; until then the lists leave it out).
 func (s *Service) live(now time.Time) []predicate.SysSession {
 	ps := []predicate.SysSession{syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(now)}
-	if s.idle > 0 {
-		ps = append(ps, syssession.LastSeenTimeGTE(now.Add(-s.idle)))
+	switch {
+	case s.idle == s.idleMFA:
+		if s.idle > 0 {
+			ps = append(ps, syssession.LastSeenTimeGTE(now.Add(-s.idle)))
+		}
+	default:
+		fresh := func(mfa bool) predicate.SysSession {
+			if idle := s.idleFor(mfa); idle > 0 {
+				return syssession.And(syssession.Mfa(mfa), syssession.LastSeenTimeGTE(now.Add(-idle)))
+			}
+			return syssession.Mfa(mfa)
+		}
+		ps = append(ps, syssession.Or(fresh(false), fresh(true)))
 	}
 	return ps
 }
