@@ -262,12 +262,12 @@ func TestIdleTimeoutBySecondFactor(t *testing.T) {
 					t.Errorf("mfa=%v: still live after %v unused", c.firstMFA, c.firstEnd+time.Second)
 				}
 				refused(t, e.svc, first.RefreshToken, "refresh after the idle timeout")
-				switch {
-				case c.otherEnd == c.firstEnd:
+				switch c.otherEnd {
+				case c.firstEnd:
 					if listed(other.SessionID) || e.active(t, other.SessionID) {
 						t.Errorf("mfa=%v: still live after %v unused", !c.firstMFA, c.firstEnd+time.Second)
 					}
-				case c.otherEnd == 0:
+				case 0:
 					e.clock.Advance(24 * time.Hour)
 					if !listed(other.SessionID) || !e.active(t, other.SessionID) {
 						t.Errorf("mfa=%v: ended without an idle timeout", !c.firstMFA)

@@ -993,12 +993,11 @@ func (s *Service) ListUser(ctx context.Context, userID int64) ([]Info, error) {
 // by its next request; until then the lists leave it out).
 func (s *Service) live(now time.Time) []predicate.SysSession {
 	ps := []predicate.SysSession{syssession.RevokedAtIsNil(), syssession.ExpiresAtGT(now)}
-	switch {
-	case s.idle == s.idleMFA:
+	if s.idle == s.idleMFA {
 		if s.idle > 0 {
 			ps = append(ps, syssession.LastSeenTimeGTE(now.Add(-s.idle)))
 		}
-	default:
+	} else {
 		fresh := func(mfa bool) predicate.SysSession {
 			if idle := s.idleFor(mfa); idle > 0 {
 				return syssession.And(syssession.Mfa(mfa), syssession.LastSeenTimeGTE(now.Add(-idle)))
