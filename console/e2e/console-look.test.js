@@ -121,7 +121,7 @@ describe('the console look (issue 25)', { concurrency: 1 }, () => {
     }
     await page.goto(env.base + '/personal/sessions')
     await page.locator('.el-tabs__item.is-active').waitFor()
-    await galleryShot(page, 'personal-phone')
+    await galleryShot(page, 'console-personal-phone')
     await done(ctx)
   })
 
@@ -130,7 +130,7 @@ describe('the console look (issue 25)', { concurrency: 1 }, () => {
     const page = await ctx.newPage()
     await page.goto(env.base + '/login')
     await page.locator('[data-test=submit]').waitFor()
-    await galleryShot(page, 'login')
+    await galleryShot(page, 'console-login')
     await login(env, page, 'superAdmin', env.adminPassword)
     for (const [component, name] of [['system/user/index', 'users'], ['system/role/index', 'roles']]) {
       await page.locator(`[data-test="menu-${component}"]`).click()
@@ -138,7 +138,7 @@ describe('the console look (issue 25)', { concurrency: 1 }, () => {
       await page.locator('.el-loading-mask').waitFor({ state: 'detached' }).catch(() => {})
       await noSideScroll(page, `the ${name} page at 1280×720`)
       await shot(page, 'look-' + name)
-      await galleryShot(page, name)
+      await galleryShot(page, 'console-' + name)
     }
     // The users table keeps the account column in view next to the pinned actions.
     await page.locator('[data-test="menu-system/user/index"]').click()
@@ -148,7 +148,7 @@ describe('the console look (issue 25)', { concurrency: 1 }, () => {
     await page.goto(env.base + '/system/config')
     await page.locator('.ak-panel').first().waitFor()
     await page.locator('.el-loading-mask').waitFor({ state: 'detached' }).catch(() => {})
-    await galleryShot(page, 'providers')
+    await galleryShot(page, 'console-providers')
     await shot(page, 'look-providers')
     await done(ctx)
   })
