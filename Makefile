@@ -97,7 +97,7 @@ test-console: console-deps ## the console's end-to-end suite in chromium against
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/testissuer ./e2e/browser/testissuer
 	cd $(CONSOLE_DIR) && npx vitest run
-	cd $(CONSOLE_DIR) && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
+	cd $(CONSOLE_DIR) && rm -f e2e/output/*.timing.json && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
 	  node --test --test-concurrency=$(CONSOLE_E2E_JOBS) --test-reporter=spec e2e/
 	@cd $(CONSOLE_DIR) && node -e 'const fs=require("fs");let t=0;for(const f of fs.readdirSync("e2e/output").filter(f=>f.endsWith(".timing.json"))){const j=JSON.parse(fs.readFileSync("e2e/output/"+f));t+=j.ms;console.log(`  $${j.file}: $${(j.ms/1000).toFixed(1)} s`)}console.log(`  sum of the files: $${(t/1000).toFixed(1)} s`)'
 

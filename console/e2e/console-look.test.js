@@ -145,6 +145,14 @@ describe('the console look (issue 25)', { concurrency: 1 }, () => {
     await page.locator('[data-test=table] .el-table__body tr').first().waitFor()
     const fixedLeft = await page.locator('[data-test=table] .el-table-fixed-column--left').first().isVisible()
     assert.ok(fixedLeft, 'the account column is pinned on the left')
+    // Every column is in view at 1280×720: the last unpinned header ends before the pinned actions start.
+    const cols = await page.evaluate(() => {
+      const ths = [...document.querySelectorAll('[data-test=table] .el-table__header-wrapper th')]
+      const right = ths.filter((th) => th.classList.contains('el-table-fixed-column--right'))[0].getBoundingClientRect().left
+      const free = ths.filter((th) => !th.className.includes('el-table-fixed-column'))
+      return { right, last: free[free.length - 1].getBoundingClientRect().right }
+    })
+    assert.ok(cols.last <= cols.right + 1, `the status column runs under the actions: ${JSON.stringify(cols)}`)
     await page.goto(env.base + '/system/config')
     await page.locator('.ak-panel').first().waitFor()
     await page.locator('.el-loading-mask').waitFor({ state: 'detached' }).catch(() => {})
