@@ -47,7 +47,10 @@ async function noSideScroll(page, what) {
 async function galleryShot(page, name) {
   if (!gallery) return
   fs.mkdirSync(gallery, { recursive: true })
-  await page.screenshot({ path: path.join(gallery, name + '.png') })
+  const p = path.join(gallery, name + '.png')
+  await page.screenshot({ path: p })
+  const size = fs.statSync(p).size
+  assert.ok(size <= 150 * 1024, `${name}.png is ${size} B (> 150 KB)`)
 }
 
 describe('the console look (issue 25)', { concurrency: 1 }, () => {
