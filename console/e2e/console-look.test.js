@@ -156,6 +156,18 @@ describe('the console look (issue 25)', { concurrency: 1 }, () => {
       return { right, last: free[free.length - 1].getBoundingClientRect().right }
     })
     assert.ok(cols.last <= cols.right + 1, `the status column runs under the actions: ${JSON.stringify(cols)}`)
+    // The user dialog's roles list opens below its field, not over the phone and e-mail fields.
+    await page.click('[data-test=add]')
+    await page.locator('[data-test=edit-dialog]').waitFor()
+    await page.locator('[data-test=f-roles]').click()
+    const list = page.locator('.el-select-dropdown:visible').last()
+    await list.waitFor()
+    const [roles, email, dropdown] = [await page.locator('[data-test=f-roles]').boundingBox(), await page.locator('[data-test=f-email]').boundingBox(), await list.boundingBox()]
+    assert.ok(dropdown.y >= roles.y + roles.height - 1, `the roles list opens below its field: ${JSON.stringify({ roles, dropdown })}`)
+    assert.ok(dropdown.y >= email.y + email.height, 'the roles list does not cover the e-mail field')
+    await shot(page, 'look-user-dialog-roles')
+    await page.keyboard.press('Escape')
+    await page.click('[data-test=dialog-cancel]')
     await page.goto(env.base + '/system/config')
     await page.locator('.ak-panel').first().waitFor()
     await page.locator('.el-loading-mask').waitFor({ state: 'detached' }).catch(() => {})
