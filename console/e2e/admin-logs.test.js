@@ -71,6 +71,8 @@ describe('online sessions and login log pages (issue 25)', { concurrency: 1 }, (
     await page.click('[data-test=search]')
     const r = row(page, '/api/v1/sys/position/add').first()
     await r.waitFor()
+    // Logged under its title key, shown in the console's language.
+    assert.match(await r.textContent(), /Add a position/)
     await r.locator('[data-test^=detail-]').click()
     const input = page.locator('[data-test=detail-input]')
     await input.waitFor()

@@ -163,6 +163,8 @@ export type CacheAction = 'flush-auth' | 'flush-dict' | 'flush-config' | 'rebuil
 export interface OpLogItem {
   id: number
   title: string
+  /** the msgKey of the title (op. + permission code) when the row has one */
+  titleKey?: string
   httpMethod: string
   path: string
   paramJson?: string | null
