@@ -19,8 +19,8 @@ fs.mkdirSync(out, { recursive: true })
 export const userPassword = 'Chosen#Pass456'
 const initialPassword = 'Init#Pass123'
 
-/** start brings up a kernel and chromium; env.adminToken/adminPassword are the super-admin's. */
-export async function start(name) {
+/** start brings up a kernel and chromium; env.adminToken/adminPassword are the super-admin's. service: extra Service settings. */
+export async function start(name, service = {}) {
   const kernelBin = process.env.AK_KERNEL_BIN || path.join(repo, 'bin', 'adminkernel')
   if (!fs.existsSync(kernelBin)) throw new Error(`kernel binary ${kernelBin} is missing: run make test-console (it builds it)`)
   const env = { t0: Date.now(), tmpRoot: fs.mkdtempSync(path.join(os.tmpdir(), 'ak-admin-')) }
@@ -29,7 +29,7 @@ export async function start(name) {
   ;[env.kernel, env.browser] = await Promise.all([
     startKernel({
       bin: kernelBin, tmpRoot: env.tmpRoot, name, port,
-      settings: { Service: { Http: { ListenAddress: env.base }, Security: { Password: { Pbkdf2Iterations: 100000 } } } },
+      settings: { Service: { ...service, Http: { ListenAddress: env.base }, Security: { Password: { Pbkdf2Iterations: 100000 } } } },
     }),
     launch(),
   ])

@@ -18,6 +18,11 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
   'system/log/exception/index': { path: '/system/log/exception', name: 'sys-log-exception', component: () => import('@/views/system/log/ExceptionLogPage.vue') },
   'system/dict/index': { path: '/system/dict', name: 'sys-dict', component: () => import('@/views/system/dict/DictPage.vue') },
   'system/position/index': { path: '/system/position', name: 'sys-position', component: () => import('@/views/system/position/PositionPage.vue') },
+  // Jobs, runs, job monitor and the workbench (issue 25, c3).
+  'system/job/index': { path: '/system/job', name: 'sys-job', component: () => import('@/views/system/job/JobPage.vue') },
+  'system/job-log/index': { path: '/system/job-log', name: 'sys-job-log', component: () => import('@/views/system/job/JobLogPage.vue') },
+  'system/job-monitor/index': { path: '/system/job-monitor', name: 'sys-job-monitor', component: () => import('@/views/system/job/JobMonitorPage.vue') },
+  'dashboard/workbench': { path: '/workbench', name: 'workbench', component: () => import('@/views/system/dashboard/WorkbenchPage.vue') },
 }
 
 export function hasPage(component?: string | null): boolean {

@@ -7,6 +7,7 @@ import kernelZh from '@kernel-locales/zh-CN.json'
 import { ui } from './ui'
 import { admin } from './admin'
 import { adminC4 } from './admin-c4'
+import { adminJobs } from './admin-jobs'
 import { ApiError } from '@/api/client'
 
 export type Locale = 'en-US' | 'zh-CN'
@@ -22,11 +23,20 @@ export function initialLocale(): Locale {
   return nav.toLowerCase().startsWith('zh') ? 'zh-CN' : 'en-US'
 }
 
+// The console's own text packs (ui.ts, admin.ts and one file per area),
+// merged per language for vue-i18n.
+const textPacks: Record<Locale, Record<string, string>>[] = [ui, admin, adminC4, adminJobs]
+function merged(): Record<Locale, Record<string, string>> {
+  const out = {} as Record<Locale, Record<string, string>>
+  for (const l of LOCALES) out[l] = Object.assign({}, ...textPacks.map((p) => p[l]))
+  return out
+}
+
 export const i18n = createI18n({
   legacy: false,
   locale: initialLocale(),
   fallbackLocale: 'en-US',
-  messages: { 'en-US': { ...ui['en-US'], ...admin['en-US'], ...adminC4['en-US'] }, 'zh-CN': { ...ui['zh-CN'], ...admin['zh-CN'], ...adminC4['zh-CN'] } },
+  messages: merged(),
 })
 
 export function setLocale(l: Locale) {
