@@ -18,6 +18,9 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
   'system/log/exception/index': { path: '/system/log/exception', name: 'sys-log-exception', component: () => import('@/views/system/log/ExceptionLogPage.vue') },
   'system/dict/index': { path: '/system/dict', name: 'sys-dict', component: () => import('@/views/system/dict/DictPage.vue') },
   'system/position/index': { path: '/system/position', name: 'sys-position', component: () => import('@/views/system/position/PositionPage.vue') },
+  'system/file/index': { path: '/system/file', name: 'sys-file', component: () => import('@/views/system/file/FilePage.vue') },
+  'system/notice/index': { path: '/system/notice', name: 'sys-notice', component: () => import('@/views/system/notice/NoticePage.vue') },
+  'system/recycle/index': { path: '/system/recycle', name: 'sys-recycle', component: () => import('@/views/system/recycle/RecyclePage.vue') },
 }
 
 export function hasPage(component?: string | null): boolean {
