@@ -75,8 +75,8 @@ describe('notices page and unread bell (issue 25)', { concurrency: 1 }, () => {
     // The reader opens it from the bell: read, the badge goes down; the action follows its path.
     await reader.click('[data-test=notice-bell]')
     await reader.locator('[data-test=notice-drawer] [data-test=table] .el-table__body tr').first().waitFor()
-    await shot(reader, 'admin-notice-drawer')
     await axe(reader, 'the my-notices drawer')
+    await shot(reader, 'admin-notice-drawer')
     await reader.click('[data-test="mine-E2E maintenance window"]')
     assert.equal(await reader.locator('[data-test=notice-content]').innerText(), 'The service stops at 22:00.\n<b>not HTML</b>')
     await badge(reader, 0).waitFor()
@@ -102,7 +102,6 @@ describe('notices page and unread bell (issue 25)', { concurrency: 1 }, () => {
     await polled.clock.fastForward(31_000)
     await badge(polled, 1).waitFor()
     assert.ok(sockets >= 1, 'the page tried the hub')
-    assert.equal(await polled.locator('[data-test=notice-badge][data-live="1"]').count(), 0)
     await shot(polled, 'admin-notice-polled')
     await done(pctx)
 
@@ -115,19 +114,20 @@ describe('notices page and unread bell (issue 25)', { concurrency: 1 }, () => {
   })
 
   it('a viewer sees no publish or delete button and the API refuses the calls', { timeout: 60000 }, async () => {
+    await must(env.base, 'POST', '/api/v1/sys/notice', { title: 'E2E viewer notice', type: 1, receiverType: 0 }, env.adminToken)
     const viewer = await role(env, 'e2e-notice-viewer', [300, 350, 351])
     const token = await user(env, 'e2e.noticeviewer', [viewer])
     const ctx = await context(env, 'zh-CN')
     const page = await ctx.newPage()
     await login(env, page, 'e2e.noticeviewer', userPassword)
     await open(page, 'system/notice/index')
-    await row(page, 'E2E broadcast').waitFor()
+    await row(page, 'E2E viewer notice').waitFor()
     for (const sel of ['[data-test=publish]', '[data-test^=delete-]']) {
       assert.equal(await page.locator(sel).count(), 0, `${sel} is shown without its code`)
     }
     await shot(page, 'admin-notice-viewer')
     await axe(page, 'the notices page (viewer, zh-CN)')
-    const id = (await must(env.base, 'GET', '/api/v1/sys/notice/page?Title=broadcast', undefined, env.adminToken)).items[0].id
+    const id = (await must(env.base, 'GET', '/api/v1/sys/notice/page?Title=viewer', undefined, env.adminToken)).items[0].id
     for (const [method, p, body] of [
       ['POST', '/api/v1/sys/notice', { title: 'x', type: 1, receiverType: 0 }],
       ['DELETE', `/api/v1/sys/notice/${id}`, undefined],

@@ -23,6 +23,7 @@ let users = 0
 
 /** refresh reads the count from the API (a 401 there ends a dead session through the client). */
 export async function refresh(): Promise<void> {
+  if (session.user?.mustChangePassword) return
   try {
     const n = await c2.unread()
     if (typeof n === 'number' && n !== notices.unread) {
@@ -78,7 +79,8 @@ function onMessage(raw: string) {
 }
 
 function connect() {
-  if (!users || ws || !session.accessToken || typeof WebSocket === 'undefined') return
+  // A session restricted to the forced password change gets no socket (the hub refuses it) and no count (40028).
+  if (!users || ws || !session.accessToken || session.user?.mustChangePassword || typeof WebSocket === 'undefined') return
   let s: WebSocket
   try {
     s = new WebSocket(hubUrl(session.accessToken))
