@@ -57,6 +57,7 @@ describe('notices page and unread bell (issue 25)', { concurrency: 1 }, () => {
     await page.keyboard.type('e2e.reader')
     await page.locator('.el-select-dropdown:visible .el-select-dropdown__item').filter({ hasText: 'e2e.reader' }).click()
     await page.keyboard.press('Escape')
+    await page.locator('[data-test=edit-dialog] .el-form-item__error').filter({ hasText: 'Choose at least one receiver' }).waitFor({ state: 'detached' })
     await shot(page, 'admin-notice-publish')
     await axe(page, 'the publish dialog')
     const t0 = Date.now()
