@@ -47,12 +47,17 @@ func TestFileOperations(t *testing.T) {
 					Extension   string  `json:"extension"`
 					ContentType *string `json:"contentType"`
 					Hash        *string `json:"hash"`
+					ViewURL     *string `json:"viewUrl"`
 				} `json:"items"`
 			}
 			k.Do("GET", "/api/v1/sys/file/page?FileName=q1", tok, nil).Expect(t, "page", 200, 0).Decode(t, &page)
 			if page.Total != 1 || page.Items[0].ID != up.ID || page.Items[0].Extension != ".png" ||
-				*page.Items[0].ContentType != "image/png" || *page.Items[0].Hash != sum(content) {
+				*page.Items[0].ContentType != "image/png" || *page.Items[0].Hash != sum(content) || page.Items[0].ViewURL == nil {
 				t.Fatalf("page %+v", page)
+			}
+			// The page's signed link (a kernel addition) views the file as the upload's does.
+			if pv := get(k, *page.Items[0].ViewURL, ""); pv.Status != 200 || !bytes.Equal(pv.Body, content) || pv.Header.Get("Content-Type") != "image/png" {
+				t.Fatalf("view through the page's link: HTTP %d %v", pv.Status, pv.Header)
 			}
 
 			dl := get(k, fmt.Sprintf("/api/v1/sys/file/%d/download", up.ID), tok)

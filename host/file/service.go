@@ -98,6 +98,10 @@ type File struct {
 	ContentType  *string `json:"contentType"`
 	SizeBytes    int64   `json:"sizeBytes"`
 	Hash         *string `json:"hash"`
+	// ViewURL is a signed view link (a kernel addition, as in
+	// FileUploadOutput): the console previews images and PDFs through it.
+	// Null when the kernel issues no links (Production without keys).
+	ViewURL *string `json:"viewUrl"`
 }
 
 func toFile(f *ent.SysFile) File {
@@ -110,13 +114,19 @@ func toFile(f *ent.SysFile) File {
 }
 
 func (s *Service) output(f *ent.SysFile) UploadOutput {
-	out := UploadOutput{ID: f.ID, OriginalName: f.OriginalName, StoragePath: f.StoragePath, SizeBytes: f.SizeBytes}
-	if s.ring.Ready() {
-		if u, err := s.ring.ViewURL(f.ID, s.now()); err == nil {
-			out.ViewURL = &u
-		}
+	return UploadOutput{ID: f.ID, OriginalName: f.OriginalName, StoragePath: f.StoragePath, SizeBytes: f.SizeBytes, ViewURL: s.viewURL(f.ID)}
+}
+
+// viewURL signs a view link for the file id; nil when no link is issued.
+func (s *Service) viewURL(id int64) *string {
+	if !s.ring.Ready() {
+		return nil
 	}
-	return out
+	u, err := s.ring.ViewURL(id, s.now())
+	if err != nil {
+		return nil
+	}
+	return &u
 }
 
 // ---- limits ----
@@ -338,6 +348,7 @@ func (s *Service) Page(ctx context.Context, who datascope.Caller, f Filter, p re
 	out := make([]File, len(rows))
 	for i, r := range rows {
 		out[i] = toFile(r)
+		out[i].ViewURL = s.viewURL(r.ID)
 	}
 	return out, total, nil
 }

@@ -8,6 +8,7 @@ import { ui } from './ui'
 import { admin } from './admin'
 import { adminC4 } from './admin-c4'
 import { adminJobs } from './admin-jobs'
+import { adminC2 } from './admin-c2'
 import { ApiError } from '@/api/client'
 
 export type Locale = 'en-US' | 'zh-CN'
@@ -25,7 +26,7 @@ export function initialLocale(): Locale {
 
 // The console's own text packs (ui.ts, admin.ts and one file per area),
 // merged per language for vue-i18n.
-const textPacks: Record<Locale, Record<string, string>>[] = [ui, admin, adminC4, adminJobs]
+const textPacks: Record<Locale, Record<string, string>>[] = [ui, admin, adminC4, adminJobs, adminC2]
 function merged(): Record<Locale, Record<string, string>> {
   const out = {} as Record<Locale, Record<string, string>>
   for (const l of LOCALES) out[l] = Object.assign({}, ...textPacks.map((p) => p[l]))
