@@ -275,6 +275,8 @@ describe('console (issue 20)', { concurrency: 1 }, () => {
     await login(page, 'superAdmin', adminPassword)
     await page.locator('[data-test=home]').waitFor()
     await page.click('[data-test="menu-system/config/index"]')
+    // The providers page is the config center's "External login" tab.
+    await page.click('#tab-externalauth')
     await page.locator(`[data-test=provider-${provider}]`).waitFor()
     assert.match(await page.locator(`[data-test=status-${provider}]`).textContent(), /Ready/)
     await shot(page, 'providers')

@@ -4,8 +4,8 @@
 import type { RouteRecordRaw } from 'vue-router'
 
 export const pageRoutes: Record<string, RouteRecordRaw> = {
-  // The config center's page; the console offers its "External login" tab.
-  'system/config/index': { path: '/system/config', name: 'config', component: () => import('@/views/ProvidersPage.vue') },
+  // The config center: a tab per group, the providers page as its "External login" tab.
+  'system/config/index': { path: '/system/config', name: 'config', component: () => import('@/views/system/config/ConfigPage.vue') },
   // The administration pages (issue 25), lazy routes under views/system/.
   'system/user/index': { path: '/system/user', name: 'sys-user', component: () => import('@/views/system/user/UserPage.vue') },
   'system/org/index': { path: '/system/org', name: 'sys-org', component: () => import('@/views/system/org/OrgPage.vue') },
@@ -26,6 +26,9 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
   'system/file/index': { path: '/system/file', name: 'sys-file', component: () => import('@/views/system/file/FilePage.vue') },
   'system/notice/index': { path: '/system/notice', name: 'sys-notice', component: () => import('@/views/system/notice/NoticePage.vue') },
   'system/recycle/index': { path: '/system/recycle', name: 'sys-recycle', component: () => import('@/views/system/recycle/RecyclePage.vue') },
+  'system/menu/index': { path: '/system/menu', name: 'sys-menu', component: () => import('@/views/system/menu/MenuPage.vue') },
+  'system/module/index': { path: '/system/module', name: 'sys-module', component: () => import('@/views/system/module/ModulePage.vue') },
+  'system/errorcode/index': { path: '/system/errorcode', name: 'sys-errorcode', component: () => import('@/views/system/errorcode/ErrorCodePage.vue') },
 }
 
 export function hasPage(component?: string | null): boolean {

@@ -21,7 +21,7 @@ import (
 const Name = "Config"
 
 const (
-	pageCodes   = "GET:/api/v1/sys/config/page;GET:/api/v1/sys/config/{id};GET:/api/v1/sys/config/value/{key};GET:/api/v1/auth/external/providers/all"
+	pageCodes   = "GET:/api/v1/sys/config/page;GET:/api/v1/sys/config/schema;GET:/api/v1/sys/config/{id};GET:/api/v1/sys/config/value/{key};GET:/api/v1/auth/external/providers/all"
 	addCodes    = "POST:/api/v1/sys/config"
 	updateCodes = "PUT:/api/v1/sys/config/{id};PUT:/api/v1/sys/config/batch"
 	deleteCodes = "DELETE:/api/v1/sys/config/{id}"
@@ -50,6 +50,9 @@ func routes(d *module.Deps, api *route.Group) error {
 	g.Get("/page", route.Permission, bind.Page(maxPageSize, readFilter, svc.Page)).Doc("Config page", nil, request.PagedList[Config]{}).
 		Paged("ConfigKey", "Name", "GroupCode", "ExcludedGroupCodes:[]string")
 	g.Get("/site", route.Anonymous, bind.Read(svc.Site)).Doc("Site info", nil, SiteInfo{})
+	g.Get("/schema", route.Permission, func(c fiber.Ctx) error {
+		return envelope.OK(c, schema(d.Settings.Registry()))
+	}).Doc("Config key types (the settings registry)", nil, []SchemaEntry{})
 	g.Get("/value/{key}", route.Permission, func(c fiber.Ctx) error {
 		v, err := svc.Value(c.Context(), request.Param(c, "key"))
 		if err != nil {

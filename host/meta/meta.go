@@ -1,5 +1,6 @@
 // Package meta serves the anonymous error-code catalog
-// (GET /api/v1/meta/error-codes), module "Meta".
+// (GET /api/v1/meta/error-codes), module "Meta", and seeds the console's
+// error-catalog page (menu 390) that reads it.
 package meta
 
 import (
@@ -9,14 +10,22 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
+	"github.com/adminkernel/kernel/host/seed"
 )
 
 // ModuleName is the name Api:DisabledModules uses to switch the catalog off.
 const ModuleName = "Meta"
 
+// menus is the console's error-catalog page under 系统运维 (300). It has no
+// buttons: the catalog needs no permission code, so granting the page is
+// what shows it in a user's sidebar.
+var menus = []seed.Menu{
+	{ID: 390, ParentID: 300, Type: seed.MenuPage, Title: "错误码", Path: "/system/errorcode", Component: "system/errorcode/index", Icon: "ph:warning-octagon-duotone", Sort: 9},
+}
+
 // Module returns the catalog as a kernel module.
 func Module() module.Module {
-	return module.Module{Name: ModuleName, Routes: routes}
+	return module.Module{Name: ModuleName, Menus: menus, Routes: routes}
 }
 
 func routes(d *module.Deps, api *route.Group) error {
