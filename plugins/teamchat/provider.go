@@ -44,7 +44,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/adminkernel/kernel/plugins/internal/vendorhttp"
+	"github.com/adminkernel/kernel/pluginsdk/vendorhttp"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 
