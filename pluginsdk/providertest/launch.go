@@ -95,7 +95,7 @@ func start(binaryPath string, logOut io.Writer) (pluginsdk.Provider, func(), err
 	if err != nil {
 		return nil, nil, err
 	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Debug, Output: logOut})
+	log := hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: launchLogLevel, Output: logOut})
 	cmd := exec.Command(abs) //nolint:gosec,noctx // go-plugin owns the process lifecycle; the binary under test
 	// No inherited environment: go-plugin adds only its handshake
 	// variables, as for the kernel's plugins.
@@ -160,10 +160,12 @@ func CheckBinary(binaryPath string, settings pluginsdk.Settings) (bool, error) {
 		return false, err
 	}
 	stop()
-	checkOnce.Do(func() {
-		testing.Init()
-		_ = flag.CommandLine.Set("test.v", "true")
-	})
+	checkOnce.Do(testing.Init)
+	launchLogLevel = hclog.Warn
+	// A verbose report, and only the kit's test (a caller's own -test.run
+	// would filter it out).
+	_ = flag.CommandLine.Set("test.v", "true")
+	_ = flag.CommandLine.Set("test.run", "^Conformance_")
 	ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
 		Name: "Conformance_" + code,
 		F:    func(t *testing.T) { Launch(t, binaryPath, settings) },
@@ -172,3 +174,8 @@ func CheckBinary(binaryPath string, settings pluginsdk.Settings) (bool, error) {
 }
 
 var checkOnce sync.Once
+
+// launchLogLevel is the level of the launched plugins' log (and go-plugin's
+// client log): everything in tests (go test shows it for failed checks and
+// with -v), warnings and errors in CheckBinary's report.
+var launchLogLevel = hclog.Debug
