@@ -1,6 +1,7 @@
 package providertest_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/internal/mutant"
@@ -203,6 +205,66 @@ func TestMutantsAreCaught(t *testing.T) {
 				if !strings.Contains(text, w) {
 					t.Errorf("the kit's report on the %s mutant lacks %q:\n%s", c.kind, w, text)
 				}
+			}
+		})
+	}
+}
+
+// blocking is a provider whose Exchange waits for its context to end and
+// reports that it did.
+type blocking struct {
+	*providertest.Fake
+	entered chan struct{}
+	ended   chan error
+}
+
+func (b *blocking) Exchange(ctx context.Context, _ pluginsdk.ExchangeRequest) (pluginsdk.ExchangeResponse, error) {
+	close(b.entered)
+	select {
+	case <-ctx.Done():
+		b.ended <- ctx.Err()
+		return pluginsdk.ExchangeResponse{}, ctx.Err()
+	case <-time.After(30 * time.Second):
+		b.ended <- nil
+		return pluginsdk.Fail(pluginsdk.ExchangeFailed, "the context never ended"), nil
+	}
+}
+
+// Over gRPC, the end of the caller's context reaches the provider's
+// context in the plugin: canceling a call under way, and a deadline that
+// passes during the call.
+func TestCancellationReachesThePlugin(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"cancel", "deadline"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			b := &blocking{Fake: providertest.NewFake("blocking"), entered: make(chan struct{}), ended: make(chan error, 1)}
+			p := providertest.InProcess(t, b)
+			var ctx context.Context
+			var cancel context.CancelFunc
+			if mode == "cancel" {
+				ctx, cancel = context.WithCancel(t.Context())
+				go func() {
+					<-b.entered
+					cancel()
+				}()
+			} else {
+				ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
+			}
+			defer cancel()
+			start := time.Now()
+			_, err := p.Exchange(ctx, pluginsdk.ExchangeRequest{Query: map[string]string{"code": "x"}})
+			if err == nil {
+				t.Fatal("Exchange with an ended context returned no error")
+			}
+			select {
+			case perr := <-b.ended:
+				if perr == nil {
+					t.Fatal("the provider's context never ended")
+				}
+				t.Logf("the provider saw %v after %v", perr, time.Since(start).Round(time.Millisecond))
+			case <-time.After(5 * time.Second):
+				t.Fatal("the provider's context had not ended 5 s after the caller's")
 			}
 		})
 	}
