@@ -56,7 +56,7 @@ func testPlugin(t *testing.T, code string) string {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if testBin != "" {
-		os.RemoveAll(filepath.Dir(testBin))
+		_ = os.RemoveAll(filepath.Dir(testBin))
 	}
 	os.Exit(code)
 }
