@@ -126,9 +126,8 @@ vet: ## run go vet on every package (and on the -tags unit build of the tests)
 	cd $(SDK_DIR) && $(GO) vet ./... && $(GO) vet -tags unit ./...
 
 verify: proto generate ## regenerate ent and the protocol code (protoc), tidy modules, rebuild the console (when npm is present); fail on drift, a schema change without migration file, gofmt or vet findings
-	$(GO) mod tidy
-	cd $(SDK_DIR) && $(GO) mod tidy
-	$(GO) work sync
+	GOWORK=off $(GO) mod tidy
+	cd $(SDK_DIR) && GOWORK=off $(GO) mod tidy
 	@if [ -n "$$(git status --porcelain -- ent pluginsdk/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum)" ]; then \
 		echo "generated code or go.mod/go.sum drifted from the committed state:"; \
 		git status --porcelain -- ent pluginsdk/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum; \

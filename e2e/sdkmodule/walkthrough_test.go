@@ -2,6 +2,7 @@ package sdkmodule_test
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,17 +53,16 @@ func repoRoot(t *testing.T) string {
 // line naming the file ("`acme.go`:"), by file name.
 func fileBlocks(t *testing.T, page string) map[string]string {
 	t.Helper()
-	f, err := os.Open(page)
+	text, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	intro := regexp.MustCompile("^`([A-Za-z0-9_./-]+\\.go)`:")
 	blocks := map[string]string{}
 	var name string
 	var in bool
 	var b strings.Builder
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(text))
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -113,7 +113,7 @@ func TestWalkthroughAsAVendorModule(t *testing.T) {
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "CGO_ENABLED=1")
 	gocmd := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("go", args...) //nolint:gosec // the go tool with fixed arguments
+		cmd := exec.CommandContext(t.Context(), "go", args...) //nolint:gosec // the go tool with fixed arguments
 		cmd.Dir = dir
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()

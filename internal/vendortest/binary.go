@@ -14,7 +14,7 @@ import (
 func Binary(t *testing.T, code string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "adminkernel-provider-"+code)
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/adminkernel-provider-"+code) //nolint:gosec // the go tool with a package of this repository
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-o", bin, "./cmd/adminkernel-provider-"+code) //nolint:gosec // the go tool with a package of this repository
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the %s plugin: %v\n%s", code, err, out)
