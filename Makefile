@@ -9,6 +9,10 @@ LDFLAGS       := -s -w -X main.version=$(VERSION)
 GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
 TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
+# pluginsdk is its own Go module (docs/plugins.md, "The SDK module"): ./...
+# at the root no longer includes it, so test, vet, lint and verify run
+# there too. go.work joins both modules for development.
+SDK_DIR       := pluginsdk
 
 .PHONY: dist dist-check help build run test test-unit test-matrix test-browser console test-console fuzz lint generate verify fmt vet clean
 
@@ -32,6 +36,7 @@ ALLOC_TESTS := -run 'NotAllocate' ./host/sysconfig ./host/cors
 
 test: ## run every test with -race (SQLite, PostgreSQL, MariaDB and Redis must answer; see README), then the allocation checks without it
 	$(GO) test $(TEST_FLAGS) ./...
+	cd $(SDK_DIR) && $(GO) test $(TEST_FLAGS) ./...
 	$(GO) test -count=1 $(ALLOC_TESTS)
 
 # Tests that need a server (PostgreSQL, MariaDB, Redis, a redis-server binary)
@@ -42,6 +47,7 @@ UNIT_ENV := ADMINKERNEL_TEST_DB=Sqlite ADMINKERNEL_TEST_CACHE=memory ADMINKERNEL
 
 test-unit: ## run the tests that need no external server (SQLite, in-process cache; -tags unit, with -race)
 	$(UNIT_ENV) $(GO) test $(TEST_FLAGS) -tags unit ./...
+	cd $(SDK_DIR) && $(UNIT_ENV) $(GO) test $(TEST_FLAGS) -tags unit ./...
 
 # The API and SSO suites (every package driving a real kernel through
 # kerneltest), run again on each database x cache backend. `make test` runs
@@ -112,6 +118,7 @@ fuzz: ## run every fuzz target briefly (FUZZTIME, default 5s each); seeds also r
 
 lint: $(GOLANGCI) ## run golangci-lint with .golangci.yml
 	$(GOLANGCI) run ./...
+	cd $(SDK_DIR) && $(GOLANGCI) run --config $(CURDIR)/.golangci.yml ./...
 
 $(GOLANGCI):
 	GOBIN=$(dir $(GOLANGCI)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VER)
@@ -122,12 +129,15 @@ generate: ## regenerate the ent client from ent/schema (the protocol code: make 
 vet: ## run go vet on every package (and on the -tags unit build of the tests)
 	$(GO) vet ./...
 	$(GO) vet -tags unit ./...
+	cd $(SDK_DIR) && $(GO) vet ./... && $(GO) vet -tags unit ./...
 
 verify: proto generate ## regenerate ent and the protocol code (protoc), tidy modules, rebuild the console (when npm is present); fail on drift, a schema change without migration file, gofmt or vet findings
-	$(GO) mod tidy
-	@if [ -n "$$(git status --porcelain -- ent pluginsdk/proto go.mod go.sum)" ]; then \
+	GOWORK=off $(GO) mod tidy
+	cd $(SDK_DIR) && GOWORK=off $(GO) mod tidy
+	@if [ -n "$$(git status --porcelain -- ent pluginsdk/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum)" ]; then \
 		echo "generated code or go.mod/go.sum drifted from the committed state:"; \
-		git status --porcelain -- ent pluginsdk/proto go.mod go.sum; git --no-pager diff --stat -- ent pluginsdk/proto go.mod go.sum; exit 1; fi
+		git status --porcelain -- ent pluginsdk/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum; \
+		git --no-pager diff --stat -- ent pluginsdk/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum; exit 1; fi
 	@# every SQLite migration applied to an in-memory database leaves nothing for ent to change
 	$(UNIT_ENV) $(GO) test -count=1 -tags unit -run '^TestMigrationFilesMatchEntSchema$$' ./host/database/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

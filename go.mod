@@ -15,7 +15,6 @@ require (
 	github.com/go-webauthn/webauthn v0.18.2
 	github.com/gofiber/fiber/v3 v3.1.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
-	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
@@ -38,13 +37,18 @@ require (
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/text v0.43.0
 	google.golang.org/grpc v1.85.0
-	google.golang.org/protobuf v1.36.12
 	modernc.org/sqlite v1.60.1
+)
+
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
+	github.com/adminkernel/kernel/pluginsdk v0.0.0
 	github.com/agext/levenshtein v1.2.3 // indirect
 	github.com/andybalholm/brotli v1.2.0 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
@@ -136,3 +140,5 @@ tool (
 	entgo.io/ent/cmd/ent
 	golang.org/x/perf/cmd/benchstat
 )
+
+replace github.com/adminkernel/kernel/pluginsdk => ./pluginsdk

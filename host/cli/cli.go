@@ -53,7 +53,7 @@ func New(opts host.Options) *cobra.Command {
 		migrateCmd(&opts, load),
 		errorsCmd(&opts),
 		configCmd(load),
-		ProvidersCmd(load),
+		withProvidersTest(ProvidersCmd(load)),
 		userCmd(load),
 		sessionCmd(load),
 		openapiCmd(&opts, load),

@@ -29,4 +29,8 @@ func TestConformance(t *testing.T) {
 			return providertest.InProcess(t, New(hclog.NewNullLogger()))
 		}, opts)
 	})
+	t.Run("binary", func(t *testing.T) {
+		// The built plugin, started as the kernel starts it.
+		providertest.LaunchWith(t, vendortest.Binary(t, Code), opts)
+	})
 }

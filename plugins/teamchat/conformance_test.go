@@ -33,4 +33,8 @@ func TestConformance(t *testing.T) {
 			return providertest.InProcess(t, newProvider(t))
 		}, opts)
 	})
+	t.Run("binary", func(t *testing.T) {
+		// The built plugin, started as the kernel starts it.
+		providertest.LaunchWith(t, vendortest.Binary(t, Code), opts)
+	})
 }

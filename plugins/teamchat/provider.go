@@ -44,8 +44,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/adminkernel/kernel/plugins/internal/vendorhttp"
 	"github.com/adminkernel/kernel/pluginsdk"
+	"github.com/adminkernel/kernel/pluginsdk/vendorhttp"
 )
 
 // Code is the provider code.

@@ -87,6 +87,10 @@ type Options struct {
 	// refuses: Exchange with it must return a ProviderError. Leave it empty
 	// when the provider would reach a real vendor.
 	BadCode string
+	// WantSubject, when set with Login, is the subject the round trip must
+	// yield: the vendor's stable user id for the user Login signs in (not a
+	// changeable field such as the username or the email address).
+	WantSubject string
 	// Concurrency is the number of simultaneous callers of the
 	// concurrency check (default 16).
 	Concurrency int
@@ -471,19 +475,53 @@ func (k *kit) roundTrip(t *testing.T) {
 		q := k.opts.Login(t, auth.URL)
 		resp, err := exchange(t, ctx, p, l.exchange(auth, q))
 		checkIdentity(t, resp, err)
+		k.checkSubject(t, resp)
 	}
 }
 
+// checkSubject compares a round trip's subject with Options.WantSubject.
+func (k *kit) checkSubject(t *testing.T, resp pluginsdk.ExchangeResponse) {
+	t.Helper()
+	if k.opts.WantSubject != "" && resp.Identity != nil && resp.Identity.Subject != k.opts.WantSubject {
+		t.Errorf("Identity.Subject = %q, want %q: the subject must be the vendor's stable user id, not a changeable field such as the username", resp.Identity.Subject, k.opts.WantSubject)
+	}
+}
+
+// concurrency runs n goroutines at once, each calling every method:
+// Configure (the settings again, as the kernel does after a restart),
+// Describe, AuthorizeURL, an Exchange of a vendor error and, with Login, a
+// whole round trip whose callback was prepared beforehand (Login may fail
+// the test, which only the test's goroutine may do). Under -race a provider
+// whose Configure writes what the other methods read without a lock fails
+// here.
 func (k *kit) concurrency(t *testing.T) {
 	p := k.fresh(t)
 	code := k.code(t, p)
 	n := k.opts.Concurrency
+	type prepared struct {
+		l     login
+		auth  pluginsdk.AuthorizeResponse
+		query map[string]string
+	}
+	var trips []prepared
+	if k.opts.Login != nil {
+		for range n {
+			l := newLogin(k.redirectURI(code), pluginsdk.PurposeLogin, desktopUA)
+			auth := k.authorize(t, callCtx(t), p, l)
+			trips = append(trips, prepared{l, auth, k.opts.Login(t, auth.URL)})
+		}
+	}
 	var wg sync.WaitGroup
-	errs := make(chan string, 3*n)
-	for range n {
+	errs := make(chan string, 6*n)
+	for i := range n {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
 			defer cancel()
+			if k.opts.Settings != nil {
+				if err := p.Configure(ctx, maps.Clone(k.opts.Settings)); err != nil {
+					errs <- fmt.Sprintf("Configure(Settings) = %v, want nil", err)
+				}
+			}
 			if d, err := p.Describe(ctx); err != nil || d.Code != code {
 				errs <- fmt.Sprintf("Describe() = %q, %v; want %q, nil", d.Code, err, code)
 			}
@@ -499,6 +537,16 @@ func (k *kit) concurrency(t *testing.T) {
 			x, err := p.Exchange(ctx, l.exchange(auth, map[string]string{"error": "access_denied", "state": l.req.State}))
 			if err != nil || x.Error == nil {
 				errs <- fmt.Sprintf("Exchange(error=access_denied) = %+v, %v; want a ProviderError", x, err)
+			}
+			if i < len(trips) {
+				tr := trips[i]
+				x, err := p.Exchange(ctx, tr.l.exchange(tr.auth, tr.query))
+				switch {
+				case err != nil || x.Error != nil || x.Identity == nil:
+					errs <- fmt.Sprintf("Exchange(login callback) = %+v, %v; want an identity", x, err)
+				case k.opts.WantSubject != "" && x.Identity.Subject != k.opts.WantSubject:
+					errs <- fmt.Sprintf("Exchange(login callback): Identity.Subject = %q, want %q", x.Identity.Subject, k.opts.WantSubject)
+				}
 			}
 		})
 	}

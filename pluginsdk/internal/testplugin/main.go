@@ -7,7 +7,9 @@
 // adminkernel-provider-chatty prints a line to standard output before the
 // go-plugin handshake (which a plugin must never do). Every
 // Exchange is logged ("exchange received") so tests can count calls from
-// the host's log.
+// the host's log. Named after a kind of pluginsdk/internal/mutant (racy,
+// changeable_subject, ignores_context) it serves that mutant, which the
+// conformance kit must catch.
 package main
 
 import (
@@ -15,12 +17,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/pluginsdk"
+	"github.com/adminkernel/kernel/pluginsdk/internal/mutant"
 	"github.com/adminkernel/kernel/pluginsdk/providertest"
 )
 
@@ -40,6 +44,9 @@ func main() {
 		log.Debug("test plugin started", "code", code)
 		if code == "crashy" {
 			return crashy{f}
+		}
+		if slices.Contains(mutant.Kinds, code) {
+			return mutant.New(code, f)
 		}
 		return f
 	})
