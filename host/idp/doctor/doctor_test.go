@@ -272,8 +272,8 @@ func TestOIDCChecks(t *testing.T) {
 	t.Cleanup(is.Close)
 	oidcTarget := func(authority string) doctor.Target {
 		return doctor.Target{
-			Entry: entry("sso", idp.Builtin),
-			OIDC:  &config.OIDCProvider{Code: "sso", Authority: authority, ClientID: is.ClientID, ClientSecret: config.Secret(is.ClientSecret)},
+			Entry:       entry("sso", idp.Builtin),
+			OIDC:        &config.OIDCProvider{Code: "sso", Authority: authority, ClientID: is.ClientID, ClientSecret: config.Secret(is.ClientSecret)},
 			RedirectURI: callback + "sso/callback",
 		}
 	}
