@@ -6,6 +6,7 @@ import kernelEn from '@kernel-locales/en-US.json'
 import kernelZh from '@kernel-locales/zh-CN.json'
 import { ui } from './ui'
 import { admin } from './admin'
+import { doctor } from './doctor'
 import { ApiError } from '@/api/client'
 
 export type Locale = 'en-US' | 'zh-CN'
@@ -25,7 +26,7 @@ export const i18n = createI18n({
   legacy: false,
   locale: initialLocale(),
   fallbackLocale: 'en-US',
-  messages: { 'en-US': { ...ui['en-US'], ...admin['en-US'] }, 'zh-CN': { ...ui['zh-CN'], ...admin['zh-CN'] } },
+  messages: { 'en-US': { ...ui['en-US'], ...admin['en-US'], ...doctor['en-US'] }, 'zh-CN': { ...ui['zh-CN'], ...admin['zh-CN'], ...doctor['zh-CN'] } },
 })
 
 export function setLocale(l: Locale) {

@@ -74,3 +74,6 @@ func Keys() []string {
 	}
 	return out
 }
+
+// Text is the English text of a message or hint key ("" when unknown).
+func Text(key string) string { return texts[key] }
