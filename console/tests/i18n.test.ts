@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { kernelPacks, LOCALES, msgText, errorText } from '../src/i18n'
 import { ui } from '../src/i18n/ui'
 import { admin } from '../src/i18n/admin'
+import { doctor } from '../src/i18n/doctor'
 import { ApiError } from '../src/api/client'
 import codes from '../src/codes.generated.json'
 
@@ -42,7 +43,7 @@ describe('language packs: one source of truth, no missing text', () => {
       for (const m of readFileSync(f, 'utf8').matchAll(/\$?\bt\('([\w.]+)'/g)) used.add(m[1])
     }
     expect(used.size).toBeGreaterThan(30)
-    for (const k of used) expect(ui['en-US'][k] ?? admin['en-US'][k], k).toBeTruthy()
+    for (const k of used) expect(ui['en-US'][k] ?? admin['en-US'][k] ?? doctor['en-US'][k], k).toBeTruthy()
   })
 })
 
