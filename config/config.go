@@ -446,8 +446,8 @@ type ExternalAuth struct {
 	// RequirePins (default false) refuses every configured plugin binary
 	// without a SHA-256 pin in PluginSha256: it is not launched and is
 	// listed as "not launched" with the reason.
-	RequirePins bool              `koanf:"RequirePins"`
-	Oidc         []OIDCProvider    `koanf:"Oidc"`
+	RequirePins bool           `koanf:"RequirePins"`
+	Oidc        []OIDCProvider `koanf:"Oidc"`
 	// The four sections below hold the settings of each plugin provider,
 	// looked up by provider code with ProviderSection (EnterpriseChat for
 	// enterprise_chat). Values are handed to the plugin over RPC.

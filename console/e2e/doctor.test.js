@@ -10,7 +10,11 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { launch, startIssuer, startKernel, freePort, axe as axeCheck } from './lib.js'
+import { createRequire } from 'node:module'
+import { launch, startIssuer, startKernel, freePort, settle } from './lib.js'
+
+const require = createRequire(import.meta.url)
+const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') + ';0'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.join(here, '..', '..')
@@ -84,7 +88,15 @@ describe('provider setup doctor (issue 29)', { concurrency: 1 }, () => {
       assert.match(await dialog.locator(`[data-test=doctor-result-${name}]`).textContent(), /OK/, name)
     }
     assert.match(await dialog.locator('[data-test=doctor-message-jwks]').textContent(), /holds 1 key/)
-    await axeCheck(page, 'the doctor dialog', assert)
+    // axe on the dialog itself (the page behind it is dimmed by the modal
+    // mask, which axe measures as low contrast).
+    await settle(page)
+    await page.evaluate(axeSource)
+    const bad = await page.evaluate(async () => {
+      const r = await window.axe.run(document.querySelector('[data-test=doctor-dialog]').closest('.el-overlay-dialog') ?? document, { resultTypes: ['violations'] })
+      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.html.slice(0, 120)).join(', ')}`)
+    })
+    assert.deepEqual(bad, [], 'axe on the doctor dialog')
     assert.ok(!(await page.content()).includes(issuer.clientSecret), 'the page shows the client secret')
     await page.screenshot({ path: path.join(here, 'output', 'doctor.png') }).catch(() => {})
     await dialog.getByRole('button', { name: 'Close' }).click()

@@ -217,7 +217,7 @@ func (r *run) redirect(t Target, v *vendor) {
 		key = v.registerKey
 	}
 	res := OK
-	if v != nil && t.OIDC == nil && v.defaultPortOnly && u.Port() != "" && !(u.Scheme == "https" && u.Port() == "443") && !(u.Scheme == "http" && u.Port() == "80") {
+	if v != nil && t.OIDC == nil && v.defaultPortOnly && !defaultPort(u) {
 		key, res = "doctor.redirect.port", Warn
 	}
 	if res == OK && u.Scheme != "https" && !loopback(u.Hostname()) {
@@ -225,6 +225,19 @@ func (r *run) redirect(t Target, v *vendor) {
 		return
 	}
 	r.add(check("redirect", res, key, args))
+}
+
+// defaultPort reports whether u names no port or its scheme's default one.
+func defaultPort(u *url.URL) bool {
+	switch u.Port() {
+	case "":
+		return true
+	case "443":
+		return u.Scheme == "https"
+	case "80":
+		return u.Scheme == "http"
+	}
+	return false
 }
 
 func loopback(host string) bool {

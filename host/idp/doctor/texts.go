@@ -2,6 +2,8 @@ package doctor
 
 // texts are the English texts of the message and hint keys; the console
 // translates the same keys (console/src/i18n/doctor.ts).
+//
+//nolint:gosec // message texts that mention credentials, not credentials
 var texts = map[string]string{
 	"doctor.status.ready":             "The provider is ready.",
 	"doctor.status.problem":           "The provider is {status}: {reason}",
@@ -48,6 +50,8 @@ var texts = map[string]string{
 }
 
 // hints names the hint of each message that has one.
+//
+//nolint:gosec // message keys that mention credentials, not credentials
 var hints = map[string]string{
 	"doctor.status.problem":           "doctor.hint.status",
 	"doctor.settings.empty":           "doctor.hint.settings",

@@ -320,7 +320,9 @@ func safeCode(c string) string {
 		return "an error code"
 	}
 	for _, r := range c {
-		if !(r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+		switch {
+		case r == '.', r == '_', r == '-', r >= '0' && r <= '9', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		default:
 			return "an error code"
 		}
 	}
