@@ -447,7 +447,11 @@ type ExternalAuth struct {
 	PluginDir string `koanf:"PluginDir"`
 	// PluginSHA256 pins a plugin binary per provider code (hex SHA-256).
 	PluginSHA256 map[string]string `koanf:"PluginSha256"`
-	Oidc         []OIDCProvider    `koanf:"Oidc"`
+	// RequirePins (default false) refuses every configured plugin binary
+	// without a SHA-256 pin in PluginSha256: it is not launched and is
+	// listed as "not launched" with the reason.
+	RequirePins bool           `koanf:"RequirePins"`
+	Oidc        []OIDCProvider `koanf:"Oidc"`
 	// The four sections below hold the settings of each plugin provider,
 	// looked up by provider code with ProviderSection (EnterpriseChat for
 	// enterprise_chat). Values are handed to the plugin over RPC.

@@ -108,6 +108,7 @@ func ProvidersCmd(load func() (*config.Config, error)) *cobra.Command {
 	cmd.Flags().BoolVar(&noLaunch, "no-launch", false, "only read the settings and the plugin folder; do not launch plugins")
 	cmd.Flags().BoolVar(&check, "check", false, "exit non-zero unless every configured provider is ready and nothing is missing or skipped")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "write the plugin host's log (and the plugins' output) to standard error")
+	cmd.AddCommand(providersDescribeCmd(), providersDoctorCmd(load))
 	return cmd
 }
 

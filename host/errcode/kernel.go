@@ -1,5 +1,5 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
-// kernel adds: 40028-40034, 41006, 42031-42032, 48002-48006 and 50001-50003 (see
+// kernel adds: 40028-40034, 41006, 42031-42034, 48002-48006 and 50001-50003 (see
 // docs/compatibility.md and docs/security.md).
 
 package errcode
@@ -103,7 +103,13 @@ const (
 	// RecycleParentDeleted: a recycle-bin restore of a child (org, menu,
 	// dict item, user) whose parent (org, menu or module, dict type, org)
 	// is deleted or gone: restore the parent first.
-	RecycleParentDeleted    Code = 42032
+	RecycleParentDeleted Code = 42032
+	// ProviderNotFound: the setup doctor was asked about a code the
+	// provider registry does not hold (neither registered nor recorded).
+	ProviderNotFound Code = 42033
+	// ProviderDoctorBusy: a setup doctor run for this provider (or too
+	// many runs at once) is under way; try again when it ends.
+	ProviderDoctorBusy      Code = 42034
 	DictTypeNotFound        Code = 43001
 	DictTypeCodeExists      Code = 43002
 	DictItemNotFound        Code = 43003
@@ -249,6 +255,8 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{OrgOutOfScope, "OrgOutOfScope", "error.org.outOfScope"},
 	{MenuPermissionInvalid, "MenuPermissionInvalid", "error.menu.permissionInvalid"},
 	{RecycleParentDeleted, "RecycleParentDeleted", "error.recycle.parentDeleted"},
+	{ProviderNotFound, "ProviderNotFound", "error.provider.notFound"},
+	{ProviderDoctorBusy, "ProviderDoctorBusy", "error.provider.doctorBusy"},
 	{DictTypeNotFound, "DictTypeNotFound", "error.dict.typeNotFound"},
 	{DictTypeCodeExists, "DictTypeCodeExists", "error.dict.typeCodeExists"},
 	{DictItemNotFound, "DictItemNotFound", "error.dict.itemNotFound"},

@@ -25,10 +25,11 @@ import (
 // Name is the module name Api:DisabledModules refers to.
 const Name = "ExternalAuth"
 
-// menus are the seeded menu entries of this area. The area's only
-// permission route, GET:/api/v1/auth/external/providers/all, belongs to the
-// config center's Query button (311).
-var menus = []seed.Menu{}
+// menus are the seeded menu entries of this area: the setup doctor's
+// button 319 under the config page 310. The area's other permission route,
+// GET:/api/v1/auth/external/providers/all, belongs to the config center's
+// Query button (311).
+var menus = []seed.Menu{doctorMenu}
 
 // Module returns the area as a kernel module; every login ends in tokens,
 // the kernel's token-issuing step (Kernel.Auth).
@@ -62,7 +63,9 @@ func routes(d *module.Deps, api *route.Group, tokens TokenIssuer) error {
 		MaxPendingStates:    ea.MaxPendingStates,
 		Log:                 log,
 	})
-	NewHandler(svc, d.Config.CallbackPrefix(), trusted).Routes(api)
+	h := NewHandler(svc, d.Config.CallbackPrefix(), trusted)
+	h.Routes(api)
+	newDoctorRunner(svc, d.Config).routes(api.Group("/auth/external"), h)
 	if !ea.BindTicketToBrowser {
 		log.Warn("external login tickets are not bound to the browser (Service:ExternalAuth:BindTicketToBrowser=false): a leaked ticket URL can be redeemed anywhere within its lifetime")
 	}

@@ -107,6 +107,8 @@ func (f *DingTalk) serve(w http.ResponseWriter, r *http.Request) {
 		f.userAccessToken(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/v1.0/contact/users/me":
 		f.me(w, r)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1.0/oauth2/accessToken":
+		f.appAccessToken(w, r)
 	default:
 		f.fail(w, http.StatusNotFound, "InvalidAction.NotFound", "Specified api is not found, please check your url and method.")
 	}

@@ -96,6 +96,9 @@ type Options struct {
 	// binary does not match is not launched. The check is repeated at
 	// every restart.
 	SHA256 map[string]string
+	// RequirePins refuses every configured plugin without a pin in SHA256
+	// (Service:ExternalAuth:RequirePins): it is not launched.
+	RequirePins bool
 	// Settings returns the settings section of a provider code
 	// (config.ExternalAuth.ProviderSection); nil means none. A plugin whose
 	// section holds no value that is not blank is unconfigured: it is not
@@ -205,6 +208,7 @@ func FromConfig(cfg *config.Config) (Options, error) {
 		Configured:  ea.ConfiguredPlugins(),
 		SettingsKey: ea.SectionKey,
 		SHA256:      ea.PluginSHA256,
+		RequirePins: ea.RequirePins,
 		Settings:    func(code string) map[string]string { return ea.ProviderSection(code) },
 	}, nil
 }
@@ -259,10 +263,9 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 	}
 	h.others = append(h.others, others...)
 	pins, badPins := normalizePins(opts.SHA256)
-	for code := range pins {
-		if !hasCode(found, code) && !slices.ContainsFunc(others, func(in Info) bool { return in.Code == code && in.State != Missing }) {
-			h.log.Warn("a SHA-256 pin names a provider with no plugin binary", "provider", code)
-		}
+	for _, in := range strayPins(opts, found, others) {
+		h.log.Warn("a SHA-256 pin names a provider with no plugin binary", "provider", in.Code, "reason", in.Reason)
+		h.others = append(h.others, in)
 	}
 
 	// Launch every plugin at once: a slow one does not delay the others.
@@ -282,6 +285,10 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 		if p, ok := pins[c.Code]; ok {
 			pin, pinned = p, true
 		}
+		if !pinned && opts.RequirePins {
+			results[i] = result{err: errors.New(unpinnedReason(c.Code))}
+			continue
+		}
 		s := newSupervisor(h, c, pin, pinned)
 		results[i].s = s
 		wg.Go(func() { results[i].err = s.start(ctx) })
@@ -293,7 +300,8 @@ func Load(ctx context.Context, opts Options) (*Host, error) {
 		c := found[i]
 		if r.err != nil {
 			h.log.Error("provider plugin not launched", "provider", c.Code, "path", c.Path, "error", r.err)
-			pinned := r.s == nil || r.s.pinned // no supervisor: the pin is malformed
+			_, malformed := badPins[c.Code]
+			pinned := malformed || (r.s != nil && r.s.pinned)
 			notLaunched = append(notLaunched, Info{Code: c.Code, Path: c.Path, State: NotLaunched, Reason: r.err.Error(), Pinned: pinned})
 			continue
 		}
@@ -389,6 +397,42 @@ func survey(opts Options) ([]Candidate, []Info, error) {
 	return launch, others, nil
 }
 
+// unpinnedReason is why a plugin without a pin is refused under
+// RequirePins.
+func unpinnedReason(code string) string {
+	return fmt.Sprintf("not pinned: Service:ExternalAuth:RequirePins is on and Service:ExternalAuth:PluginSha256:%s is not set", code)
+}
+
+// strayPins lists the pins whose code has no plugin binary in the folder
+// (a misspelt code would otherwise pin nothing, silently): each is listed
+// as missing. A configured plugin without a binary is listed as missing
+// already.
+func strayPins(opts Options, found []Candidate, others []Info) []Info {
+	have := map[string]bool{}
+	for _, c := range found {
+		have[strings.ToLower(c.Code)] = true
+	}
+	for _, in := range others {
+		if in.Code != "" {
+			have[strings.ToLower(in.Code)] = true
+		}
+	}
+	codes := slices.Sorted(maps.Keys(opts.SHA256))
+	var out []Info
+	for _, code := range codes {
+		lc := strings.ToLower(code)
+		if have[lc] {
+			continue
+		}
+		have[lc] = true
+		out = append(out, Info{
+			Code: code, Path: filepath.Join(opts.Dir, FilePrefix+code), State: Missing, Pinned: true,
+			Reason: fmt.Sprintf("Service:ExternalAuth:PluginSha256:%s pins a plugin, but the plugin folder %s has no plugin binary %s (a misspelt code?)", code, opts.Dir, FilePrefix+code),
+		})
+	}
+	return out
+}
+
 // Inspect lists what Load would find, without launching anything: the
 // configured plugin binaries (state Found, with their pin), and the
 // unconfigured, missing and skipped ones with the reason, as Load lists
@@ -403,18 +447,14 @@ func Inspect(opts Options) ([]Info, error) {
 	for _, c := range launch {
 		_, pinned := pins[c.Code]
 		_, bad := badPins[c.Code]
+		if !pinned && !bad && opts.RequirePins {
+			out = append(out, Info{Code: c.Code, Path: c.Path, State: NotLaunched, Reason: unpinnedReason(c.Code)})
+			continue
+		}
 		out = append(out, Info{Code: c.Code, Path: c.Path, State: Found, Pinned: pinned || bad})
 	}
-	return append(out, others...), nil
-}
-
-func hasCode(cs []Candidate, code string) bool {
-	for _, c := range cs {
-		if c.Code == code {
-			return true
-		}
-	}
-	return false
+	out = append(out, others...)
+	return append(out, strayPins(opts, launch, others)...), nil
 }
 
 // normalizePins decodes the pins; codes are compared case-sensitively as
