@@ -164,11 +164,27 @@ type Cache struct {
 }
 
 // Redis is `Service:Cache:Redis`.
+//
+// One of three topologies: a single server (Address), Redis Sentinel
+// (SentinelAddresses and MasterName: the client asks the sentinels for the
+// current master and follows failovers) or Redis Cluster (ClusterAddresses:
+// seed nodes; the client learns the slots and follows resharding and
+// failovers). Username, Password, Db and Tls apply to the data nodes.
 type Redis struct {
-	Address  string `koanf:"Address"`
-	Username string `koanf:"Username"`
-	Password Secret `koanf:"Password"`
-	DB       int    `koanf:"Db"`
+	Address string `koanf:"Address"`
+	// SentinelAddresses lists the sentinels (host:port) of a Sentinel
+	// setup; MasterName is the master they monitor.
+	SentinelAddresses []string `koanf:"SentinelAddresses"`
+	MasterName        string   `koanf:"MasterName"`
+	// SentinelUsername and SentinelPassword authenticate to the sentinels
+	// themselves (empty: none).
+	SentinelUsername string `koanf:"SentinelUsername"`
+	SentinelPassword Secret `koanf:"SentinelPassword"`
+	// ClusterAddresses lists seed nodes (host:port) of a Redis Cluster.
+	ClusterAddresses []string `koanf:"ClusterAddresses"`
+	Username         string   `koanf:"Username"`
+	Password         Secret   `koanf:"Password"`
+	DB               int      `koanf:"Db"`
 	// KeyPrefix namespaces every key the kernel writes (default "ak:").
 	KeyPrefix string   `koanf:"KeyPrefix"`
 	TLS       RedisTLS `koanf:"Tls"`

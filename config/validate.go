@@ -386,8 +386,28 @@ func (c *Config) validateCache(p *problems) {
 		return
 	}
 	r := s.Cache.Redis
-	if strings.TrimSpace(r.Address) == "" {
-		p.add("Service:Cache:Redis:Address is required when Service:Cache:Provider is Redis")
+	sentinel, cluster := len(r.SentinelAddresses) > 0, len(r.ClusterAddresses) > 0
+	switch {
+	case sentinel && cluster:
+		p.add("Service:Cache:Redis: SentinelAddresses and ClusterAddresses are exclusive (Sentinel or Cluster, not both)")
+	case sentinel && strings.TrimSpace(r.MasterName) == "":
+		p.add("Service:Cache:Redis:MasterName is required with SentinelAddresses")
+	case !sentinel && r.MasterName != "":
+		p.add("Service:Cache:Redis:MasterName is set without SentinelAddresses")
+	case cluster && r.DB != 0:
+		p.add("Service:Cache:Redis:Db must be 0 with ClusterAddresses (Redis Cluster has one database)")
+	case !sentinel && !cluster && strings.TrimSpace(r.Address) == "":
+		p.add("Service:Cache:Redis:Address is required when Service:Cache:Provider is Redis (or SentinelAddresses and MasterName, or ClusterAddresses)")
+	}
+	for _, l := range []struct {
+		name  string
+		addrs []string
+	}{{"SentinelAddresses", r.SentinelAddresses}, {"ClusterAddresses", r.ClusterAddresses}} {
+		for i, a := range l.addrs {
+			if _, _, err := net.SplitHostPort(strings.TrimSpace(a)); err != nil {
+				p.add("Service:Cache:Redis:%s:%d %q is not host:port", l.name, i, a)
+			}
+		}
 	}
 	if r.TLS.Enabled && r.TLS.CAFile != "" {
 		// Read as the cache reads it (host/cache/rediscache): the path as
