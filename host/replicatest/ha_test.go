@@ -484,7 +484,15 @@ func TestHACluster(t *testing.T) {
 		func() {
 			// Every master's replica holds its writes.
 			err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-				if err := m.Set(ctx, "ak:ha:sync", "1", time.Minute).Err(); err != nil {
+				// A key of one of this master's slots.
+				key := ""
+				for i := 0; key == ""; i++ {
+					k := "ak:ha:sync:" + strconv.Itoa(i)
+					if owner, err := cc.MasterForKey(ctx, k); err == nil && owner.Options().Addr == m.Options().Addr {
+						key = k
+					}
+				}
+				if err := m.Set(ctx, key, "1", time.Minute).Err(); err != nil {
 					return err
 				}
 				n, err := m.Wait(ctx, 1, 5*time.Second).Result()

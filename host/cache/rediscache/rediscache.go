@@ -246,6 +246,13 @@ func (c *Cache) done(op outage.Op, name string, err error) error {
 		c.track.Succeeded(op)
 		return err
 	case IsUnavailable(err):
+		if cc, ok := c.client.(*redis.ClusterClient); ok {
+			// A master may have failed over: reload the slot map now (go-redis
+			// otherwise reloads it on MOVED or every 60 s, and a dead
+			// master answers no MOVED). Reloads are coalesced, 200 ms
+			// apart, in the background.
+			cc.ReloadState(context.Background())
+		}
 		return wrap(name, c.track.Failed(err))
 	}
 	var re redis.Error
