@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Environment names recognised by the kernel. Anything else is accepted and
@@ -76,9 +77,34 @@ type Service struct {
 	Snowflake    Snowflake    `koanf:"Snowflake"`
 	Job          Job          `koanf:"Job"`
 	Telemetry    Telemetry    `koanf:"Telemetry"`
+	Shutdown     Shutdown     `koanf:"Shutdown"`
 	// DataDir holds generated files (development signing key, the default
 	// SQLite file). Relative to the content root. Default "data".
 	DataDir string `koanf:"DataDir"`
+}
+
+// Shutdown is `Service:Shutdown`: how a replica leaves on SIGTERM.
+type Shutdown struct {
+	// ReadyDrainDelaySeconds is how long /health/ready answers 503 before
+	// the replica stops accepting connections, so a load balancer that
+	// follows readiness sends it nothing new by then. Unset: 5 in
+	// Production, 0 in Development and Staging. The in-flight requests
+	// that follow are bounded by Service:Http:ShutdownTimeoutSeconds.
+	ReadyDrainDelaySeconds *int `koanf:"ReadyDrainDelaySeconds"`
+}
+
+// DefaultReadyDrainDelay is ReadyDrainDelaySeconds' Production default.
+const DefaultReadyDrainDelay = 5 * time.Second
+
+// ReadyDrainDelay is the effective Service:Shutdown:ReadyDrainDelaySeconds.
+func (c *Config) ReadyDrainDelay() time.Duration {
+	if d := c.Service.Shutdown.ReadyDrainDelaySeconds; d != nil {
+		return time.Duration(max(*d, 0)) * time.Second
+	}
+	if c.IsProduction() {
+		return DefaultReadyDrainDelay
+	}
+	return 0
 }
 
 // HTTP is `Service:Http`.

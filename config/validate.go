@@ -78,6 +78,7 @@ func (c *Config) Validate() error {
 	atLeast(&p, "Service:Http:MaxConnectionsPerIp", s.HTTP.MaxConnectionsPerIP, 0)
 	c.validateDatabase(&p)
 	c.validateCache(&p)
+	c.validateShutdown(&p)
 	atLeast(&p, "Service:Cache:PermissionMinutes", s.Cache.PermissionMinutes, 1)
 	atLeast(&p, "Service:Cache:MemoryEntryLimit", s.Cache.MemoryEntryLimit, 0)
 	atLeast(&p, "Service:Cache:MaxEntryMinutes", s.Cache.MaxEntryMinutes, 0)
@@ -372,6 +373,12 @@ func (c *Config) validateDatabase(p *problems) {
 			DBSQLServer, strings.Join(SupportedDBTypes, ", "))
 	} else {
 		p.add("Service:Database:DbType %q is not supported; valid values: %s", s.Database.DbType, strings.Join(SupportedDBTypes, ", "))
+	}
+}
+
+func (c *Config) validateShutdown(p *problems) {
+	if d := c.Service.Shutdown.ReadyDrainDelaySeconds; d != nil && (*d < 0 || *d > 300) {
+		p.add("Service:Shutdown:ReadyDrainDelaySeconds %d must be between 0 and 300", *d)
 	}
 }
 
