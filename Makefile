@@ -60,10 +60,10 @@ test-matrix: ## API+SSO suites on SQLite/PostgreSQL/MariaDB x in-process/Redis c
 # each prints its failover and error windows (FAILOVER lines). The hatest
 # build tag keeps them out of make test. Needs PostgreSQL, redis-server and
 # redis-cli.
-test-ha: ## Redis Sentinel and Cluster failover under load (two replicas; prints the failover windows)
-	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; for suite in TestHASentinel TestHACluster; do echo "== $$suite"; \
+test-ha: ## Redis Sentinel and Cluster failover under load (two replicas; prints the failover windows) and Redis memory per session, authorize state, replica
+	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; for suite in TestHASentinel TestHACluster TestHAMemory; do echo "== $$suite"; \
 	  if $(GO) test -count=1 -tags hatest -timeout 3m -run "^$$suite$$" -v ./host/replicatest/ >$$log 2>&1; \
-	  then grep -E 'FAILOVER|^(--- |ok )' $$log; else cat $$log; exit 1; fi; done
+	  then grep -E 'FAILOVER|MEMORY|^(--- |ok )' $$log; else cat $$log; exit 1; fi; done
 
 # The real-browser suite (e2e/browser, issue 18): Debian's chromium driven
 # by playwright-core (pinned in e2e/browser/package-lock.json, installed

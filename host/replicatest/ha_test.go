@@ -515,3 +515,67 @@ func TestHACluster(t *testing.T) {
 			return strings.Contains(state, "cluster_state:ok")
 		})
 }
+
+// TestHAMemory measures the Redis keys and memory (INFO used_memory,
+// MEMORY USAGE per key family) a replica, an active session and a pending
+// authorize state cost, on a private redis-server (capacity input,
+// docs/capacity.md).
+func TestHAMemory(t *testing.T) {
+	port := freePort(t)
+	node := startRedisProc(t, port, dataNodeArgs(port)...)
+	rc := redis.NewClient(&redis.Options{Addr: node.addr})
+	defer rc.Close()
+	ctx := context.Background()
+	measure := func() (keys, mem int64) {
+		t.Helper()
+		n, err := rc.DBSize(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := rc.Info(ctx, "memory").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+				mem, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		return n, mem
+	}
+	families := func() map[string][2]int64 {
+		out := map[string][2]int64{}
+		keys, err := rc.Keys(ctx, "ak:ha:*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			f := strings.TrimPrefix(k, "ak:ha:")
+			if i := strings.IndexAny(f, ":"); i > 0 {
+				f = f[:i]
+			}
+			u, _ := rc.MemoryUsage(ctx, k).Result()
+			v := out[f]
+			out[f] = [2]int64{v[0] + 1, v[1] + u}
+		}
+		return out
+	}
+	k0, m0 := measure()
+	e := startHAEnv(t, []string{"Service__Cache__Redis__Address=" + node.addr})
+	k1, m1 := measure()
+	t.Logf("MEMORY two replicas started and seeded, one admin session, bob created: +%d keys, +%d bytes used_memory; families %v", k1-k0, m1-m0, families())
+
+	const n = 100
+	for range n {
+		e.c.login(e.a.base, "bob", e.bobPw)
+	}
+	k2, m2 := measure()
+	t.Logf("MEMORY %d sessions of one user: %.2f keys and %d bytes of used_memory per session; families %v",
+		n, float64(k2-k1)/n, (m2-m1)/n, families())
+	for range n {
+		e.c.authorize(e.a.base, "corp")
+	}
+	k3, m3 := measure()
+	t.Logf("MEMORY %d pending authorize states: %.2f keys and %d bytes of used_memory per state; families %v",
+		n, float64(k3-k2)/n, (m3-m2)/n, families())
+}
