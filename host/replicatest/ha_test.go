@@ -66,7 +66,7 @@ func startRedisProc(t *testing.T, port int, args ...string) *redisProc {
 	go func() { _ = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(p.kill)
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	poll.Until(t, 10*time.Second, "redis-server "+addr+" answers", func() bool {
 		select {
 		case <-p.exited:
@@ -294,7 +294,7 @@ func (e *haEnv) failover(t *testing.T, name string, synced, kill func(), failedO
 	before := load.failed.Load()
 	killed := time.Now()
 	kill()
-	foSecs := poll.Until(t, 60*time.Second, name+" failover", failedOver)
+	foTook := poll.Until(t, 60*time.Second, name+" failover", failedOver)
 	// Logins work again on both replicas, without restarting them.
 	recovered := poll.Until(t, 60*time.Second, "logins on both replicas", func() bool {
 		for _, base := range []string{A, B} {
@@ -327,7 +327,7 @@ func (e *haEnv) failover(t *testing.T, name string, synced, kill func(), failedO
 	}
 	t.Logf("FAILOVER %s: failover %.1f s after the kill; logins on both replicas %.1f s after it; "+
 		"error window %.1f s (%d failed, %d ok requests); errors %v",
-		name, foSecs.Seconds(), (foSecs + recovered).Seconds(), window.Seconds(), load.failed.Load(), load.ok.Load(), load.errs)
+		name, foTook.Seconds(), (foTook + recovered).Seconds(), window.Seconds(), load.failed.Load(), load.ok.Load(), load.errs)
 
 	// The session revoked before the failover stays revoked on both.
 	for _, base := range []string{A, B} {
@@ -350,7 +350,7 @@ func TestHASentinel(t *testing.T) {
 	master := startRedisProc(t, mPort, dataNodeArgs(mPort)...)
 	replicaNode := startRedisProc(t, rPort, dataNodeArgs(rPort, "--replicaof", "127.0.0.1", strconv.Itoa(mPort))...)
 	rc := redis.NewClient(&redis.Options{Addr: replicaNode.addr})
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	poll.Until(t, 20*time.Second, "replica in sync", func() bool {
 		info, _ := rc.Info(context.Background(), "replication").Result()
 		return strings.Contains(info, "master_link_status:up")
@@ -371,7 +371,7 @@ func TestHASentinel(t *testing.T) {
 		sentinels = append(sentinels, s.addr)
 	}
 	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinels[0]})
-	defer sc.Close()
+	defer func() { _ = sc.Close() }()
 	masterAddr := func() string {
 		a, err := sc.GetMasterAddrByName(context.Background(), "akmaster").Result()
 		if err != nil || len(a) != 2 {
@@ -390,7 +390,7 @@ func TestHASentinel(t *testing.T) {
 	}
 	e := startHAEnv(t, settings)
 	mc := redis.NewClient(&redis.Options{Addr: master.addr})
-	defer mc.Close()
+	defer func() { _ = mc.Close() }()
 	e.failover(t, "sentinel",
 		func() {
 			if err := mc.Set(context.Background(), "ak:ha:sync", "1", time.Minute).Err(); err != nil {
@@ -428,7 +428,7 @@ func TestHACluster(t *testing.T) {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
-	defer cc.Close()
+	defer func() { _ = cc.Close() }()
 	poll.Until(t, 30*time.Second, "cluster ok on every node", func() bool {
 		for _, a := range addrs {
 			c := redis.NewClient(&redis.Options{Addr: a})
@@ -479,7 +479,7 @@ func TestHACluster(t *testing.T) {
 		t.Fatalf("no replica of %s in\n%s", victimAddr, all)
 	}
 	sc := redis.NewClient(&redis.Options{Addr: heir})
-	defer sc.Close()
+	defer func() { _ = sc.Close() }()
 	e.failover(t, "cluster",
 		func() {
 			// Every master's replica holds its writes.
@@ -524,7 +524,7 @@ func TestHAMemory(t *testing.T) {
 	port := freePort(t)
 	node := startRedisProc(t, port, dataNodeArgs(port)...)
 	rc := redis.NewClient(&redis.Options{Addr: node.addr})
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	ctx := context.Background()
 	measure := func() (keys, mem int64) {
 		t.Helper()
