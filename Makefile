@@ -14,7 +14,7 @@ TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 # there too. go.work joins both modules for development.
 SDK_DIR       := pluginsdk
 
-.PHONY: dist dist-check help build run test test-unit test-matrix test-browser console test-console fuzz lint generate verify fmt vet clean
+.PHONY: dist dist-check help build run test test-unit test-matrix test-ha test-browser console test-console fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -60,6 +60,16 @@ test-matrix: ## API+SSO suites on SQLite/PostgreSQL/MariaDB x in-process/Redis c
 	@set -e; for combo in Sqlite:redis PostgreSQL:memory PostgreSQL:redis MySql:memory MySql:redis; do \
 	  db=$${combo%%:*}; cache=$${combo##*:}; echo "== $$db / $$cache"; \
 	  ADMINKERNEL_TEST_DB=$$db ADMINKERNEL_TEST_CACHE=$$cache $(GO) test -count=1 -timeout 20m $(API_PKGS); done
+
+# The high-availability suites (issue 30): two replicas under login and ping
+# load while a Redis Sentinel master, then a Redis Cluster master, is killed;
+# each prints its failover and error windows (FAILOVER lines). The hatest
+# build tag keeps them out of make test. Needs PostgreSQL, redis-server and
+# redis-cli.
+test-ha: ## Redis Sentinel and Cluster failover under load (two replicas; prints the failover windows) and Redis memory per session, authorize state, replica
+	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; for suite in TestHASentinel TestHACluster TestHAMemory; do echo "== $$suite"; \
+	  if $(GO) test -count=1 -tags hatest -timeout 3m -run "^$$suite$$" -v ./host/replicatest/ >$$log 2>&1; \
+	  then grep -E 'FAILOVER|MEMORY|^(--- |ok )' $$log; else cat $$log; exit 1; fi; done
 
 # The real-browser suite (e2e/browser, issue 18): Debian's chromium driven
 # by playwright-core (pinned in e2e/browser/package-lock.json, installed

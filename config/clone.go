@@ -12,6 +12,12 @@ func (c *Config) Clone() *Config {
 	s := &out.Service
 	s.HTTP.TrustedProxies = slices.Clone(c.Service.HTTP.TrustedProxies)
 	s.Job.HTTPAllowedHosts = slices.Clone(c.Service.Job.HTTPAllowedHosts)
+	s.Cache.Redis.SentinelAddresses = slices.Clone(c.Service.Cache.Redis.SentinelAddresses)
+	s.Cache.Redis.ClusterAddresses = slices.Clone(c.Service.Cache.Redis.ClusterAddresses)
+	if c.Service.Shutdown.ReadyDrainDelaySeconds != nil {
+		v := *c.Service.Shutdown.ReadyDrainDelaySeconds
+		s.Shutdown.ReadyDrainDelaySeconds = &v
+	}
 	if c.Service.Database.SQLLog.Color != nil {
 		v := *c.Service.Database.SQLLog.Color
 		s.Database.SQLLog.Color = &v

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Environment names recognised by the kernel. Anything else is accepted and
@@ -76,9 +77,34 @@ type Service struct {
 	Snowflake    Snowflake    `koanf:"Snowflake"`
 	Job          Job          `koanf:"Job"`
 	Telemetry    Telemetry    `koanf:"Telemetry"`
+	Shutdown     Shutdown     `koanf:"Shutdown"`
 	// DataDir holds generated files (development signing key, the default
 	// SQLite file). Relative to the content root. Default "data".
 	DataDir string `koanf:"DataDir"`
+}
+
+// Shutdown is `Service:Shutdown`: how a replica leaves on SIGTERM.
+type Shutdown struct {
+	// ReadyDrainDelaySeconds is how long /health/ready answers 503 before
+	// the replica stops accepting connections, so a load balancer that
+	// follows readiness sends it nothing new by then. Unset: 5 in
+	// Production, 0 in Development and Staging. The in-flight requests
+	// that follow are bounded by Service:Http:ShutdownTimeoutSeconds.
+	ReadyDrainDelaySeconds *int `koanf:"ReadyDrainDelaySeconds"`
+}
+
+// DefaultReadyDrainDelay is ReadyDrainDelaySeconds' Production default.
+const DefaultReadyDrainDelay = 5 * time.Second
+
+// ReadyDrainDelay is the effective Service:Shutdown:ReadyDrainDelaySeconds.
+func (c *Config) ReadyDrainDelay() time.Duration {
+	if d := c.Service.Shutdown.ReadyDrainDelaySeconds; d != nil {
+		return time.Duration(max(*d, 0)) * time.Second
+	}
+	if c.IsProduction() {
+		return DefaultReadyDrainDelay
+	}
+	return 0
 }
 
 // HTTP is `Service:Http`.
@@ -164,11 +190,27 @@ type Cache struct {
 }
 
 // Redis is `Service:Cache:Redis`.
+//
+// One of three topologies: a single server (Address), Redis Sentinel
+// (SentinelAddresses and MasterName: the client asks the sentinels for the
+// current master and follows failovers) or Redis Cluster (ClusterAddresses:
+// seed nodes; the client learns the slots and follows resharding and
+// failovers). Username, Password, Db and Tls apply to the data nodes.
 type Redis struct {
-	Address  string `koanf:"Address"`
-	Username string `koanf:"Username"`
-	Password Secret `koanf:"Password"`
-	DB       int    `koanf:"Db"`
+	Address string `koanf:"Address"`
+	// SentinelAddresses lists the sentinels (host:port) of a Sentinel
+	// setup; MasterName is the master they monitor.
+	SentinelAddresses []string `koanf:"SentinelAddresses"`
+	MasterName        string   `koanf:"MasterName"`
+	// SentinelUsername and SentinelPassword authenticate to the sentinels
+	// themselves (empty: none).
+	SentinelUsername string `koanf:"SentinelUsername"`
+	SentinelPassword Secret `koanf:"SentinelPassword"`
+	// ClusterAddresses lists seed nodes (host:port) of a Redis Cluster.
+	ClusterAddresses []string `koanf:"ClusterAddresses"`
+	Username         string   `koanf:"Username"`
+	Password         Secret   `koanf:"Password"`
+	DB               int      `koanf:"Db"`
 	// KeyPrefix namespaces every key the kernel writes (default "ak:").
 	KeyPrefix string   `koanf:"KeyPrefix"`
 	TLS       RedisTLS `koanf:"Tls"`

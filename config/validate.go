@@ -78,6 +78,7 @@ func (c *Config) Validate() error {
 	atLeast(&p, "Service:Http:MaxConnectionsPerIp", s.HTTP.MaxConnectionsPerIP, 0)
 	c.validateDatabase(&p)
 	c.validateCache(&p)
+	c.validateShutdown(&p)
 	atLeast(&p, "Service:Cache:PermissionMinutes", s.Cache.PermissionMinutes, 1)
 	atLeast(&p, "Service:Cache:MemoryEntryLimit", s.Cache.MemoryEntryLimit, 0)
 	atLeast(&p, "Service:Cache:MaxEntryMinutes", s.Cache.MaxEntryMinutes, 0)
@@ -376,6 +377,12 @@ func (c *Config) validateDatabase(p *problems) {
 	}
 }
 
+func (c *Config) validateShutdown(p *problems) {
+	if d := c.Service.Shutdown.ReadyDrainDelaySeconds; d != nil && (*d < 0 || *d > 300) {
+		p.add("Service:Shutdown:ReadyDrainDelaySeconds %d must be between 0 and 300", *d)
+	}
+}
+
 func (c *Config) validateCache(p *problems) {
 	s := &c.Service
 	if v, ok := canonical(s.Cache.Provider, []string{CacheMemory, CacheRedis}); ok {
@@ -387,8 +394,28 @@ func (c *Config) validateCache(p *problems) {
 		return
 	}
 	r := s.Cache.Redis
-	if strings.TrimSpace(r.Address) == "" {
-		p.add("Service:Cache:Redis:Address is required when Service:Cache:Provider is Redis")
+	sentinel, cluster := len(r.SentinelAddresses) > 0, len(r.ClusterAddresses) > 0
+	switch {
+	case sentinel && cluster:
+		p.add("Service:Cache:Redis: SentinelAddresses and ClusterAddresses are exclusive (Sentinel or Cluster, not both)")
+	case sentinel && strings.TrimSpace(r.MasterName) == "":
+		p.add("Service:Cache:Redis:MasterName is required with SentinelAddresses")
+	case !sentinel && r.MasterName != "":
+		p.add("Service:Cache:Redis:MasterName is set without SentinelAddresses")
+	case cluster && r.DB != 0:
+		p.add("Service:Cache:Redis:Db must be 0 with ClusterAddresses (Redis Cluster has one database)")
+	case !sentinel && !cluster && strings.TrimSpace(r.Address) == "":
+		p.add("Service:Cache:Redis:Address is required when Service:Cache:Provider is Redis (or SentinelAddresses and MasterName, or ClusterAddresses)")
+	}
+	for _, l := range []struct {
+		name  string
+		addrs []string
+	}{{"SentinelAddresses", r.SentinelAddresses}, {"ClusterAddresses", r.ClusterAddresses}} {
+		for i, a := range l.addrs {
+			if _, _, err := net.SplitHostPort(strings.TrimSpace(a)); err != nil {
+				p.add("Service:Cache:Redis:%s:%d %q is not host:port", l.name, i, a)
+			}
+		}
 	}
 	if r.TLS.Enabled && r.TLS.CAFile != "" {
 		// Read as the cache reads it (host/cache/rediscache): the path as

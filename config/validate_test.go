@@ -234,6 +234,41 @@ func TestValidate(t *testing.T) {
 			want: []string{"Service:Cache:Redis:Address is required"},
 		},
 		{
+			name: "redis: sentinel without a master name",
+			mutate: func(c *Config) {
+				c.Service.Cache.Provider = "Redis"
+				c.Service.Cache.Redis.SentinelAddresses = []string{"127.0.0.1:26379"}
+			},
+			want: []string{"Service:Cache:Redis:MasterName is required with SentinelAddresses"},
+		},
+		{
+			name: "redis: sentinel and cluster",
+			mutate: func(c *Config) {
+				c.Service.Cache.Provider = "Redis"
+				c.Service.Cache.Redis.SentinelAddresses = []string{"127.0.0.1:26379"}
+				c.Service.Cache.Redis.MasterName = "m"
+				c.Service.Cache.Redis.ClusterAddresses = []string{"127.0.0.1:7000"}
+			},
+			want: []string{"SentinelAddresses and ClusterAddresses are exclusive"},
+		},
+		{
+			name: "redis: cluster address without a port, Db on a cluster",
+			mutate: func(c *Config) {
+				c.Service.Cache.Provider = "Redis"
+				c.Service.Cache.Redis.ClusterAddresses = []string{"127.0.0.1"}
+				c.Service.Cache.Redis.DB = 2
+			},
+			want: []string{"Service:Cache:Redis:Db must be 0 with ClusterAddresses", `Service:Cache:Redis:ClusterAddresses:0 "127.0.0.1" is not host:port`},
+		},
+		{
+			name: "shutdown: negative drain delay",
+			mutate: func(c *Config) {
+				v := -1
+				c.Service.Shutdown.ReadyDrainDelaySeconds = &v
+			},
+			want: []string{"Service:Shutdown:ReadyDrainDelaySeconds -1 must be between 0 and 300"},
+		},
+		{
 			name: "redis: unreadable CA file",
 			mutate: func(c *Config) {
 				c.Service.Cache.Provider = "Redis"

@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -108,14 +109,16 @@ type Options struct {
 
 // Kernel is a composed, running-ready kernel.
 type Kernel struct {
-	cfg     *config.Config
-	logs    *logging.Logs
-	log     hclog.Logger
-	db      *database.DB
-	catalog *errcode.Catalog
-	routes  *route.Table
-	app     *fiber.App
-	version string
+	// draining is set on shutdown: readiness answers 503 from then on.
+	draining atomic.Bool
+	cfg      *config.Config
+	logs     *logging.Logs
+	log      hclog.Logger
+	db       *database.DB
+	catalog  *errcode.Catalog
+	routes   *route.Table
+	app      *fiber.App
+	version  string
 
 	ids       *snowflake.Generator // this kernel's ids (worker id set or leased)
 	store     cache.Store
@@ -339,7 +342,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 		}
 		k.app.Use(h)
 	}
-	health.Mount(k.app, k.readinessChecks(), 2*time.Second)
+	health.Mount(k.app, k.readinessChecks(), 2*time.Second, k.draining.Load)
 	k.mountMetrics()
 	if err := k.mountConsole(); err != nil {
 		return err
@@ -539,6 +542,20 @@ func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	// Draining: readiness answers 503 for ReadyDrainDelaySeconds while
+	// requests are still served, so a load balancer that follows it
+	// sends this replica nothing new; then the listener closes, in-flight
+	// requests finish (ShutdownTimeoutSeconds) and the caller's Close
+	// drains the operation log.
+	k.draining.Store(true)
+	if d := k.cfg.ReadyDrainDelay(); d > 0 {
+		k.log.Info("shutting down: readiness 503, draining before closing the listener", "ready_drain_delay", d)
+		select {
+		case err := <-errc:
+			return err
+		case <-time.After(d):
+		}
 	}
 	k.log.Info("shutting down")
 	// Sockets are hijacked connections the HTTP drain does not wait for:

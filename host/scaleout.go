@@ -71,7 +71,7 @@ func (k *Kernel) openShared(ctx context.Context) error {
 		if limit := k.cfg.Service.Cache.MemoryEntryLimit; limit > 0 {
 			opts.MaxEntries = min(opts.MaxEntries, limit)
 		}
-		var client *redis.Client // in process: local only
+		var client redis.UniversalClient // in process: local only
 		if shared {
 			client, opts.Channel = rc.Client(), rc.Prefix()+nearcache.ChannelSuffix
 		}

@@ -41,6 +41,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/adminkernel/kernel/host/cache/rediscache"
 	"github.com/adminkernel/kernel/host/events"
 )
 
@@ -196,7 +197,7 @@ type message struct {
 type Relay struct {
 	events  *events.Bus
 	cancel  func()
-	client  *redis.Client
+	client  redis.UniversalClient
 	ps      *redis.PubSub
 	channel string
 	origin  string
@@ -219,7 +220,7 @@ type Relay struct {
 // Start subscribes to the channel, waits (up to 5 s) until Redis confirms
 // the subscription, and starts relaying between ev and the channel. The
 // client and the Bus stay the caller's.
-func Start(ctx context.Context, ev *events.Bus, client *redis.Client, opts Options) (*Relay, error) {
+func Start(ctx context.Context, ev *events.Bus, client redis.UniversalClient, opts Options) (*Relay, error) {
 	if ev == nil || client == nil || opts.Channel == "" {
 		return nil, errors.New("bus: an events bus, a client and a channel are required")
 	}
@@ -245,7 +246,7 @@ func Start(ctx context.Context, ev *events.Bus, client *redis.Client, opts Optio
 	r.seenDrops = ev.Dropped()
 	sctx, scancel := context.WithTimeout(ctx, startTimeout)
 	defer scancel()
-	ps := client.Subscribe(sctx, opts.Channel)
+	ps := rediscache.Subscribe(sctx, client, opts.Channel)
 	// The first reply is the subscription confirmation.
 	if _, err := ps.ReceiveTimeout(sctx, startTimeout); err != nil {
 		_ = ps.Close()
@@ -362,7 +363,7 @@ func (r *Relay) send(m message) {
 	raw, _ := json.Marshal(m)
 	ctx, cancel := context.WithTimeout(r.pub, publishTimeout)
 	defer cancel()
-	if err := r.client.Publish(ctx, r.channel, raw).Err(); err != nil {
+	if err := rediscache.Publish(ctx, r.client, r.channel, raw).Err(); err != nil {
 		if !r.resync.Swap(true) {
 			r.log.Warn("cannot publish change events to the other replicas; a resync follows when Redis answers", "error", err)
 		}
@@ -411,7 +412,7 @@ func (r *Relay) receive(ps *redis.PubSub) {
 		}
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" && broken {
+			if rediscache.Subscribed(m) && broken {
 				broken = false
 				r.log.Info("change-event subscription restored; dropping local state (resync)")
 				r.resyncLocal()

@@ -47,11 +47,20 @@ type CheckResult struct {
 
 // Mount adds GET /health (touches nothing) and GET /health/ready (runs every
 // check in parallel, each bounded by timeout; 200 when all pass, else 503).
-func Mount(r fiber.Router, checks []Check, timeout time.Duration) {
+// While draining reports true (the replica is shutting down) readiness is
+// 503 at once with the single check "shutdown" Unhealthy "draining", so a
+// load balancer stops sending new requests; liveness stays 200.
+func Mount(r fiber.Router, checks []Check, timeout time.Duration, draining func() bool) {
 	r.Get("/health", func(c fiber.Ctx) error {
 		return c.JSON(Report{Status: Healthy, Checks: []CheckResult{}})
 	})
 	r.Get("/health/ready", func(c fiber.Ctx) error {
+		if draining != nil && draining() {
+			c.Set(fiber.HeaderCacheControl, "no-store")
+			return c.Status(http.StatusServiceUnavailable).JSON(Report{Status: Unhealthy, Checks: []CheckResult{
+				{Name: "shutdown", Status: Unhealthy, Error: "draining", Tags: []string{"ready"}},
+			}})
+		}
 		rep := Ready(c.Context(), checks, timeout)
 		status := http.StatusOK
 		if rep.Status != Healthy {

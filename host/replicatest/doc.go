@@ -13,6 +13,13 @@
 //     test kills and restarts) or PostgreSQL database (connections refused,
 //     then allowed again) goes away: readiness, fail-closed SSO and login,
 //     recovery without a restart.
+//   - drain_test.go: two replicas behind a tiny proxy that follows
+//     /health/ready; SIGTERM to one under load: readiness 503 for the drain
+//     delay, then a clean exit, and not one request fails.
+//   - ha_test.go (build tag hatest, make test-ha): Redis Sentinel and Redis
+//     Cluster setups of private redis-server processes; the master is killed
+//     under load on two replicas (failover and error windows printed), and
+//     the Redis memory per session, authorize state and replica.
 //
 // They need PostgreSQL (ADMINKERNEL_TEST_POSTGRES), the shared Redis
 // (ADMINKERNEL_TEST_REDIS) and redis-server on PATH.

@@ -56,6 +56,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/cache/rediscache"
 )
 
 // Defaults of Options.
@@ -100,8 +101,8 @@ type Options struct {
 type Cache struct {
 	cache.Store // the shared store: everything not overridden goes there
 
-	client   *redis.Client // nil: local only
-	alone    bool          // no client: local only
+	client   redis.UniversalClient // nil: local only
+	alone    bool                  // no client: local only
 	ps       *redis.PubSub
 	opts     Options
 	origin   string
@@ -162,7 +163,7 @@ var _ cache.Store = (*Cache)(nil)
 
 // New wraps shared, subscribes to the channel with client (the client of
 // shared's Redis) and waits until Redis confirms the subscription.
-func New(ctx context.Context, shared cache.Store, client *redis.Client, opts Options) (*Cache, error) {
+func New(ctx context.Context, shared cache.Store, client redis.UniversalClient, opts Options) (*Cache, error) {
 	if shared == nil || (client != nil && opts.Channel == "") || len(opts.Prefixes) == 0 {
 		return nil, errors.New("nearcache: a shared store, prefixes and (with a client) a channel are required")
 	}
@@ -200,7 +201,7 @@ func New(ctx context.Context, shared cache.Store, client *redis.Client, opts Opt
 	}
 	sctx, cancel := context.WithTimeout(ctx, startWithin)
 	defer cancel()
-	ps := client.Subscribe(sctx, opts.Channel)
+	ps := rediscache.Subscribe(sctx, client, opts.Channel)
 	if _, err := ps.ReceiveTimeout(sctx, startWithin); err != nil {
 		_ = ps.Close()
 		return nil, fmt.Errorf("nearcache: subscribe to %q: %w", opts.Channel, err)
@@ -439,7 +440,7 @@ func (c *Cache) broadcast(ctx context.Context, m message) {
 		c.wmu.Unlock()
 	}()
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishFor)
-	n, err := c.client.Publish(pctx, c.opts.Channel, raw).Result()
+	n, err := rediscache.Publish(pctx, c.client, c.opts.Channel, raw).Result()
 	cancel()
 	if err != nil {
 		c.opts.Log.Warn("could not tell the other replicas to drop their copies; theirs expire within the near-cache bounds", "error", err)
@@ -519,7 +520,7 @@ func (c *Cache) receive(ctx context.Context) {
 		c.heard.Store(now)
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" && !c.subscribed.Load() {
+			if rediscache.Subscribed(m) && !c.subscribed.Load() {
 				c.dropAll()
 				c.subscribed.Store(true)
 				c.opts.Log.Info("near-cache subscription restored")
@@ -551,7 +552,7 @@ func (c *Cache) handle(ctx context.Context, payload string) {
 		}
 		raw, _ := json.Marshal(message{Type: "ack", Origin: c.origin, ID: m.ID})
 		pctx, cancel := context.WithTimeout(ctx, publishFor)
-		if err := c.client.Publish(pctx, c.opts.Channel, raw).Err(); err != nil {
+		if err := rediscache.Publish(pctx, c.client, c.opts.Channel, raw).Err(); err != nil {
 			c.opts.Log.Debug("acknowledging an invalidation failed", "error", err)
 		}
 		cancel()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/adminkernel/kernel/config"
 )
 
@@ -67,5 +69,43 @@ func TestTLSConfig(t *testing.T) {
 func TestEscapeGlob(t *testing.T) {
 	if got, want := escapeGlob(`a*b?c[d]e\f`), `a\*b\?c\[d\]e\\f`; got != want {
 		t.Fatalf("escapeGlob = %q, want %q", got, want)
+	}
+}
+
+// TestNewClientTopology: the settings pick the client (no server is
+// contacted), and conflicting settings are refused.
+func TestNewClientTopology(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     config.Redis
+		cluster bool
+		wantErr string
+	}{
+		{name: "single address", cfg: config.Redis{Address: "127.0.0.1:6379"}},
+		{name: "sentinel", cfg: config.Redis{SentinelAddresses: []string{" 127.0.0.1:26379 ", "127.0.0.1:26380"}, MasterName: "m"}},
+		{name: "cluster", cfg: config.Redis{ClusterAddresses: []string{"127.0.0.1:7000"}}, cluster: true},
+		{name: "sentinel without master", cfg: config.Redis{SentinelAddresses: []string{"127.0.0.1:26379"}}, wantErr: "master name"},
+		{name: "both", cfg: config.Redis{SentinelAddresses: []string{"a:1"}, MasterName: "m", ClusterAddresses: []string{"b:2"}}, wantErr: "exclusive"},
+		{name: "nothing", cfg: config.Redis{}, wantErr: "address is empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewClient(tc.cfg)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = c.Close() }()
+			if _, isCluster := c.(*redis.ClusterClient); isCluster != tc.cluster {
+				t.Fatalf("client %T, cluster = %v", c, tc.cluster)
+			}
+		})
+	}
+	if got := Describe(config.Redis{SentinelAddresses: []string{"s:1"}, MasterName: "m", Password: "pw"}); strings.Contains(got, "pw") || !strings.Contains(got, "s:1") {
+		t.Errorf("Describe = %q", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,8 +52,11 @@ return n`)
 
 // Cache is the Redis cache.Store. It is safe for concurrent use.
 type Cache struct {
-	client *redis.Client
+	client redis.UniversalClient
 	prefix string
+	// cluster: client is a *redis.ClusterClient, on which a command's keys
+	// must share a slot and SCAN walks one node.
+	cluster bool
 	// track follows Redis' availability: every operation reports to it,
 	// and its errors that mean "Redis is down" are marked
 	// cache.ErrUnavailable (see done).
@@ -80,11 +84,58 @@ func NewTracker(log hclog.Logger) *outage.Tracker {
 // New connects to Redis and pings it. The error names the address, never
 // the password.
 func New(ctx context.Context, cfg config.Redis, options ...Option) (*Cache, error) {
-	if cfg.Address == "" {
+	client, err := NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Bound the first ping: go-redis retries dials, which could otherwise
+	// hold startup for minutes against an unreachable host.
+	pctx, cancel := context.WithTimeout(ctx, dialTimeout+ioTimeout)
+	defer cancel()
+	if err := client.Ping(pctx).Err(); err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("rediscache: ping redis at %s: %w", Describe(cfg), err)
+	}
+	_, cluster := client.(*redis.ClusterClient)
+	c := &Cache{client: client, prefix: cfg.KeyPrefix, cluster: cluster}
+	for _, o := range options {
+		o(c)
+	}
+	if c.track == nil {
+		c.track = NewTracker(nil)
+	}
+	return c, nil
+}
+
+// Describe names the Redis topology of cfg for messages: the address, the
+// sentinels and master name, or the cluster seed nodes (never a password).
+func Describe(cfg config.Redis) string {
+	switch {
+	case len(cfg.SentinelAddresses) > 0:
+		return fmt.Sprintf("sentinel master %q via %s", cfg.MasterName, strings.Join(cfg.SentinelAddresses, ","))
+	case len(cfg.ClusterAddresses) > 0:
+		return "cluster " + strings.Join(cfg.ClusterAddresses, ",")
+	}
+	return cfg.Address
+}
+
+// NewClient builds the go-redis client of cfg without contacting Redis:
+// a *redis.Client for a single address, a failover client for Sentinel
+// (SentinelAddresses + MasterName), a *redis.ClusterClient for Cluster
+// (ClusterAddresses). It is the one place the kernel's Redis clients are
+// configured (timeouts, TLS, hooks).
+func NewClient(cfg config.Redis) (redis.UniversalClient, error) {
+	sentinel, cluster := len(cfg.SentinelAddresses) > 0, len(cfg.ClusterAddresses) > 0
+	switch {
+	case sentinel && cluster:
+		return nil, errors.New("rediscache: sentinel and cluster addresses are exclusive")
+	case sentinel && cfg.MasterName == "":
+		return nil, errors.New("rediscache: sentinel addresses without a master name")
+	case !sentinel && !cluster && cfg.Address == "":
 		return nil, errors.New("rediscache: address is empty")
 	}
-	opts := &redis.Options{
-		Addr:                  cfg.Address,
+	opts := &redis.UniversalOptions{
+		Addrs:                 []string{cfg.Address},
 		Username:              cfg.Username,
 		Password:              cfg.Password.Reveal(),
 		DB:                    cfg.DB,
@@ -101,30 +152,39 @@ func New(ctx context.Context, cfg config.Redis, options ...Option) (*Cache, erro
 		// feature; probing for them only adds log noise elsewhere.
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
+	tlsAddr := cfg.Address
+	switch {
+	case sentinel:
+		opts.Addrs = trimAll(cfg.SentinelAddresses)
+		opts.MasterName = cfg.MasterName
+		opts.SentinelUsername = cfg.SentinelUsername
+		opts.SentinelPassword = cfg.SentinelPassword.Reveal()
+		tlsAddr = opts.Addrs[0]
+	case cluster:
+		opts.Addrs = trimAll(cfg.ClusterAddresses)
+		opts.IsClusterMode = true
+		tlsAddr = opts.Addrs[0]
+	}
 	if cfg.TLS.Enabled {
-		tc, err := tlsConfig(cfg.Address, cfg.TLS)
+		tc, err := tlsConfig(tlsAddr, cfg.TLS)
 		if err != nil {
 			return nil, err
 		}
 		opts.TLSConfig = tc
 	}
-	client := redis.NewClient(opts)
-	// Bound the first ping: go-redis retries dials, which could otherwise
-	// hold startup for minutes against an unreachable host.
-	pctx, cancel := context.WithTimeout(ctx, dialTimeout+ioTimeout)
-	defer cancel()
-	if err := client.Ping(pctx).Err(); err != nil {
-		_ = client.Close()
-		return nil, fmt.Errorf("rediscache: ping redis at %s: %w", cfg.Address, err)
+	// UniversalOptions picks the client: MasterName → failover (Sentinel),
+	// IsClusterMode or several Addrs → cluster, else a single node.
+	return redis.NewUniversalClient(opts), nil
+}
+
+func trimAll(addrs []string) []string {
+	out := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
 	}
-	c := &Cache{client: client, prefix: cfg.KeyPrefix}
-	for _, o := range options {
-		o(c)
-	}
-	if c.track == nil {
-		c.track = NewTracker(nil)
-	}
-	return c, nil
+	return out
 }
 
 // tlsConfig builds the client TLS settings (TLS 1.2 or later). Without a
@@ -158,7 +218,7 @@ func tlsConfig(addr string, c config.RedisTLS) (*tls.Config, error) {
 
 // Client returns the underlying client (for pub/sub). Its keys are not
 // prefixed.
-func (c *Cache) Client() *redis.Client { return c.client }
+func (c *Cache) Client() redis.UniversalClient { return c.client }
 
 func (c *Cache) key(k string) string { return c.prefix + k }
 
@@ -186,6 +246,13 @@ func (c *Cache) done(op outage.Op, name string, err error) error {
 		c.track.Succeeded(op)
 		return err
 	case IsUnavailable(err):
+		if cc, ok := c.client.(*redis.ClusterClient); ok {
+			// A master may have failed over: reload the slot map now (go-redis
+			// otherwise reloads it on MOVED or every 60 s, and a dead
+			// master answers no MOVED). Reloads are coalesced, 200 ms
+			// apart, in the background.
+			cc.ReloadState(context.Background())
+		}
 		return wrap(name, c.track.Failed(err))
 	}
 	var re redis.Error
@@ -270,31 +337,70 @@ func (c *Cache) unlink(ctx context.Context, op string, keys []string) error {
 		return nil
 	}
 	began := c.track.Begin()
-	return c.done(began, op, c.client.Unlink(ctx, c.keys(keys)...).Err())
+	_, err := c.unlinkKeys(ctx, c.keys(keys))
+	return c.done(began, op, err)
+}
+
+// unlinkKeys removes full (prefixed) keys and returns how many existed. On
+// a cluster one UNLINK per key, pipelined (the client sends each to its
+// slot's master): a multi-key UNLINK across slots is refused (CROSSSLOT).
+func (c *Cache) unlinkKeys(ctx context.Context, keys []string) (int64, error) {
+	if !c.cluster || len(keys) == 1 {
+		return c.client.Unlink(ctx, keys...).Result()
+	}
+	cmds, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range keys {
+			p.Unlink(ctx, k)
+		}
+		return nil
+	})
+	var n int64
+	for _, cmd := range cmds {
+		if ic, ok := cmd.(*redis.IntCmd); ok {
+			n += ic.Val()
+		}
+	}
+	return n, err
 }
 
 // DeletePrefix removes every key starting with prefix (SCAN + UNLINK in
-// batches) and returns how many existed when unlinked.
+// batches; on a cluster, on every master) and returns how many existed
+// when unlinked.
 func (c *Cache) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, wrap("delete prefix", err)
 	}
 	op := c.track.Begin()
 	pattern := escapeGlob(c.key(prefix)) + "*"
+	if cc, ok := c.client.(*redis.ClusterClient); ok {
+		var removed atomic.Int64
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			n, err := c.scanUnlink(ctx, op, node, pattern)
+			removed.Add(int64(n))
+			return err
+		})
+		return int(removed.Load()), err
+	}
+	return c.scanUnlink(ctx, op, c.client, pattern)
+}
+
+// scanUnlink walks one node's keyspace (SCAN MATCH pattern) and unlinks
+// what it finds in batches.
+func (c *Cache) scanUnlink(ctx context.Context, op outage.Op, node redis.Cmdable, pattern string) (int, error) {
 	removed := 0
 	var batch []string
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		n, err := c.client.Unlink(ctx, batch...).Result()
+		n, err := c.unlinkKeys(ctx, batch)
 		removed += int(n)
 		batch = batch[:0]
 		return c.done(op, "delete prefix: unlink", err)
 	}
 	var cursor uint64
 	for {
-		ks, next, err := c.client.Scan(ctx, cursor, pattern, scanBatch).Result()
+		ks, next, err := node.Scan(ctx, cursor, pattern, scanBatch).Result()
 		if err = c.done(op, "delete prefix: scan", err); err != nil {
 			return removed, err
 		}
