@@ -52,7 +52,7 @@ var NearPrefixes = []string{session.KeyPrefix, authz.KeyPrefix, datascope.KeyPre
 // lease's value) and the other environments log a warning. Without Redis
 // the configured id is used as is (one replica).
 func (k *Kernel) openShared(ctx context.Context) error {
-	store, err := openCache(ctx, k.cfg, rediscache.WithTracker(k.outages.cache))
+	store, err := openCache(ctx, k.cfg, rediscache.WithTracker(k.outages.cache), rediscache.WithHook(k.tracer.RedisHook()))
 	if err != nil {
 		return err
 	}
