@@ -310,13 +310,11 @@ func (d *logDriver) observe(ctx, txCtx context.Context, query string, args any, 
 	} else {
 		msg = prefix + tag + " " + text
 	}
-	var kv []any
-	id := logging.RequestID(ctx)
-	if id == "" && txCtx != nil {
-		id = logging.RequestID(txCtx)
-	}
-	if id != "" {
-		kv = append(kv, "request_id", id)
+	// request_id, trace_id and span_id of the statement's context, else of
+	// the context its transaction was begun with.
+	kv := logging.CtxArgs(ctx)
+	if len(kv) == 0 && txCtx != nil {
+		kv = logging.CtxArgs(txCtx)
 	}
 	if txCtx != nil {
 		kv = append(kv, "tx", true)
