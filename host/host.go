@@ -224,6 +224,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if k.ids, err = snowflake.New(cfg.Service.Snowflake.WorkerID); err != nil {
 		return nil, err
 	}
+	tracing.RouteLibraryLog(logs.For("AdminKernel.Tracing"))
 	if k.tracer, err = tracing.New(ctx, cfg.Service.Telemetry.Tracing, opts.Version); err != nil {
 		return nil, err
 	}
