@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -103,7 +104,7 @@ func (h redisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			trace.WithAttributes(attribute.String("db.system.name", "redis"), attribute.String("db.operation.name", strings.ToLower(cmd.Name()))))
 		defer span.End()
 		err := next(ctx, cmd)
-		if err != nil && err != redis.Nil {
+		if err != nil && !errors.Is(err, redis.Nil) {
 			RecordError(span, err)
 		}
 		return err
@@ -119,7 +120,7 @@ func (h redisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 			trace.WithAttributes(attribute.String("db.system.name", "redis"), attribute.Int("db.operation.batch.size", len(cmds))))
 		defer span.End()
 		err := next(ctx, cmds)
-		if err != nil && err != redis.Nil {
+		if err != nil && !errors.Is(err, redis.Nil) {
 			RecordError(span, err)
 		}
 		return err
