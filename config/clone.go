@@ -22,6 +22,11 @@ func (c *Config) Clone() *Config {
 		v := *c.Service.Database.SQLLog.Color
 		s.Database.SQLLog.Color = &v
 	}
+	s.Telemetry.Tracing.Headers = maps.Clone(c.Service.Telemetry.Tracing.Headers)
+	if c.Service.Telemetry.Tracing.SampleRatio != nil {
+		v := *c.Service.Telemetry.Tracing.SampleRatio
+		s.Telemetry.Tracing.SampleRatio = &v
+	}
 	s.Security.Jwt.SigningKeys = slices.Clone(c.Service.Security.Jwt.SigningKeys)
 	s.Security.Totp.EncryptionKeys = slices.Clone(c.Service.Security.Totp.EncryptionKeys)
 	s.Upload.SigningKeys = slices.Clone(c.Service.Upload.SigningKeys)

@@ -1,5 +1,11 @@
 package config
 
+import (
+	"math"
+	"net/url"
+	"strings"
+)
+
 // MinMetricsTokenLen is the shortest Service:Telemetry:MetricsBearerToken
 // accepted: the token guards operational data, so it must not be guessable.
 const MinMetricsTokenLen = 32
@@ -23,6 +29,8 @@ type Telemetry struct {
 	// AdminKernel.Access (method, route template, status, duration,
 	// request id, user id; never the query string). Default false.
 	AccessLog bool `koanf:"AccessLog"`
+	// Tracing exports OpenTelemetry spans (off unless Endpoint is set).
+	Tracing Tracing `koanf:"Tracing"`
 }
 
 // MetricsHostPort is MetricsAddress as host:port ("" when none is set).
@@ -38,6 +46,7 @@ func (t Telemetry) MetricsHostPort() string {
 }
 
 func (c *Config) validateTelemetry(p *problems) {
+	c.validateTracing(p)
 	t := c.Service.Telemetry
 	if t.MetricsAddress != "" {
 		if _, err := listenHostPort(t.MetricsAddress); err != nil {
@@ -52,5 +61,81 @@ func (c *Config) validateTelemetry(p *problems) {
 	}
 	if t.MetricsBearerToken.IsSet() && len(t.MetricsBearerToken.Reveal()) < MinMetricsTokenLen {
 		p.add("Service:Telemetry:MetricsBearerToken must be at least %d characters", MinMetricsTokenLen)
+	}
+}
+
+// Tracing is `Service:Telemetry:Tracing` (host/tracing,
+// docs/operations.md "Tracing"): OpenTelemetry spans exported over OTLP.
+// Off (the default) when Endpoint is empty: then nothing is traced and the
+// request path pays nothing.
+type Tracing struct {
+	// Endpoint is the collector's base URL: http://host:4318 (OTLP/HTTP,
+	// spans posted to <Endpoint>/v1/traces) or http://host:4317 (OTLP/gRPC).
+	// The scheme decides TLS: https uses it, http sends in clear (a
+	// collector on the loopback or a private network).
+	Endpoint string `koanf:"Endpoint"`
+	// Protocol is "http" (OTLP/HTTP protobuf, the default) or "grpc".
+	Protocol string `koanf:"Protocol"`
+	// SampleRatio is the share of new traces recorded (0–1, default 1);
+	// a request that arrives with a W3C traceparent follows its caller's
+	// decision instead (parent-based sampling).
+	SampleRatio *float64 `koanf:"SampleRatio"`
+	// Headers are sent with every export (an API key of a hosted
+	// collector): secrets, printed as *** by `adminkernel config`.
+	Headers map[string]Secret `koanf:"Headers"`
+	// ServiceName is the service.name resource attribute (default
+	// "adminkernel"); a plugin process is "<ServiceName>-provider-<code>".
+	ServiceName string `koanf:"ServiceName"`
+}
+
+// Enabled reports whether spans are exported.
+func (t Tracing) Enabled() bool { return t.Endpoint != "" }
+
+// Ratio is SampleRatio with its default (1).
+func (t Tracing) Ratio() float64 {
+	if t.SampleRatio == nil {
+		return 1
+	}
+	return *t.SampleRatio
+}
+
+// IsGRPC reports Protocol "grpc".
+func (t Tracing) IsGRPC() bool { return strings.EqualFold(t.Protocol, "grpc") }
+
+// Service is ServiceName with its default.
+func (t Tracing) Service() string {
+	if t.ServiceName == "" {
+		return "adminkernel"
+	}
+	return t.ServiceName
+}
+
+func (c *Config) validateTracing(p *problems) {
+	t := c.Service.Telemetry.Tracing
+	if t.Endpoint == "" {
+		return
+	}
+	u, err := url.Parse(t.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		p.add("Service:Telemetry:Tracing:Endpoint %q must be an http:// or https:// URL without credentials or query", t.Endpoint)
+	}
+	switch strings.ToLower(t.Protocol) {
+	case "", "http", "grpc":
+	default:
+		p.add("Service:Telemetry:Tracing:Protocol %q must be http or grpc", t.Protocol)
+	}
+	if r := t.Ratio(); math.IsNaN(r) || r < 0 || r > 1 {
+		p.add("Service:Telemetry:Tracing:SampleRatio must be between 0 and 1")
+	}
+	for name := range t.Headers {
+		if name == "" || strings.ContainsAny(name, "=,\r\n :") {
+			p.add("Service:Telemetry:Tracing:Headers: %q is no header name", name)
+		}
+	}
+	for _, r := range t.ServiceName {
+		if r < 0x21 || r > 0x7e {
+			p.add("Service:Telemetry:Tracing:ServiceName must be visible ASCII without spaces")
+			break
+		}
 	}
 }

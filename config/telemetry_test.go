@@ -23,6 +23,14 @@ func TestValidateTelemetry(t *testing.T) {
 			want: []string{"MetricsOnMainAddress must be false when Service:Telemetry:MetricsAddress is set"},
 		},
 		{name: "short token", tel: Telemetry{MetricsBearerToken: "short"}, want: []string{"MetricsBearerToken must be at least 32 characters"}},
+		{name: "tracing over http", tel: Telemetry{Tracing: Tracing{Endpoint: "http://127.0.0.1:4318"}}},
+		{name: "tracing over grpc with TLS", tel: Telemetry{Tracing: Tracing{Endpoint: "https://otel.example.com:4317", Protocol: "grpc", SampleRatio: ratio(0), Headers: map[string]Secret{"api-key": "k"}}}},
+		{name: "tracing endpoint not a URL", tel: Telemetry{Tracing: Tracing{Endpoint: "127.0.0.1:4318"}}, want: []string{"Tracing:Endpoint"}},
+		{name: "tracing endpoint with credentials", tel: Telemetry{Tracing: Tracing{Endpoint: "http://u:p@collector:4318"}}, want: []string{"without credentials"}},
+		{name: "tracing protocol", tel: Telemetry{Tracing: Tracing{Endpoint: "http://collector:4318", Protocol: "thrift"}}, want: []string{"Protocol \"thrift\" must be http or grpc"}},
+		{name: "tracing ratio", tel: Telemetry{Tracing: Tracing{Endpoint: "http://collector:4318", SampleRatio: ratio(1.5)}}, want: []string{"SampleRatio must be between 0 and 1"}},
+		{name: "tracing header name", tel: Telemetry{Tracing: Tracing{Endpoint: "http://collector:4318", Headers: map[string]Secret{"a=b": "x"}}}, want: []string{"is no header name"}},
+		{name: "tracing settings ignored when off", tel: Telemetry{Tracing: Tracing{Protocol: "thrift"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,3 +57,5 @@ func TestValidateTelemetry(t *testing.T) {
 		})
 	}
 }
+
+func ratio(v float64) *float64 { return &v }

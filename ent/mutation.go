@@ -19843,6 +19843,7 @@ type SysOpLogMutation struct {
 	ip                *string
 	user_agent        *string
 	request_id        *string
+	trace_id          *string
 	clearedFields     map[string]struct{}
 	done              bool
 	oldValue          func(context.Context) (*SysOpLog, error)
@@ -20630,6 +20631,55 @@ func (m *SysOpLogMutation) ResetRequestID() {
 	delete(m.clearedFields, sysoplog.FieldRequestID)
 }
 
+// SetTraceID sets the "trace_id" field.
+func (m *SysOpLogMutation) SetTraceID(s string) {
+	m.trace_id = &s
+}
+
+// TraceID returns the value of the "trace_id" field in the mutation.
+func (m *SysOpLogMutation) TraceID() (r string, exists bool) {
+	v := m.trace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceID returns the old "trace_id" field's value of the SysOpLog entity.
+// If the SysOpLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysOpLogMutation) OldTraceID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceID: %w", err)
+	}
+	return oldValue.TraceID, nil
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (m *SysOpLogMutation) ClearTraceID() {
+	m.trace_id = nil
+	m.clearedFields[sysoplog.FieldTraceID] = struct{}{}
+}
+
+// TraceIDCleared returns if the "trace_id" field was cleared in this mutation.
+func (m *SysOpLogMutation) TraceIDCleared() bool {
+	_, ok := m.clearedFields[sysoplog.FieldTraceID]
+	return ok
+}
+
+// ResetTraceID resets all changes to the "trace_id" field.
+func (m *SysOpLogMutation) ResetTraceID() {
+	m.trace_id = nil
+	delete(m.clearedFields, sysoplog.FieldTraceID)
+}
+
 // Where appends a list predicates to the SysOpLogMutation builder.
 func (m *SysOpLogMutation) Where(ps ...predicate.SysOpLog) {
 	m.predicates = append(m.predicates, ps...)
@@ -20664,7 +20714,7 @@ func (m *SysOpLogMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysOpLogMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.create_time != nil {
 		fields = append(fields, sysoplog.FieldCreateTime)
 	}
@@ -20707,6 +20757,9 @@ func (m *SysOpLogMutation) Fields() []string {
 	if m.request_id != nil {
 		fields = append(fields, sysoplog.FieldRequestID)
 	}
+	if m.trace_id != nil {
+		fields = append(fields, sysoplog.FieldTraceID)
+	}
 	return fields
 }
 
@@ -20743,6 +20796,8 @@ func (m *SysOpLogMutation) Field(name string) (ent.Value, bool) {
 		return m.UserAgent()
 	case sysoplog.FieldRequestID:
 		return m.RequestID()
+	case sysoplog.FieldTraceID:
+		return m.TraceID()
 	}
 	return nil, false
 }
@@ -20780,6 +20835,8 @@ func (m *SysOpLogMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldUserAgent(ctx)
 	case sysoplog.FieldRequestID:
 		return m.OldRequestID(ctx)
+	case sysoplog.FieldTraceID:
+		return m.OldTraceID(ctx)
 	}
 	return nil, fmt.Errorf("unknown SysOpLog field %s", name)
 }
@@ -20887,6 +20944,13 @@ func (m *SysOpLogMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRequestID(v)
 		return nil
+	case sysoplog.FieldTraceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SysOpLog field %s", name)
 }
@@ -20989,6 +21053,9 @@ func (m *SysOpLogMutation) ClearedFields() []string {
 	if m.FieldCleared(sysoplog.FieldRequestID) {
 		fields = append(fields, sysoplog.FieldRequestID)
 	}
+	if m.FieldCleared(sysoplog.FieldTraceID) {
+		fields = append(fields, sysoplog.FieldTraceID)
+	}
 	return fields
 }
 
@@ -21023,6 +21090,9 @@ func (m *SysOpLogMutation) ClearField(name string) error {
 		return nil
 	case sysoplog.FieldRequestID:
 		m.ClearRequestID()
+		return nil
+	case sysoplog.FieldTraceID:
+		m.ClearTraceID()
 		return nil
 	}
 	return fmt.Errorf("unknown SysOpLog nullable field %s", name)
@@ -21073,6 +21143,9 @@ func (m *SysOpLogMutation) ResetField(name string) error {
 		return nil
 	case sysoplog.FieldRequestID:
 		m.ResetRequestID()
+		return nil
+	case sysoplog.FieldTraceID:
+		m.ResetTraceID()
 		return nil
 	}
 	return fmt.Errorf("unknown SysOpLog field %s", name)

@@ -986,6 +986,10 @@ func init() {
 	sysoplogDescRequestID := sysoplogFields[11].Descriptor()
 	// sysoplog.RequestIDValidator is a validator for the "request_id" field. It is called by the builders before save.
 	sysoplog.RequestIDValidator = sysoplogDescRequestID.Validators[0].(func(string) error)
+	// sysoplogDescTraceID is the schema descriptor for trace_id field.
+	sysoplogDescTraceID := sysoplogFields[12].Descriptor()
+	// sysoplog.TraceIDValidator is a validator for the "trace_id" field. It is called by the builders before save.
+	sysoplog.TraceIDValidator = sysoplogDescTraceID.Validators[0].(func(string) error)
 	// sysoplogDescID is the schema descriptor for id field.
 	sysoplogDescID := sysoplogMixinFields0[0].Descriptor()
 	// sysoplog.IDValidator is a validator for the "id" field. It is called by the builders before save.

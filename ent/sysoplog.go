@@ -45,7 +45,9 @@ type SysOpLog struct {
 	// UserAgent holds the value of the "user_agent" field.
 	UserAgent *string `json:"user_agent,omitempty"`
 	// the request's X-Request-ID (the caller's when valid)
-	RequestID    *string `json:"request_id,omitempty"`
+	RequestID *string `json:"request_id,omitempty"`
+	// the W3C trace id of the request when it was traced (Service:Telemetry:Tracing)
+	TraceID      *string `json:"trace_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -58,7 +60,7 @@ func (*SysOpLog) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case sysoplog.FieldID, sysoplog.FieldCreateUserID, sysoplog.FieldResultCode, sysoplog.FieldElapsedMs, sysoplog.FieldOperatorID:
 			values[i] = new(sql.NullInt64)
-		case sysoplog.FieldTitle, sysoplog.FieldHTTPMethod, sysoplog.FieldPath, sysoplog.FieldParamJSON, sysoplog.FieldExceptionMessage, sysoplog.FieldIP, sysoplog.FieldUserAgent, sysoplog.FieldRequestID:
+		case sysoplog.FieldTitle, sysoplog.FieldHTTPMethod, sysoplog.FieldPath, sysoplog.FieldParamJSON, sysoplog.FieldExceptionMessage, sysoplog.FieldIP, sysoplog.FieldUserAgent, sysoplog.FieldRequestID, sysoplog.FieldTraceID:
 			values[i] = new(sql.NullString)
 		case sysoplog.FieldCreateTime:
 			values[i] = new(sql.NullTime)
@@ -174,6 +176,13 @@ func (_m *SysOpLog) assignValues(columns []string, values []any) error {
 				_m.RequestID = new(string)
 				*_m.RequestID = value.String
 			}
+		case sysoplog.FieldTraceID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_id", values[i])
+			} else if value.Valid {
+				_m.TraceID = new(string)
+				*_m.TraceID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -263,6 +272,11 @@ func (_m *SysOpLog) String() string {
 	builder.WriteString(", ")
 	if v := _m.RequestID; v != nil {
 		builder.WriteString("request_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.TraceID; v != nil {
+		builder.WriteString("trace_id=")
 		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')

@@ -186,6 +186,20 @@ func (_c *SysOpLogCreate) SetNillableRequestID(v *string) *SysOpLogCreate {
 	return _c
 }
 
+// SetTraceID sets the "trace_id" field.
+func (_c *SysOpLogCreate) SetTraceID(v string) *SysOpLogCreate {
+	_c.mutation.SetTraceID(v)
+	return _c
+}
+
+// SetNillableTraceID sets the "trace_id" field if the given value is not nil.
+func (_c *SysOpLogCreate) SetNillableTraceID(v *string) *SysOpLogCreate {
+	if v != nil {
+		_c.SetTraceID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SysOpLogCreate) SetID(v int64) *SysOpLogCreate {
 	_c.mutation.SetID(v)
@@ -299,6 +313,11 @@ func (_c *SysOpLogCreate) check() error {
 			return &ValidationError{Name: "request_id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.request_id": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.TraceID(); ok {
+		if err := sysoplog.TraceIDValidator(v); err != nil {
+			return &ValidationError{Name: "trace_id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.trace_id": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := sysoplog.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.id": %w`, err)}
@@ -392,6 +411,10 @@ func (_c *SysOpLogCreate) createSpec() (*SysOpLog, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RequestID(); ok {
 		_spec.SetField(sysoplog.FieldRequestID, field.TypeString, value)
 		_node.RequestID = &value
+	}
+	if value, ok := _c.mutation.TraceID(); ok {
+		_spec.SetField(sysoplog.FieldTraceID, field.TypeString, value)
+		_node.TraceID = &value
 	}
 	return _node, _spec
 }
@@ -640,6 +663,24 @@ func (u *SysOpLogUpsert) UpdateRequestID() *SysOpLogUpsert {
 // ClearRequestID clears the value of the "request_id" field.
 func (u *SysOpLogUpsert) ClearRequestID() *SysOpLogUpsert {
 	u.SetNull(sysoplog.FieldRequestID)
+	return u
+}
+
+// SetTraceID sets the "trace_id" field.
+func (u *SysOpLogUpsert) SetTraceID(v string) *SysOpLogUpsert {
+	u.Set(sysoplog.FieldTraceID, v)
+	return u
+}
+
+// UpdateTraceID sets the "trace_id" field to the value that was provided on create.
+func (u *SysOpLogUpsert) UpdateTraceID() *SysOpLogUpsert {
+	u.SetExcluded(sysoplog.FieldTraceID)
+	return u
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (u *SysOpLogUpsert) ClearTraceID() *SysOpLogUpsert {
+	u.SetNull(sysoplog.FieldTraceID)
 	return u
 }
 
@@ -925,6 +966,27 @@ func (u *SysOpLogUpsertOne) UpdateRequestID() *SysOpLogUpsertOne {
 func (u *SysOpLogUpsertOne) ClearRequestID() *SysOpLogUpsertOne {
 	return u.Update(func(s *SysOpLogUpsert) {
 		s.ClearRequestID()
+	})
+}
+
+// SetTraceID sets the "trace_id" field.
+func (u *SysOpLogUpsertOne) SetTraceID(v string) *SysOpLogUpsertOne {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.SetTraceID(v)
+	})
+}
+
+// UpdateTraceID sets the "trace_id" field to the value that was provided on create.
+func (u *SysOpLogUpsertOne) UpdateTraceID() *SysOpLogUpsertOne {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.UpdateTraceID()
+	})
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (u *SysOpLogUpsertOne) ClearTraceID() *SysOpLogUpsertOne {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.ClearTraceID()
 	})
 }
 
@@ -1376,6 +1438,27 @@ func (u *SysOpLogUpsertBulk) UpdateRequestID() *SysOpLogUpsertBulk {
 func (u *SysOpLogUpsertBulk) ClearRequestID() *SysOpLogUpsertBulk {
 	return u.Update(func(s *SysOpLogUpsert) {
 		s.ClearRequestID()
+	})
+}
+
+// SetTraceID sets the "trace_id" field.
+func (u *SysOpLogUpsertBulk) SetTraceID(v string) *SysOpLogUpsertBulk {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.SetTraceID(v)
+	})
+}
+
+// UpdateTraceID sets the "trace_id" field to the value that was provided on create.
+func (u *SysOpLogUpsertBulk) UpdateTraceID() *SysOpLogUpsertBulk {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.UpdateTraceID()
+	})
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (u *SysOpLogUpsertBulk) ClearTraceID() *SysOpLogUpsertBulk {
+	return u.Update(func(s *SysOpLogUpsert) {
+		s.ClearTraceID()
 	})
 }
 

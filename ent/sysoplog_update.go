@@ -252,6 +252,26 @@ func (_u *SysOpLogUpdate) ClearRequestID() *SysOpLogUpdate {
 	return _u
 }
 
+// SetTraceID sets the "trace_id" field.
+func (_u *SysOpLogUpdate) SetTraceID(v string) *SysOpLogUpdate {
+	_u.mutation.SetTraceID(v)
+	return _u
+}
+
+// SetNillableTraceID sets the "trace_id" field if the given value is not nil.
+func (_u *SysOpLogUpdate) SetNillableTraceID(v *string) *SysOpLogUpdate {
+	if v != nil {
+		_u.SetTraceID(*v)
+	}
+	return _u
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (_u *SysOpLogUpdate) ClearTraceID() *SysOpLogUpdate {
+	_u.mutation.ClearTraceID()
+	return _u
+}
+
 // Mutation returns the SysOpLogMutation object of the builder.
 func (_u *SysOpLogUpdate) Mutation() *SysOpLogMutation {
 	return _u.mutation
@@ -319,6 +339,11 @@ func (_u *SysOpLogUpdate) check() error {
 	if v, ok := _u.mutation.RequestID(); ok {
 		if err := sysoplog.RequestIDValidator(v); err != nil {
 			return &ValidationError{Name: "request_id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.request_id": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TraceID(); ok {
+		if err := sysoplog.TraceIDValidator(v); err != nil {
+			return &ValidationError{Name: "trace_id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.trace_id": %w`, err)}
 		}
 	}
 	return nil
@@ -401,6 +426,12 @@ func (_u *SysOpLogUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.RequestIDCleared() {
 		_spec.ClearField(sysoplog.FieldRequestID, field.TypeString)
+	}
+	if value, ok := _u.mutation.TraceID(); ok {
+		_spec.SetField(sysoplog.FieldTraceID, field.TypeString, value)
+	}
+	if _u.mutation.TraceIDCleared() {
+		_spec.ClearField(sysoplog.FieldTraceID, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -647,6 +678,26 @@ func (_u *SysOpLogUpdateOne) ClearRequestID() *SysOpLogUpdateOne {
 	return _u
 }
 
+// SetTraceID sets the "trace_id" field.
+func (_u *SysOpLogUpdateOne) SetTraceID(v string) *SysOpLogUpdateOne {
+	_u.mutation.SetTraceID(v)
+	return _u
+}
+
+// SetNillableTraceID sets the "trace_id" field if the given value is not nil.
+func (_u *SysOpLogUpdateOne) SetNillableTraceID(v *string) *SysOpLogUpdateOne {
+	if v != nil {
+		_u.SetTraceID(*v)
+	}
+	return _u
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (_u *SysOpLogUpdateOne) ClearTraceID() *SysOpLogUpdateOne {
+	_u.mutation.ClearTraceID()
+	return _u
+}
+
 // Mutation returns the SysOpLogMutation object of the builder.
 func (_u *SysOpLogUpdateOne) Mutation() *SysOpLogMutation {
 	return _u.mutation
@@ -727,6 +778,11 @@ func (_u *SysOpLogUpdateOne) check() error {
 	if v, ok := _u.mutation.RequestID(); ok {
 		if err := sysoplog.RequestIDValidator(v); err != nil {
 			return &ValidationError{Name: "request_id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.request_id": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TraceID(); ok {
+		if err := sysoplog.TraceIDValidator(v); err != nil {
+			return &ValidationError{Name: "trace_id", err: fmt.Errorf(`ent: validator failed for field "SysOpLog.trace_id": %w`, err)}
 		}
 	}
 	return nil
@@ -826,6 +882,12 @@ func (_u *SysOpLogUpdateOne) sqlSave(ctx context.Context) (_node *SysOpLog, err 
 	}
 	if _u.mutation.RequestIDCleared() {
 		_spec.ClearField(sysoplog.FieldRequestID, field.TypeString)
+	}
+	if value, ok := _u.mutation.TraceID(); ok {
+		_spec.SetField(sysoplog.FieldTraceID, field.TypeString, value)
+	}
+	if _u.mutation.TraceIDCleared() {
+		_spec.ClearField(sysoplog.FieldTraceID, field.TypeString)
 	}
 	_node = &SysOpLog{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/adminkernel/kernel/host/tracing"
 	"io"
 	"net"
 	"net/netip"
@@ -146,6 +147,7 @@ type Kernel struct {
 	exceptions *exceptionlog.Recorder
 	oplog      *oplog.Writer
 	metrics    *telemetry.Metrics // Prometheus metrics (host/telemetry)
+	tracer     *tracing.Tracer    // OpenTelemetry tracing (host/tracing); nil when off
 
 	// outages follow the availability of Redis and the database: one WARN
 	// per outage, one INFO when it is back (host/outage).
@@ -225,6 +227,10 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if k.ids, err = snowflake.New(cfg.Service.Snowflake.WorkerID); err != nil {
 		return nil, err
 	}
+	tracing.RouteLibraryLog(logs.For("AdminKernel.Tracing"))
+	if k.tracer, err = tracing.New(ctx, cfg.Service.Telemetry.Tracing, opts.Version); err != nil {
+		return nil, err
+	}
 	k.log.Info("starting", "version", opts.Version, "environment", cfg.Environment, "content_root", cfg.ContentRoot, "db_type", cfg.Service.Database.DbType)
 	// The cache first: with Redis it leases the snowflake worker id that
 	// seeding already uses (scaleout.go).
@@ -232,6 +238,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	sqlLog := sqllog.FromConfig(cfg, logs.For(sqllog.Category), os.Stdout)
+	sqlLog.Observe = k.observeSQL(cfg.Service.Database.DbType)
 	db, err := database.Open(ctx, cfg, logs.For("AdminKernel.Database"),
 		database.WithDriver(func(d dialect.Driver) dialect.Driver { return sqllog.Wrap(d, sqlLog) }),
 		database.WithIDs(k.ids.Next), database.WithTracker(k.outages.db))
@@ -331,7 +338,11 @@ func (k *Kernel) buildApp(modules []Module) error {
 	k.app.Use(secheaders.New(secheaders.Options{
 		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),
 		AuthPrefix: APIPrefix + "/auth",
-	}), newRequestIDs().middleware(), k.httpMetrics(errorHandler), envelope.Recover(), closeAfterStream(cfg.Service.HTTP.BodyLimitBytes))
+	}), newRequestIDs().middleware())
+	if h := k.tracer.Middleware(); h != nil {
+		k.app.Use(h)
+	}
+	k.app.Use(k.httpMetrics(errorHandler), envelope.Recover(), closeAfterStream(cfg.Service.HTTP.BodyLimitBytes))
 	// CORS before the health probes, the rate limiter and the router: a
 	// preflight is answered here and never counted, and the headers are
 	// set before any error answer is written.
@@ -609,6 +620,15 @@ func (k *Kernel) Close() error {
 	}
 	if k.db != nil {
 		errs = append(errs, k.db.Close())
+	}
+	if k.tracer != nil {
+		// After the plugins (their RPC spans end) and before the log.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := k.tracer.Shutdown(ctx); err != nil {
+			k.log.Warn("tracing: spans not all exported at shutdown", "error", err.Error())
+		}
+		cancel()
+		k.tracer = nil
 	}
 	if k.logs != nil {
 		errs = append(errs, k.logs.Close())

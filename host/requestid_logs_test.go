@@ -5,6 +5,8 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -24,7 +26,16 @@ import (
 // log on, every line logged while a request runs carries that request's id
 // (the caller's X-Request-ID), no line is raw text, and the operation-log
 // and exception-log rows carry the id too (shown as requestId).
+//
+// Traced (Service:Telemetry:Tracing on, the caller sending a traceparent),
+// every such line also carries the trace id, and both rows carry it as
+// trace_id (traceId on the pages).
 func TestRequestIDEverywhere(t *testing.T) {
+	t.Run("untraced", func(t *testing.T) { requestIDEverywhere(t, false) })
+	t.Run("traced", func(t *testing.T) { requestIDEverywhere(t, true) })
+}
+
+func requestIDEverywhere(t *testing.T, traced bool) {
 	echo := host.Module{Name: "Echo", Routes: func(d *module.Deps, api *route.Group) error {
 		api.Post("/echo/write", route.Session, func(c fiber.Ctx) error {
 			n, err := d.Client.SysUser.Query().Count(c.Context())
@@ -36,13 +47,22 @@ func TestRequestIDEverywhere(t *testing.T) {
 		api.Post("/echo/panic", route.Session, func(fiber.Ctx) error { panic("boom") })
 		return nil
 	}}
-	k := kerneltest.Start(t, []string{
+	environ := []string{
 		"Logging__Format=json",
 		"Service__Database__SqlLog__Enabled=true",
 		"Service__Job__SchedulerDisabled=true",
 		"Service__Telemetry__AccessLog=true",
 		"Service__Logging__OpLog__Sync=true",
-	}, echo)
+	}
+	const traceID = "0af7651916cd43dd8448eb211c80319c"
+	if traced {
+		// A collector that accepts every export (the spans themselves are
+		// e2e/tracing's subject).
+		collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+		t.Cleanup(collector.Close)
+		environ = append(environ, "Service__Telemetry__Tracing__Endpoint="+collector.URL)
+	}
+	k := kerneltest.Start(t, environ, echo)
 	admin := k.Admin()
 
 	send := func(method, path, token, id, body string) {
@@ -50,6 +70,9 @@ func TestRequestIDEverywhere(t *testing.T) {
 		req := httptest.NewRequestWithContext(t.Context(), method, path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Request-ID", id)
+		if traced {
+			req.Header.Set("traceparent", "00-"+traceID+"-b7ad6b7169203331-01")
+		}
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -94,6 +117,12 @@ func TestRequestIDEverywhere(t *testing.T) {
 				if rec["request_id"] != tt.id {
 					t.Errorf("a line of the request lacks its id %q: %s", tt.id, line)
 				}
+				if traced && rec["trace_id"] != traceID {
+					t.Errorf("a line of the traced request lacks its trace id: %s", line)
+				}
+				if _, ok := rec["trace_id"]; !traced && ok {
+					t.Errorf("a line of an untraced request has a trace id: %s", line)
+				}
 			}
 		})
 	}
@@ -106,12 +135,20 @@ func TestRequestIDEverywhere(t *testing.T) {
 	if row.RequestID == nil || *row.RequestID != "caller-write-3" {
 		t.Fatalf("op-log request_id = %v, want the caller's X-Request-ID", row.RequestID)
 	}
+	if traced != (row.TraceID != nil && *row.TraceID == traceID) || !traced && row.TraceID != nil {
+		t.Fatalf("op-log trace_id = %v (traced: %v)", row.TraceID, traced)
+	}
 	ex, err := k.Ent().SysExceptionLog.Query().Where(sysexceptionlog.PathEQ("/api/v1/echo/panic")).Only(ctx)
 	if err != nil {
 		t.Fatalf("the exception row of the panic: %v", err)
 	}
 	if ex.RequestID == nil || *ex.RequestID != "caller-panic-4" {
 		t.Fatalf("exception-log request_id = %v, want the caller's X-Request-ID", ex.RequestID)
+	}
+	// The exception log's trace_id: the W3C trace id when traced, else the
+	// request id (wire contract).
+	if wantTrace := map[bool]string{true: traceID, false: "caller-panic-4"}[traced]; ex.TraceID == nil || *ex.TraceID != wantTrace {
+		t.Fatalf("exception-log trace_id = %v, want %q", ex.TraceID, wantTrace)
 	}
 	// The pages show it as requestId.
 	for _, page := range []struct{ path, id string }{

@@ -52,7 +52,7 @@ var NearPrefixes = []string{session.KeyPrefix, authz.KeyPrefix, datascope.KeyPre
 // lease's value) and the other environments log a warning. Without Redis
 // the configured id is used as is (one replica).
 func (k *Kernel) openShared(ctx context.Context) error {
-	store, err := openCache(ctx, k.cfg, rediscache.WithTracker(k.outages.cache))
+	store, err := openCache(ctx, k.cfg, rediscache.WithTracker(k.outages.cache), rediscache.WithHook(k.tracer.RedisHook()))
 	if err != nil {
 		return err
 	}
@@ -67,6 +67,7 @@ func (k *Kernel) openShared(ctx context.Context) error {
 			TTL:        time.Duration(secs) * time.Second,
 			MaxEntries: nearcache.DefaultMaxEntries,
 			Log:        k.logs.For("AdminKernel.NearCache"),
+			Lag:        func(sent time.Time) { k.metrics.InvalidationLag("near_cache", sent) },
 		}
 		if limit := k.cfg.Service.Cache.MemoryEntryLimit; limit > 0 {
 			opts.MaxEntries = min(opts.MaxEntries, limit)
@@ -117,6 +118,7 @@ func (k *Kernel) openShared(ctx context.Context) error {
 	relay, err := bus.Start(ctx, k.events, rc.Client(), bus.Options{
 		Channel: rc.Prefix() + bus.DefaultChannel,
 		Log:     k.logs.For("AdminKernel.Bus"),
+		Lag:     func(sent time.Time) { k.metrics.InvalidationLag("event", sent) },
 	})
 	if err != nil {
 		return err

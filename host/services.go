@@ -77,7 +77,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		return err
 	}
 	k.providers = idp.NewRegistry()
-	if err := externalauth.RegisterBuiltins(k.providers, cfg); err != nil {
+	if err := externalauth.RegisterBuiltins(k.providers, cfg, k.tracer.TransportWrapper()); err != nil {
 		return err
 	}
 	if err := externalauth.RegisterCompiled(ctx, k.providers, cfg, k.compiled); err != nil {
@@ -88,6 +88,9 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		return err
 	}
 	popts.Logger, popts.Registry, popts.Metrics = k.logs.For("AdminKernel.PluginHost"), k.providers, k.metrics
+	if k.tracer != nil {
+		popts.Env, popts.GRPCDialOptions = k.tracer.PluginEnv, k.tracer.GRPCDialOptions()
+	}
 	if k.plugins, err = pluginhost.Load(ctx, popts); err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"github.com/adminkernel/kernel/host/tracing"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v3"
@@ -34,6 +36,16 @@ func (k *Kernel) httpMetrics(errorHandler fiber.ErrorHandler) fiber.Handler {
 		}
 	}
 	return k.metrics.Middleware(opts)
+}
+
+// observeSQL is the SQL log's per-statement hook: the query-latency
+// histogram and, when tracing is on, the statement's span.
+func (k *Kernel) observeSQL(system string) func(ctx context.Context, query string, start time.Time, elapsed time.Duration, err error) {
+	system = strings.ToLower(system)
+	return func(ctx context.Context, query string, start time.Time, elapsed time.Duration, err error) {
+		k.metrics.DBQuery(tracing.Operation(query), elapsed)
+		k.tracer.SQLSpan(ctx, system, query, start, elapsed, err)
+	}
 }
 
 // mountMetrics serves /metrics on the main address when

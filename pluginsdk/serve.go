@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
 )
@@ -67,10 +68,18 @@ func Serve[P Provider](factory func(log hclog.Logger) P, opts ...ServeOption) {
 		}
 		return
 	}
+	var grpcOpts []grpc.ServerOption
+	if cfg.Test == nil {
+		// With the host's tracing on: the plugin's own spans, flushed when
+		// the host ends it (tracing.go).
+		var flush func()
+		grpcOpts, flush = setupTracing(log)
+		defer flush()
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: wire.Plugins(&wire.Plugin{Service: newGRPCServer(p, log)}),
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       grpcServerWith(grpcOpts),
 		Logger:           log,
 		Test:             cfg.Test,
 	})

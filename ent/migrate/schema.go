@@ -563,6 +563,7 @@ var (
 		{Name: "ip", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "user_agent", Type: field.TypeString, Nullable: true, Size: 512},
 		{Name: "request_id", Type: field.TypeString, Nullable: true, Size: 128},
+		{Name: "trace_id", Type: field.TypeString, Nullable: true, Size: 64},
 	}
 	// SysOpLogTable holds the schema information for the "sys_op_log" table.
 	SysOpLogTable = &schema.Table{

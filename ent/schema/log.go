@@ -37,6 +37,8 @@ func (SysOpLog) Fields() []ent.Field {
 		field.String("user_agent").MaxRuneLen(512).Optional().Nillable(),
 		field.String("request_id").MaxRuneLen(128).Optional().Nillable().
 			Comment("the request's X-Request-ID (the caller's when valid)"),
+		field.String("trace_id").MaxRuneLen(64).Optional().Nillable().
+			Comment("the W3C trace id of the request when it was traced (Service:Telemetry:Tracing)"),
 	}
 }
 

@@ -41,6 +41,8 @@ const (
 	FieldUserAgent = "user_agent"
 	// FieldRequestID holds the string denoting the request_id field in the database.
 	FieldRequestID = "request_id"
+	// FieldTraceID holds the string denoting the trace_id field in the database.
+	FieldTraceID = "trace_id"
 	// Table holds the table name of the sysoplog in the database.
 	Table = "sys_op_log"
 )
@@ -62,6 +64,7 @@ var Columns = []string{
 	FieldIP,
 	FieldUserAgent,
 	FieldRequestID,
+	FieldTraceID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -95,6 +98,8 @@ var (
 	UserAgentValidator func(string) error
 	// RequestIDValidator is a validator for the "request_id" field. It is called by the builders before save.
 	RequestIDValidator func(string) error
+	// TraceIDValidator is a validator for the "trace_id" field. It is called by the builders before save.
+	TraceIDValidator func(string) error
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )
@@ -175,4 +180,9 @@ func ByUserAgent(opts ...sql.OrderTermOption) OrderOption {
 // ByRequestID orders the results by the request_id field.
 func ByRequestID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRequestID, opts...).ToFunc()
+}
+
+// ByTraceID orders the results by the trace_id field.
+func ByTraceID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceID, opts...).ToFunc()
 }

@@ -183,6 +183,10 @@ type Options struct {
 	// Log receives connection trouble (warnings) and relayed events
 	// (debug). Nil discards.
 	Log hclog.Logger
+	// Lag, when not nil, receives the publication time of every event
+	// received from another replica (the kernel's
+	// adminkernel_cache_invalidation_lag_seconds).
+	Lag func(sent time.Time)
 }
 
 // message is the wire form of an event.
@@ -190,11 +194,15 @@ type message struct {
 	Origin string `json:"o"`
 	Kind   string `json:"k"`
 	Key    string `json:"v,omitempty"`
+	// Sent is the publication time (Unix nanoseconds), for Options.Lag;
+	// 0 from a replica that does not send it.
+	Sent int64 `json:"s,omitempty"`
 }
 
 // Relay forwards the change events published on its Bus to Redis and
 // Redis's into its Bus. It is safe for concurrent use.
 type Relay struct {
+	lag     func(sent time.Time)
 	events  *events.Bus
 	cancel  func()
 	client  redis.UniversalClient
@@ -238,6 +246,7 @@ func Start(ctx context.Context, ev *events.Bus, client redis.UniversalClient, op
 		opts.Log = hclog.NewNullLogger()
 	}
 	r := &Relay{
+		lag:    opts.Lag,
 		events: ev, client: client, channel: opts.Channel, origin: opts.Origin, log: opts.Log,
 		queue: make(chan message, opts.Queue), stop: make(chan struct{}),
 	}
@@ -360,6 +369,7 @@ func (r *Relay) flushResync() {
 }
 
 func (r *Relay) send(m message) {
+	m.Sent = time.Now().UnixNano()
 	raw, _ := json.Marshal(m)
 	ctx, cancel := context.WithTimeout(r.pub, publishTimeout)
 	defer cancel()
@@ -433,6 +443,9 @@ func (r *Relay) handle(payload string) {
 		return
 	}
 	r.received.Add(1)
+	if r.lag != nil && m.Sent > 0 {
+		r.lag(time.Unix(0, m.Sent))
+	}
 	if m.Kind == resyncKind {
 		r.log.Debug("another replica asked for a resync", "origin", m.Origin)
 		r.resyncLocal()

@@ -118,7 +118,7 @@ func listProviders(ctx context.Context, cfg *config.Config, launch bool, log hcl
 		return nil, err
 	}
 	reg := idp.NewRegistry()
-	if err := externalauth.RegisterBuiltins(reg, cfg); err != nil {
+	if err := externalauth.RegisterBuiltins(reg, cfg, nil); err != nil {
 		return nil, err
 	}
 	var plugins []pluginhost.Info

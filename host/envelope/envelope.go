@@ -6,6 +6,7 @@ package envelope
 import (
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"net/http"
 	"runtime/debug"
 	"syscall"
@@ -108,13 +109,13 @@ func ErrorHandler(catalog *errcode.Catalog, log hclog.Logger, onUnhandled Unhand
 			code := requestCode(fe.Code)
 			return write(c, catalog, errcode.StatusOf(code), code, nil)
 		case IsStorageFull(err):
-			log.Error("database storage is full: the write was refused", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "request_id", TraceID(c), "error", err)
+			log.Error("database storage is full: the write was refused", requestArgs(c, "error", err.Error())...)
 			if onUnhandled != nil {
 				onUnhandled(c, err)
 			}
 			return write(c, catalog, errcode.StatusOf(errcode.StorageFull), errcode.StorageFull, nil)
 		default:
-			log.Error("unhandled error", "method", c.Method(), "path", c.Path(), "trace_id", TraceID(c), "request_id", TraceID(c), "error", err)
+			log.Error("unhandled error", requestArgs(c, "error", err.Error())...)
 			if onUnhandled != nil {
 				onUnhandled(c, err)
 			}
@@ -202,4 +203,16 @@ func write(c fiber.Ctx, catalog *errcode.Catalog, status int, code errcode.Code,
 // request-id middleware), copied so it may outlive the handler.
 func TraceID(c fiber.Ctx) string {
 	return string([]byte(c.GetRespHeader(fiber.HeaderXRequestID)))
+}
+
+// requestArgs are the key-value pairs of a request's log line: method,
+// path, request_id and, when the request is traced, trace_id and span_id,
+// then kv.
+func requestArgs(c fiber.Ctx, kv ...any) []any {
+	args := make([]any, 0, 10+len(kv))
+	args = append(args, "method", c.Method(), "path", c.Path(), "request_id", TraceID(c))
+	if sc := trace.SpanContextFromContext(c.Context()); sc.IsValid() {
+		args = append(args, "trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
+	}
+	return append(args, kv...)
 }

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/adminkernel/kernel/host/logging"
 	"net"
 	"reflect"
 	"runtime/debug"
@@ -115,8 +116,13 @@ func (r *Recorder) Record(c fiber.Ctx, err error) {
 	e := Describe(err)
 	e.Method = strings.Clone(c.Method())
 	e.Path = strings.Clone(c.Path())
-	e.TraceID = envelope.TraceID(c)
-	e.RequestID = e.TraceID
+	// The W3C trace id when the request is traced, else the request id
+	// (wire contract: "W3C trace id, or the request trace identifier").
+	e.RequestID = envelope.TraceID(c)
+	e.TraceID = logging.TraceID(c.Context())
+	if e.TraceID == "" {
+		e.TraceID = e.RequestID
+	}
 	e.UserAgent = strings.Clone(c.Get(fiber.HeaderUserAgent))
 	if r != nil {
 		e.IP = request.ClientIP(c, r.trusted)
@@ -184,8 +190,8 @@ func (r *Recorder) Write(ctx context.Context, e Entry, original error) {
 		q.SetUserAgent(textclip.ValidRunes(e.UserAgent, userAgentMaxChars))
 	}
 	if err := q.Exec(ctx); err != nil {
-		r.log.Error("writing the exception log failed", "error", err,
-			"method", e.Method, "path", e.Path, "trace_id", e.TraceID,
+		r.log.Error("writing the exception log failed", "error", err.Error(),
+			"method", e.Method, "path", e.Path, "request_id", e.RequestID, "trace_id", e.TraceID,
 			"exception_type", e.Type, "original_error", original)
 	}
 }

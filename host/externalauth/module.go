@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"strings"
 
 	"github.com/adminkernel/kernel/config"
@@ -119,10 +120,19 @@ func RegisterCompiled(ctx context.Context, reg *idp.Registry, cfg *config.Config
 // RegisterBuiltins registers one OIDC provider per entry of
 // Service:ExternalAuth:Oidc (defaults already applied by config.Validate).
 // A code already taken in reg stops startup with both registrations named.
-func RegisterBuiltins(reg *idp.Registry, cfg *config.Config) error {
+//
+// wrap, when not nil, wraps the transport of the providers' HTTP client
+// (the kernel's tracing, host/tracing).
+func RegisterBuiltins(reg *idp.Registry, cfg *config.Config, wrap func(http.RoundTripper) http.RoundTripper) error {
 	for i, o := range cfg.Service.ExternalAuth.Oidc {
 		where := fmt.Sprintf("Service:ExternalAuth:Oidc:%d", i)
+		var client *http.Client
+		if wrap != nil {
+			client = oidc.NewHTTPClient(oidc.DefaultTimeout)
+			client.Transport = wrap(client.Transport)
+		}
 		p, err := oidc.New(oidc.Config{
+			HTTPClient:   client,
 			Code:         o.Code,
 			DisplayName:  o.DisplayName,
 			Icon:         o.Icon,

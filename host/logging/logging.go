@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adminkernel/kernel/config"
 )
@@ -130,13 +131,45 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// Ctx returns log with the request id of ctx ("request_id") when ctx is a
-// request's context, else log itself: log through it wherever a request
-// context is at hand, so that every line of a request can be found by its
-// id.
+// Ctx returns log with the request id of ctx ("request_id") and, when the
+// request is traced (Service:Telemetry:Tracing), its trace and span ids
+// ("trace_id", "span_id") when ctx is a request's context, else log itself:
+// log through it wherever a request context is at hand, so that every line
+// of a request can be found by its id.
 func Ctx(ctx context.Context, log hclog.Logger) hclog.Logger {
-	if id := RequestID(ctx); id != "" {
-		return log.With("request_id", id)
+	if ctx == nil {
+		return log
 	}
-	return log
+	kv := CtxArgs(ctx)
+	if len(kv) == 0 {
+		return log
+	}
+	return log.With(kv...)
+}
+
+// CtxArgs returns the key-value pairs Ctx adds: request_id, trace_id and
+// span_id, each when ctx has it (nil outside a request).
+func CtxArgs(ctx context.Context) []any {
+	if ctx == nil {
+		return nil
+	}
+	var kv []any
+	if id := RequestID(ctx); id != "" {
+		kv = append(kv, "request_id", id)
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		kv = append(kv, "trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
+	}
+	return kv
+}
+
+// TraceID returns the trace id of ctx's span ("" when ctx is not traced).
+func TraceID(ctx context.Context) string {
+	if ctx == nil {
+		return ""
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		return sc.TraceID().String()
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package oplog
 
 import (
+	"github.com/adminkernel/kernel/host/logging"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -73,6 +74,7 @@ func (w *Writer) Middleware(r route.Route) fiber.Handler {
 			IP:        request.ClientIP(c, w.opts.Trusted),
 			UserAgent: strings.Clone(c.Get(fiber.HeaderUserAgent)),
 			RequestID: envelope.TraceID(c),
+			TraceID:   logging.TraceID(c.Context()),
 		}
 		if params := w.params(c, stream); params != "" {
 			row.ParamJSON = &params

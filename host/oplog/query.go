@@ -28,6 +28,7 @@ type Item struct {
 	IP               *string `json:"ip"`
 	UserAgent        *string `json:"userAgent"`
 	RequestID        *string `json:"requestId"`
+	TraceID          *string `json:"traceId"`
 	IsDelete         bool    `json:"isDelete"`
 	CreateTime       string  `json:"createTime"`
 	CreateUserID     *int64  `json:"createUserId"`
@@ -99,7 +100,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 			ID: r.ID, Title: title, TitleKey: key, HTTPMethod: r.HTTPMethod, Path: r.Path,
 			ParamJSON: r.ParamJSON, ResultCode: r.ResultCode, Success: r.Success,
 			ExceptionMessage: r.ExceptionMessage, ElapsedMs: r.ElapsedMs,
-			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent, RequestID: r.RequestID,
+			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent, RequestID: r.RequestID, TraceID: r.TraceID,
 			CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
 		}
 		if r.OperatorID != nil {

@@ -70,6 +70,9 @@ type Row struct {
 	UserAgent        string
 	// RequestID is the request's X-Request-ID (the caller's when valid).
 	RequestID string
+	// TraceID is the request's W3C trace id when it was traced
+	// (Service:Telemetry:Tracing), else "".
+	TraceID string
 }
 
 // Inserter stores a batch of rows.
@@ -114,6 +117,9 @@ func (e entInserter) Insert(ctx context.Context, rows []Row) error {
 		}
 		if r.RequestID != "" {
 			c.SetRequestID(r.RequestID)
+		}
+		if r.TraceID != "" {
+			c.SetTraceID(r.TraceID)
 		}
 		b[i] = c
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Unmatched is the route label of a request no registered route answered
@@ -155,6 +156,9 @@ func (m *Metrics) logAccess(c fiber.Ctx, opts HTTPOptions, route string, status 
 		"duration_ms", float64(took.Microseconds())/1000)
 	if opts.RequestID != nil {
 		args = append(args, "request_id", opts.RequestID(c))
+	}
+	if sc := trace.SpanContextFromContext(c.Context()); sc.IsValid() {
+		args = append(args, "trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
 	}
 	if opts.UserID != nil {
 		if id, ok := opts.UserID(c); ok {

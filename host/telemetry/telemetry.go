@@ -39,6 +39,8 @@ type Metrics struct {
 	pluginCalls   *prometheus.HistogramVec
 	pluginRestart *prometheus.CounterVec
 	cache         *cacheCounters
+	db            *dbQueries
+	invalidation  *prometheus.HistogramVec
 }
 
 // New builds the metrics with the Go runtime and process collectors.
@@ -85,11 +87,14 @@ func New() *Metrics {
 		Help: "Restart attempts of a provider plugin that went down, by provider code.",
 	}, []string{"provider"})
 	m.cache = newCacheCounters()
+	m.db = newDBQueries()
+	m.invalidation = newInvalidationLag()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.logins, m.refreshes, m.reuse, m.lockouts,
 		m.rateLimited, m.pluginCalls, m.pluginRestart, m.cache.hits, m.cache.misses,
+		m.db.vec, m.invalidation,
 	)
 	return m
 }

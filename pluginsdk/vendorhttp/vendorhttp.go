@@ -49,7 +49,7 @@ func NewClient(timeout time.Duration) *http.Client {
 	tr.TLSHandshakeTimeout = min(timeout, tr.TLSHandshakeTimeout)
 	return &http.Client{
 		Timeout:   timeout,
-		Transport: tr,
+		Transport: pluginsdk.TracingTransport(tr), // a vendor call is a span of the host's trace
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},

@@ -94,6 +94,10 @@ type Options struct {
 	StaleAfter time.Duration
 	// Log receives subscription trouble and missing acknowledgements.
 	Log hclog.Logger
+	// Lag, when not nil, receives the publication time of every
+	// invalidation received from another replica (the kernel's
+	// adminkernel_cache_invalidation_lag_seconds).
+	Lag func(sent time.Time)
 }
 
 // Cache is a cache.Store that keeps local copies of a shared store's hot
@@ -157,6 +161,9 @@ type message struct {
 	ID     string   `json:"i"`
 	Keys   []string `json:"k,omitempty"`
 	Prefix *string  `json:"p,omitempty"`
+	// Sent is the publication time (Unix nanoseconds) of an invalidation,
+	// for Options.Lag; 0 from a replica that does not send it.
+	Sent int64 `json:"s,omitempty"`
 }
 
 var _ cache.Store = (*Cache)(nil)
@@ -425,6 +432,7 @@ func (c *Cache) broadcast(ctx context.Context, m message) {
 	}
 	m.Type, m.Origin = "inv", c.origin
 	m.ID = c.origin + "-" + fmt.Sprint(c.nextID.Add(1))
+	m.Sent = time.Now().UnixNano()
 	raw, err := json.Marshal(m)
 	if err != nil {
 		c.opts.Log.Error("encoding an invalidation failed", "error", err)
@@ -544,6 +552,9 @@ func (c *Cache) handle(ctx context.Context, payload string) {
 		if m.Origin == c.origin {
 			c.ack(m.ID) // our own copies were dropped before publishing
 			return
+		}
+		if c.opts.Lag != nil && m.Sent > 0 {
+			c.opts.Lag(time.Unix(0, m.Sent))
 		}
 		if m.Prefix != nil {
 			c.dropPrefix(*m.Prefix)

@@ -68,6 +68,16 @@ var _ cache.Store = (*Cache)(nil)
 // Option adjusts New.
 type Option func(*Cache)
 
+// WithHook adds a go-redis hook to the client (the kernel's tracing,
+// host/tracing); a nil hook is ignored.
+func WithHook(h redis.Hook) Option {
+	return func(c *Cache) {
+		if h != nil {
+			c.client.AddHook(h)
+		}
+	}
+}
+
 // WithTracker makes the cache report Redis' availability to t (one WARN per
 // outage, one INFO when it is back: see NewTracker). Without it the cache
 // marks its errors all the same and logs nothing.

@@ -13,6 +13,7 @@ import (
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/cache/rediscache"
 	"github.com/adminkernel/kernel/host/cli"
+	"github.com/adminkernel/kernel/host/tracing"
 )
 
 // version is set at build time: -ldflags "-X main.version=...".
@@ -22,6 +23,9 @@ func main() {
 	// go-redis logs through one process-wide logger: without a line per
 	// failed dial (a Redis outage is logged once by the kernel).
 	redis.SetLogger(rediscache.ProcessLogger())
+	// OpenTelemetry's error handler and gRPC's logger, the same way (JSON
+	// stays JSON).
+	tracing.InstallProcessLoggers()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := cli.New(host.Options{Version: version}).ExecuteContext(ctx)
 	stop()

@@ -68,6 +68,11 @@ type Options struct {
 	MaxSQLChars int
 	// Color adds ANSI colours to the lines (see ColorDefault).
 	Color bool
+	// Observe, when not nil, is called for every statement after it ran
+	// (with the statement's context, the parametrised statement text — no
+	// parameter values —, its start and duration and its error): the
+	// kernel's query-latency metric and SQL spans (host/tracing).
+	Observe func(ctx context.Context, query string, start time.Time, elapsed time.Duration, err error)
 	// Now is the clock (time.Now when nil); it must be safe for concurrent
 	// use. Tests inject a fake one.
 	Now func() time.Time
@@ -258,6 +263,9 @@ const (
 // txCtx is the context a transaction was begun with (nil outside one).
 func (d *logDriver) observe(ctx, txCtx context.Context, query string, args any, start time.Time, err error) {
 	elapsed := d.opts.Now().Sub(start)
+	if d.opts.Observe != nil {
+		d.opts.Observe(ctx, query, start, elapsed, err)
+	}
 	if s := StatsFrom(ctx); s != nil {
 		s.add(elapsed)
 	} else if txCtx != nil {
@@ -302,13 +310,11 @@ func (d *logDriver) observe(ctx, txCtx context.Context, query string, args any, 
 	} else {
 		msg = prefix + tag + " " + text
 	}
-	var kv []any
-	id := logging.RequestID(ctx)
-	if id == "" && txCtx != nil {
-		id = logging.RequestID(txCtx)
-	}
-	if id != "" {
-		kv = append(kv, "request_id", id)
+	// request_id, trace_id and span_id of the statement's context, else of
+	// the context its transaction was begun with.
+	kv := logging.CtxArgs(ctx)
+	if len(kv) == 0 && txCtx != nil {
+		kv = logging.CtxArgs(txCtx)
 	}
 	if txCtx != nil {
 		kv = append(kv, "tx", true)

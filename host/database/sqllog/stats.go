@@ -154,7 +154,7 @@ func Middleware(log hclog.Logger, requestSummary bool) fiber.Handler {
 		err := c.Next()
 		if requestSummary {
 			if line, ok := Summary(s); ok && log.IsInfo() {
-				log.Info(line, "method", strings.Clone(c.Method()), "path", strings.Clone(c.Path()), "request_id", logging.RequestID(ctx))
+				logging.Ctx(ctx, log).Info(line, "method", strings.Clone(c.Method()), "path", strings.Clone(c.Path()))
 			}
 		}
 		return err

@@ -34,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc"
 	"io/fs"
 	"maps"
 	"os"
@@ -120,6 +121,14 @@ type Options struct {
 	MinBackoff, MaxBackoff time.Duration
 	// Metrics times the plugin calls and counts restarts (nil = none).
 	Metrics *telemetry.Metrics
+	// Env returns the environment of a plugin process, the provider code
+	// given (the kernel's tracing passes exactly the OTLP exporter
+	// variables, host/tracing); nil or an empty answer: an empty
+	// environment.
+	Env func(code string) []string
+	// GRPCDialOptions are added to the dial options of every plugin's gRPC
+	// connection (the tracing stats handler).
+	GRPCDialOptions []grpc.DialOption
 	// Registry receives every launched plugin, with source plugin. Load
 	// fails when a plugin's code is already registered.
 	Registry *idp.Registry

@@ -313,6 +313,9 @@ func (s *supervisor) clientConfig() *plugin.ClientConfig {
 	// secrets); go-plugin adds only its handshake variables and the
 	// one-time client certificate.
 	cmd.Env = []string{}
+	if s.h.opts.Env != nil {
+		cmd.Env = append(cmd.Env, s.h.opts.Env(s.code)...)
+	}
 	cmd.Dir = filepath.Dir(s.path)
 	cmd.SysProcAttr = sysProcAttr()
 	cfg := &plugin.ClientConfig{
@@ -325,6 +328,7 @@ func (s *supervisor) clientConfig() *plugin.ClientConfig {
 		Managed:          true,
 		StartTimeout:     s.h.opts.StartTimeout,
 		Logger:           fixedName{s.plog},
+		GRPCDialOptions:  s.h.opts.GRPCDialOptions,
 	}
 	if s.pinned {
 		cfg.SecureConfig = &plugin.SecureConfig{Checksum: s.pin, Hash: sha256.New()}
