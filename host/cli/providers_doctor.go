@@ -132,7 +132,7 @@ func runDoctor(ctx context.Context, cfg *config.Config, code string, log hclog.L
 		return doctor.Report{}, err
 	}
 	reg := idp.NewRegistry()
-	if err := externalauth.RegisterBuiltins(reg, cfg); err != nil {
+	if err := externalauth.RegisterBuiltins(reg, cfg, nil); err != nil {
 		return doctor.Report{}, err
 	}
 	opts.Logger, opts.Registry = log, reg
