@@ -76,6 +76,8 @@ describe('provider setup doctor (issue 29)', { concurrency: 1 }, () => {
     await page.click('[data-test=submit]')
     await page.locator('[data-test=home]').waitFor()
     await page.click('[data-test="menu-system/config/index"]')
+    // The providers are the config center's "External login" tab.
+    await page.click('#tab-externalauth')
     await page.locator('[data-test=doctor-oidc]').waitFor()
 
     await page.click('[data-test=doctor-oidc]')

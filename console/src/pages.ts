@@ -23,6 +23,7 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
   'system/job-log/index': { path: '/system/job-log', name: 'sys-job-log', component: () => import('@/views/system/job/JobLogPage.vue') },
   'system/job-monitor/index': { path: '/system/job-monitor', name: 'sys-job-monitor', component: () => import('@/views/system/job/JobMonitorPage.vue') },
   'dashboard/workbench': { path: '/workbench', name: 'workbench', component: () => import('@/views/system/dashboard/WorkbenchPage.vue') },
+  'dashboard/biz': { path: '/business/workbench', name: 'biz-workbench', component: () => import('@/views/system/dashboard/BizWorkbenchPage.vue') },
   'system/file/index': { path: '/system/file', name: 'sys-file', component: () => import('@/views/system/file/FilePage.vue') },
   'system/notice/index': { path: '/system/notice', name: 'sys-notice', component: () => import('@/views/system/notice/NoticePage.vue') },
   'system/recycle/index': { path: '/system/recycle', name: 'sys-recycle', component: () => import('@/views/system/recycle/RecyclePage.vue') },

@@ -11,6 +11,7 @@ import { adminJobs } from './admin-jobs'
 import { adminC2 } from './admin-c2'
 import { adminC1 } from './admin-c1'
 import { doctor } from './doctor'
+import { biz } from './biz'
 import { ApiError } from '@/api/client'
 
 export type Locale = 'en-US' | 'zh-CN'
@@ -28,7 +29,7 @@ export function initialLocale(): Locale {
 
 // The console's own text packs (ui.ts, admin.ts and one file per area),
 // merged per language for vue-i18n.
-const textPacks: Record<Locale, Record<string, string>>[] = [ui, admin, adminC4, adminJobs, adminC2, adminC1, doctor]
+const textPacks: Record<Locale, Record<string, string>>[] = [ui, admin, adminC4, adminJobs, adminC2, adminC1, doctor, biz]
 function merged(): Record<Locale, Record<string, string>> {
   const out = {} as Record<Locale, Record<string, string>>
   for (const l of LOCALES) out[l] = Object.assign({}, ...textPacks.map((p) => p[l]))
