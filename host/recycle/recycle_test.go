@@ -252,8 +252,8 @@ func TestEveryType(t *testing.T) {
 		})
 	}
 	e.t = t
-	// Restores and purges are in the operation log under their titles.
-	for _, title := range []string{"Restore from the recycle bin", "Purge from the recycle bin"} {
+	// Restores and purges are in the operation log under their title keys.
+	for _, title := range []string{"op.POST:/api/v1/sys/recycle/{type}/{id}/restore", "op.DELETE:/api/v1/sys/recycle/{type}/{id}"} {
 		if n := e.c.SysOpLog.Query().Where(sysoplog.Title(title)).CountX(e.ctx); n < len(cases()) {
 			t.Errorf("operation log has %d rows titled %q, want at least %d", n, title, len(cases()))
 		}
