@@ -72,19 +72,7 @@ func DescribeBinary(ctx context.Context, path string, log hclog.Logger) (Descrip
 		d.Problems = append(d.Problems, "the file name is not "+FilePrefix+"<code>: the plugin host skips it")
 	}
 	cmd := exec.CommandContext(ctx, abs) //nolint:gosec // the binary the operator named on the command line
-	cmd.Env = []string{}
-	cmd.Dir = filepath.Dir(abs)
-	cmd.SysProcAttr = sysProcAttr()
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  grpcprovider.Handshake,
-		VersionedPlugins: grpcprovider.VersionedPlugins(),
-		Cmd:              cmd,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		SkipHostEnv:      true,
-		StartTimeout:     MaxStartTimeout,
-		Logger:           fixedName{log},
-	})
+	client := plugin.NewClient(launchConfig(cmd, nil, MaxStartTimeout, log))
 	defer client.Kill()
 	rpc, err := client.Client()
 	if err != nil {

@@ -34,7 +34,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"google.golang.org/grpc"
 	"io/fs"
 	"maps"
 	"os"
@@ -44,6 +43,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/hashicorp/go-hclog"
 

@@ -307,29 +307,37 @@ type fixedName struct{ hclog.Logger }
 
 func (l fixedName) Named(string) hclog.Logger { return l }
 
-func (s *supervisor) clientConfig() *plugin.ClientConfig {
-	cmd := exec.Command(s.path) //nolint:gosec,noctx // go-plugin owns the process lifecycle; a binary of the operator's plugin folder, checked by Discover and the SHA-256 pin
-	// No inherited environment (the host's holds database strings and
-	// secrets); go-plugin adds only its handshake variables and the
-	// one-time client certificate.
-	cmd.Env = []string{}
-	if s.h.opts.Env != nil {
-		cmd.Env = append(cmd.Env, s.h.opts.Env(s.code)...)
-	}
-	cmd.Dir = filepath.Dir(s.path)
+// launchConfig is how the kernel starts every plugin process (the
+// supervisor, and describe, which must see what the kernel would): the
+// plugin's folder as working directory, no inherited environment (the
+// host's holds database strings and secrets; go-plugin adds only its
+// handshake variables and the one-time client certificate) beyond env,
+// gRPC only, mutual TLS, the plugin's output under log.
+func launchConfig(cmd *exec.Cmd, env []string, start time.Duration, log hclog.Logger) *plugin.ClientConfig {
+	cmd.Env = append([]string{}, env...)
+	cmd.Dir = filepath.Dir(cmd.Path)
 	cmd.SysProcAttr = sysProcAttr()
-	cfg := &plugin.ClientConfig{
+	return &plugin.ClientConfig{
 		HandshakeConfig:  grpcprovider.Handshake,
 		VersionedPlugins: grpcprovider.VersionedPlugins(),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		SkipHostEnv:      true,
-		Managed:          true,
-		StartTimeout:     s.h.opts.StartTimeout,
-		Logger:           fixedName{s.plog},
-		GRPCDialOptions:  s.h.opts.GRPCDialOptions,
+		StartTimeout:     start,
+		Logger:           fixedName{log},
 	}
+}
+
+func (s *supervisor) clientConfig() *plugin.ClientConfig {
+	cmd := exec.Command(s.path) //nolint:gosec,noctx // go-plugin owns the process lifecycle; a binary of the operator's plugin folder, checked by Discover and the SHA-256 pin
+	var env []string
+	if s.h.opts.Env != nil {
+		env = s.h.opts.Env(s.code)
+	}
+	cfg := launchConfig(cmd, env, s.h.opts.StartTimeout, s.plog)
+	cfg.Managed = true
+	cfg.GRPCDialOptions = s.h.opts.GRPCDialOptions
 	if s.pinned {
 		cfg.SecureConfig = &plugin.SecureConfig{Checksum: s.pin, Hash: sha256.New()}
 	}
