@@ -14,7 +14,7 @@ TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 # there too. go.work joins both modules for development.
 SDK_DIR       := pluginsdk
 
-.PHONY: dist dist-check help build run test test-unit test-matrix test-ha test-browser console test-console fuzz lint generate verify fmt vet clean
+.PHONY: dist dist-check help build run test test-unit test-matrix test-ha test-upgrade test-browser console test-console fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -56,8 +56,11 @@ API_PKGS := ./host ./host/user ./host/role ./host/menu ./host/org ./host/configc
 	./host/externalauth ./host/cacheadmin ./host/oplog ./host/monitor ./host/kerneltest ./host/datascope \
 	./host/notice ./host/hub ./host/job ./host/file ./host/recycle ./host/dashboard
 
-test-matrix: ## API+SSO suites on SQLite/PostgreSQL/MariaDB x in-process/Redis cache (no -race)
-	@set -e; for combo in Sqlite:redis PostgreSQL:memory PostgreSQL:redis MySql:memory MySql:redis; do \
+# MATRIX picks combinations (CI splits them across its two lanes).
+MATRIX ?= Sqlite:redis PostgreSQL:memory PostgreSQL:redis MySql:memory MySql:redis
+
+test-matrix: ## API+SSO suites on SQLite/PostgreSQL/MariaDB x in-process/Redis cache (no -race; MATRIX="Db:cache ..." picks some)
+	@set -e; for combo in $(MATRIX); do \
 	  db=$${combo%%:*}; cache=$${combo##*:}; echo "== $$db / $$cache"; \
 	  ADMINKERNEL_TEST_DB=$$db ADMINKERNEL_TEST_CACHE=$$cache $(GO) test -count=1 -timeout 20m $(API_PKGS); done
 
@@ -77,6 +80,13 @@ test-ha: ## Redis Sentinel and Cluster failover under load (two replicas; prints
 # against the kernel binary and the test OpenID provider process.
 BROWSER_DIR := e2e/browser
 CHROMIUM    ?= /usr/bin/chromium
+
+# The rolling-upgrade test (issue 30): builds the previous release (the
+# newest v* tag before HEAD, or ADMINKERNEL_PREVIOUS_RELEASE) from git and
+# runs it next to this tree's binary on one PostgreSQL database and Redis,
+# across this tree's migrations. Needs the git history with tags.
+test-upgrade: ## the previous release and this one side by side on one PostgreSQL database across a schema change (needs git history with tags, PostgreSQL, Redis)
+	$(GO) test -tags upgradetest -count=1 -timeout 20m -run TestRollingUpgrade -v ./host/replicatest/
 
 test-browser: ## real-browser SSO, session, passkey and realtime suite: chromium + playwright-core against bin/adminkernel and bin/testissuer (needs chromium, node, npm; realtime.test.js also PostgreSQL, Redis and psql)
 	@test -x $(CHROMIUM) || { echo "test-browser: $(CHROMIUM) is missing: apt-get install chromium (.ci/run does)"; exit 1; }

@@ -91,13 +91,21 @@ func migrateStatusCmd(load loader) *cobra.Command {
 			case st.Legacy:
 				fmt.Fprintf(out, "%s: no revision recorded; the existing tables match revision %d of %d (`adminkernel migrate` records it and applies the rest)\n",
 					cfg.Service.Database.DbType, st.Adopt, newest)
+			case len(st.Ahead) > 0:
+				known := st.Current() - len(st.Ahead)
+				fmt.Fprintf(out, "%s: schema at revision %d, newer than this binary's %d; the newer revisions are compatible with it (a rolling upgrade in progress), so it runs\n",
+					cfg.Service.Database.DbType, st.Current(), known)
 			default:
 				fmt.Fprintf(out, "%s: schema at revision %d of %d; %d pending\n", cfg.Service.Database.DbType, st.Current(), newest, len(st.Pending))
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "VERSION\tNAME\tSTATE\tAPPLIED AT (UTC)\tMS")
-			for _, r := range st.Applied {
-				fmt.Fprintf(tw, "%04d\t%s\tapplied\t%s\t%d\n", r.Version, r.Name, r.AppliedAt.UTC().Format(time.DateTime), r.ExecutionMS)
+			for i, r := range st.Applied {
+				state := "applied"
+				if i >= len(st.Applied)-len(st.Ahead) {
+					state = "applied by a newer binary"
+				}
+				fmt.Fprintf(tw, "%04d\t%s\t%s\t%s\t%d\n", r.Version, r.Name, state, r.AppliedAt.UTC().Format(time.DateTime), r.ExecutionMS)
 			}
 			for _, f := range st.Adoptable {
 				fmt.Fprintf(tw, "%04d\t%s\tpresent, not recorded\t-\t-\n", f.Version, f.Name)

@@ -48,6 +48,11 @@ type Revision struct {
 	Checksum    string
 	AppliedAt   time.Time
 	ExecutionMS int64
+	// CompatibleFrom is the oldest revision a binary must know to run
+	// against a schema with this revision (migrations.File.CompatibleFrom,
+	// recorded when it was applied; the revision itself when it was
+	// recorded before the column existed).
+	CompatibleFrom int
 }
 
 // MigrationStatus is where a database stands against the binary's files.
@@ -64,6 +69,14 @@ type MigrationStatus struct {
 	// Adoptable the files 1..Adopt whose changes its tables already have.
 	Adopt     int
 	Adoptable []migrations.File
+	// Ahead are the recorded revisions newer than this binary's newest
+	// file. The binary runs against them only when each is compatible with
+	// it (CompatibleFrom at most its newest file: a rolling upgrade's
+	// expand migrations); otherwise the status is ErrSchemaAhead.
+	Ahead []Revision
+	// noCompatColumn: the revision table predates its compatible_from
+	// column (a printed script adds it first).
+	noCompatColumn bool
 }
 
 // Current is the newest applied (or adoptable) revision, 0 for none.
@@ -85,6 +98,9 @@ type MigrationResult struct {
 	Applied int
 	// Adopted is the revision a legacy database was adopted at (0: none).
 	Adopted int
+	// Known is the binary's newest revision when the database is ahead of
+	// it (a newer release's compatible migrations; 0 otherwise).
+	Known int
 }
 
 // String is the one-line summary `adminkernel migrate` prints.
@@ -93,7 +109,9 @@ func (r MigrationResult) String() string {
 	if r.Adopted > 0 {
 		fmt.Fprintf(&b, "adopted the existing tables at revision %d; ", r.Adopted)
 	}
-	if r.Applied == 0 {
+	if r.Known > 0 {
+		fmt.Fprintf(&b, "schema is at revision %d, newer than this binary's %d and compatible with it (a rolling upgrade); nothing to apply", r.To, r.Known)
+	} else if r.Applied == 0 {
 		fmt.Fprintf(&b, "schema is at revision %d; nothing to apply", r.To)
 	} else {
 		fmt.Fprintf(&b, "applied %d migration%s (from rev %d to %d)", r.Applied, plural(r.Applied), r.From, r.To)
@@ -166,9 +184,24 @@ func (d *DB) ApplyMigrationsTo(ctx context.Context, target int) (MigrationResult
 	if _, err := q.ExecContext(ctx, revisionTableDDL(d.Dialect)); err != nil {
 		return res, fmt.Errorf("migrate: create %s: %w", RevisionTable, err)
 	}
+	has, err := hasCompatColumn(ctx, q, d.Dialect)
+	if err != nil {
+		return res, err
+	}
+	if !has {
+		if _, err := q.ExecContext(ctx, compatColumnDDL(d.Dialect)); err != nil {
+			return res, fmt.Errorf("migrate: add %s.compatible_from: %w", RevisionTable, err)
+		}
+	}
 	st, err := d.status(ctx, q, files, true)
 	if err != nil {
 		return res, err
+	}
+	if len(st.Ahead) > 0 {
+		res.From, res.To, res.Known = st.Current(), st.Current(), len(files)
+		d.log.Warn("the database schema is newer than this binary and compatible with it: finish the rolling upgrade",
+			"revision", st.Current(), "binaryRevision", len(files))
+		return res, nil
 	}
 	if st.Legacy {
 		for _, f := range st.Adoptable {
@@ -242,6 +275,9 @@ func (d *DB) WritePending(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(&b, "-- schema is at revision %d; nothing to apply\n", st.Current())
 	} else {
 		fmt.Fprintf(&b, "%s;\n", revisionTableDDL(d.Dialect))
+		if st.noCompatColumn {
+			fmt.Fprintf(&b, "%s;\n", compatColumnDDL(d.Dialect))
+		}
 	}
 	if st.Legacy {
 		fmt.Fprintf(&b, "-- the existing tables match revision %d: record revisions 1-%d without running them\n", st.Adopt, st.Adopt)
@@ -294,8 +330,8 @@ func writeFile(b *bytes.Buffer, f migrations.File) {
 // recordSQL is the INSERT recording f, for printed scripts (names are
 // [a-z0-9_], checksums hex: nothing to escape).
 func recordSQL(f migrations.File) string {
-	return fmt.Sprintf("INSERT INTO %s (version, name, checksum, applied_at, execution_ms) VALUES (%d, '%s', '%s', CURRENT_TIMESTAMP, 0)",
-		RevisionTable, f.Version, f.Name, f.Checksum)
+	return fmt.Sprintf("INSERT INTO %s (version, name, checksum, applied_at, execution_ms, compatible_from) VALUES (%d, '%s', '%s', CURRENT_TIMESTAMP, 0, %d)",
+		RevisionTable, f.Version, f.Name, f.Checksum, f.CompatibleFrom)
 }
 
 // status reads the recorded revisions and compares them with files. When
@@ -311,7 +347,12 @@ func (d *DB) status(ctx context.Context, q querier, files []migrations.File, tab
 		tableExists = has
 	}
 	if tableExists {
-		applied, err := readRevisions(ctx, q, d.Dialect)
+		withCompat, err := hasCompatColumn(ctx, q, d.Dialect)
+		if err != nil {
+			return nil, err
+		}
+		st.noCompatColumn = !withCompat
+		applied, err := readRevisions(ctx, q, withCompat)
 		if err != nil {
 			return nil, err
 		}
@@ -338,7 +379,11 @@ func (d *DB) status(ctx context.Context, q querier, files []migrations.File, tab
 	var ahead []string
 	for i, r := range st.Applied {
 		if r.Version > known {
-			ahead = append(ahead, fmt.Sprintf("%04d_%s (applied %s)", r.Version, r.Name, r.AppliedAt.UTC().Format(time.RFC3339)))
+			st.Ahead = append(st.Ahead, r)
+			if r.CompatibleFrom > known {
+				ahead = append(ahead, fmt.Sprintf("%04d_%s (applied %s, needs a binary that knows revision %d)",
+					r.Version, r.Name, r.AppliedAt.UTC().Format(time.RFC3339), r.CompatibleFrom))
+			}
 			continue
 		}
 		f := files[r.Version-1]
@@ -353,8 +398,12 @@ func (d *DB) status(ctx context.Context, q querier, files []migrations.File, tab
 	}
 	if len(ahead) > 0 {
 		return nil, fmt.Errorf("%w: the database (%s %s) has revision%s %s that this binary (newest revision %d) does not know: "+
-			"run the binary that applied them (or a newer one); an older binary does not run against a newer schema",
+			"run the binary that applied them (or a newer one); an older binary runs against a newer schema only across "+
+			"compatible (expand) migrations (docs/deployment.md, \"Rolling upgrades\")",
 			ErrSchemaAhead, d.DbType, d.Target, plural(len(ahead)), strings.Join(ahead, ", "), known)
+	}
+	if len(st.Ahead) > 0 {
+		return st, nil
 	}
 	st.Pending = files[len(st.Applied):]
 	return st, nil
@@ -447,31 +496,76 @@ func clip(s string) string {
 
 // record inserts the revision row of f.
 func (d *DB) record(ctx context.Context, q querier, f migrations.File, ms int64) error {
-	query := "INSERT INTO " + RevisionTable + " (version, name, checksum, applied_at, execution_ms) VALUES (?, ?, ?, ?, ?)"
+	query := "INSERT INTO " + RevisionTable + " (version, name, checksum, applied_at, execution_ms, compatible_from) VALUES (?, ?, ?, ?, ?, ?)"
 	if d.Dialect == dialect.Postgres {
-		query = "INSERT INTO " + RevisionTable + " (version, name, checksum, applied_at, execution_ms) VALUES ($1, $2, $3, $4, $5)"
+		query = "INSERT INTO " + RevisionTable + " (version, name, checksum, applied_at, execution_ms, compatible_from) VALUES ($1, $2, $3, $4, $5, $6)"
 	}
-	if _, err := q.ExecContext(ctx, query, f.Version, f.Name, f.Checksum, time.Now().UTC(), ms); err != nil {
+	if _, err := q.ExecContext(ctx, query, f.Version, f.Name, f.Checksum, time.Now().UTC(), ms, f.CompatibleFrom); err != nil {
 		return fmt.Errorf("migrate: record revision %04d_%s: %w", f.Version, f.Name, err)
 	}
 	return nil
 }
 
-func readRevisions(ctx context.Context, q querier, entDialect string) ([]Revision, error) {
-	rows, err := q.QueryContext(ctx, "SELECT version, name, checksum, applied_at, execution_ms FROM "+RevisionTable+" ORDER BY version")
+// readRevisions reads the recorded revisions; withCompat: the table has
+// its compatible_from column (a revision without a value is compatible
+// only with binaries that know it).
+func readRevisions(ctx context.Context, q querier, withCompat bool) ([]Revision, error) {
+	compat := "NULL"
+	if withCompat {
+		compat = "compatible_from"
+	}
+	rows, err := q.QueryContext(ctx, "SELECT version, name, checksum, applied_at, execution_ms, "+compat+" FROM "+RevisionTable+" ORDER BY version")
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", RevisionTable, err)
 	}
 	defer func() { _ = rows.Close() }()
 	var out []Revision
 	for rows.Next() {
-		var r Revision
-		if err := rows.Scan(&r.Version, &r.Name, &r.Checksum, &r.AppliedAt, &r.ExecutionMS); err != nil {
+		var (
+			r    Revision
+			from sql.NullInt64
+		)
+		if err := rows.Scan(&r.Version, &r.Name, &r.Checksum, &r.AppliedAt, &r.ExecutionMS, &from); err != nil {
 			return nil, fmt.Errorf("read %s: %w", RevisionTable, err)
+		}
+		r.CompatibleFrom = r.Version
+		if from.Valid {
+			r.CompatibleFrom = int(from.Int64)
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// hasCompatColumn reports whether the revision table has its
+// compatible_from column (added after the table; a database migrated only
+// by older binaries lacks it).
+func hasCompatColumn(ctx context.Context, q querier, entDialect string) (bool, error) {
+	var query string
+	switch entDialect {
+	case dialect.SQLite:
+		query = "SELECT COUNT(*) FROM pragma_table_info('" + RevisionTable + "') WHERE name = 'compatible_from'"
+	case dialect.MySQL:
+		query = "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = '" + RevisionTable + "' AND column_name = 'compatible_from'"
+	case dialect.Postgres:
+		query = "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '" + RevisionTable + "' AND column_name = 'compatible_from'"
+	default:
+		return false, fmt.Errorf("unsupported dialect %q", entDialect)
+	}
+	var n int
+	if err := q.QueryRowContext(ctx, query).Scan(&n); err != nil {
+		return false, fmt.Errorf("check %s.compatible_from: %w", RevisionTable, err)
+	}
+	return n > 0, nil
+}
+
+// compatColumnDDL adds the compatible_from column to a revision table
+// created before it.
+func compatColumnDDL(entDialect string) string {
+	if entDialect == dialect.SQLite {
+		return "ALTER TABLE " + RevisionTable + " ADD COLUMN compatible_from integer NULL"
+	}
+	return "ALTER TABLE " + RevisionTable + " ADD COLUMN compatible_from bigint NULL"
 }
 
 // revisionTableDDL is the runner's own bookkeeping table (not part of the
@@ -480,13 +574,13 @@ func revisionTableDDL(entDialect string) string {
 	switch entDialect {
 	case dialect.Postgres:
 		return "CREATE TABLE IF NOT EXISTS " + RevisionTable + " (version bigint NOT NULL PRIMARY KEY, name varchar(255) NOT NULL, " +
-			"checksum varchar(64) NOT NULL, applied_at timestamptz NOT NULL, execution_ms bigint NOT NULL)"
+			"checksum varchar(64) NOT NULL, applied_at timestamptz NOT NULL, execution_ms bigint NOT NULL, compatible_from bigint NULL)"
 	case dialect.MySQL:
 		return "CREATE TABLE IF NOT EXISTS " + RevisionTable + " (version bigint NOT NULL PRIMARY KEY, name varchar(255) NOT NULL, " +
-			"checksum varchar(64) NOT NULL, applied_at datetime(6) NOT NULL, execution_ms bigint NOT NULL) CHARSET utf8mb4 COLLATE utf8mb4_bin"
+			"checksum varchar(64) NOT NULL, applied_at datetime(6) NOT NULL, execution_ms bigint NOT NULL, compatible_from bigint NULL) CHARSET utf8mb4 COLLATE utf8mb4_bin"
 	default:
 		return "CREATE TABLE IF NOT EXISTS " + RevisionTable + " (version integer NOT NULL PRIMARY KEY, name text NOT NULL, " +
-			"checksum text NOT NULL, applied_at datetime NOT NULL, execution_ms integer NOT NULL)"
+			"checksum text NOT NULL, applied_at datetime NOT NULL, execution_ms integer NOT NULL, compatible_from integer NULL)"
 	}
 }
 

@@ -3,6 +3,7 @@ package database_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -613,6 +614,161 @@ func TestPrintedScriptsAppliedByHand(t *testing.T) {
 				assertNoPendingDDL(t, db)
 				assertUserRoundTrip(t, db.Client)
 			})
+		})
+	}
+}
+
+// TestOlderBinaryOnCompatibleSchema: the revisions a newer release applied
+// (rows this binary has no file for) are accepted when each is compatible
+// with this binary's newest file (a rolling upgrade across expand
+// migrations), in every environment and by migrate, status and the printed
+// script; one incompatible revision among them refuses, naming only it.
+func TestOlderBinaryOnCompatibleSchema(t *testing.T) {
+	type future struct {
+		name string
+		from int // compatible_from relative to this binary's newest file (0: NULL)
+	}
+	tests := []struct {
+		name    string
+		future  []future
+		refused string // the future revision named by ErrSchemaAhead ("" = accepted)
+	}{
+		{name: "one expand revision", future: []future{{"add_a", 1}}},
+		{name: "two expand revisions", future: []future{{"add_a", 1}, {"add_b", 1}}},
+		{name: "an older compatibility floor", future: []future{{"add_a", -2}}},
+		{name: "a contract revision", future: []future{{"add_a", 1}, {"drop_x", 3}}, refused: "drop_x"},
+		{name: "recorded without compatibility", future: []future{{"legacy_row", 0}}, refused: "legacy_row"},
+	}
+	for _, d := range dbtest.Dialects(t) {
+		t.Run(d, func(t *testing.T) {
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					ctx := context.Background()
+					cfg := dbtest.Config(t, d)
+					db := dbtest.OpenConfig(t, cfg)
+					if err := db.Migrate(ctx); err != nil {
+						t.Fatal(err)
+					}
+					known := newest(t, db)
+					for i, f := range tt.future {
+						// from 1 = "compatible with this binary" (its newest
+						// file), 3 = two revisions later, -2 = older.
+						var from any
+						if f.from != 0 {
+							from = known + f.from - 1
+						}
+						execer(t, db)("INSERT INTO "+database.RevisionTable+" (version, name, checksum, applied_at, execution_ms, compatible_from) VALUES (?, ?, ?, ?, ?, ?)",
+							known+i+1, f.name, "abc", time.Now().UTC(), 1, from)
+					}
+					for _, env := range []string{config.Development, config.Production} {
+						cfg.Environment = env
+						err := database.EnsureSchema(ctx, cfg, db)
+						if tt.refused == "" {
+							if err != nil {
+								t.Fatalf("%s: %v", env, err)
+							}
+							continue
+						}
+						if !errors.Is(err, database.ErrSchemaAhead) {
+							t.Fatalf("%s: error = %v, want ErrSchemaAhead", env, err)
+						}
+						if !strings.Contains(err.Error(), tt.refused) {
+							t.Errorf("%s: message lacks %q: %v", env, tt.refused, err)
+						}
+						for _, f := range tt.future {
+							if f.name != tt.refused && strings.Contains(err.Error(), f.name) {
+								t.Errorf("%s: message names the compatible revision %q: %v", env, f.name, err)
+							}
+						}
+					}
+					if tt.refused != "" {
+						return
+					}
+					res, err := db.ApplyMigrations(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					top := known + len(tt.future)
+					if res.Known != known || res.To != top || res.Applied != 0 {
+						t.Errorf("migrate = %+v, want nothing applied, at %d, known %d", res, top, known)
+					}
+					if !strings.Contains(res.String(), "newer than this binary") {
+						t.Errorf("summary %q does not say the schema is newer", res)
+					}
+					st, err := db.MigrationStatus(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(st.Ahead) != len(tt.future) || len(st.Pending) != 0 || st.Current() != top {
+						t.Errorf("status: %d ahead, %d pending, at %d", len(st.Ahead), len(st.Pending), st.Current())
+					}
+					if got := revisions(t, db); len(got) != top {
+						t.Errorf("revisions %v changed", got)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestRevisionTableGainsCompatibility: a revision table created before its
+// compatible_from column (an older binary migrated the database) gets the
+// column at the next migrate; the revisions recorded from then on carry
+// their compatibility, the earlier ones read as compatible with themselves
+// only, and the printed script of a database lacking the column adds it.
+func TestRevisionTableGainsCompatibility(t *testing.T) {
+	for _, d := range dbtest.Dialects(t) {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			db := dbtest.Open(t, d)
+			if _, err := db.ApplyMigrationsTo(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			execer(t, db)("ALTER TABLE " + database.RevisionTable + " DROP COLUMN compatible_from")
+			var script bytes.Buffer
+			if err := db.WritePending(ctx, &script); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(script.String(), "ADD COLUMN compatible_from") {
+				t.Errorf("the printed script does not add the column:\n%.400s", script.String())
+			}
+			st, err := db.MigrationStatus(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Applied) != 1 || st.Applied[0].CompatibleFrom != 1 {
+				t.Fatalf("status without the column: %+v", st.Applied)
+			}
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			files, err := migrations.For(db.Dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.SQL.QueryContext(ctx, "SELECT version, compatible_from FROM "+database.RevisionTable+" ORDER BY version")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = rows.Close() }()
+			for rows.Next() {
+				var (
+					v    int
+					from sql.NullInt64
+				)
+				if err := rows.Scan(&v, &from); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case v == 1 && from.Valid:
+					t.Errorf("revision 1 (recorded before the column) has compatible_from %d", from.Int64)
+				case v > 1 && (!from.Valid || int(from.Int64) != files[v-1].CompatibleFrom):
+					t.Errorf("revision %d: compatible_from %v, want %d", v, from, files[v-1].CompatibleFrom)
+				}
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }

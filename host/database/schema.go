@@ -92,6 +92,10 @@ func EnsureSchema(ctx context.Context, cfg *config.Config, db *DB) error {
 	}
 	switch {
 	case len(st.Pending) == 0:
+		if len(st.Ahead) > 0 {
+			db.log.Warn("the database schema is newer than this binary and compatible with it: finish the rolling upgrade",
+				"revision", st.Current(), "binaryRevision", st.Current()-len(st.Ahead))
+		}
 		if st.Legacy {
 			db.log.Warn("the tables match the newest migration but no revision is recorded; `adminkernel migrate` records it",
 				"revision", st.Adopt)

@@ -58,6 +58,7 @@ func startRedisProc(t *testing.T, port int, args ...string) *redisProc {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	//nolint:gosec,noctx // the operator's redis-server; outlives the test's context until cleanup
 	cmd := exec.Command(redisServerBin(t), args...)
+	cmd.Dir = t.TempDir() // a save on shutdown writes dump.rdb here, not into the package
 	p := &redisProc{addr: addr, cmd: cmd, out: &bytes.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {

@@ -43,7 +43,29 @@ type File struct {
 	// Checksum is the hex SHA-256 of SQL (line ends normalised to LF): an
 	// applied file whose checksum changed is refused.
 	Checksum string
+	// CompatibleFrom is the oldest revision a binary must know to run
+	// against a schema that has this file applied (rolling upgrades,
+	// docs/deployment.md): the file's own version unless the file carries a
+	// compatibility mark (MarkExpand, MarkCompatibleFrom).
+	CompatibleFrom int
+	// Expand: the file carries MarkExpand (additive only).
+	Expand bool
 }
+
+// Compatibility marks: a comment line of a migration file, the same in
+// every dialect, saying which older binaries may keep running against a
+// schema that has the file applied.
+const (
+	// MarkExpand marks an additive file (new tables, nullable or defaulted
+	// columns, non-unique indexes; Additive checks the statements): it
+	// keeps the compatibility of the file before it, so the previous
+	// release runs against it.
+	MarkExpand = "-- adminkernel:expand"
+	// MarkCompatibleFrom, followed by a version, names the oldest revision
+	// a binary must know: the mark of a contract file that removes what
+	// releases since that revision no longer use.
+	MarkCompatibleFrom = "-- adminkernel:compatible-from"
+)
 
 // Statements splits the file into its statements (comments dropped),
 // without the terminating semicolons.
@@ -117,10 +139,57 @@ func Read(fsys fs.FS, dir string) ([]File, error) {
 		out = append(out, File{Version: version, Name: m[2], Path: p, SQL: data, Checksum: hex.EncodeToString(sum[:])})
 	}
 	// fs.ReadDir sorts by name, so by version.
-	for i, f := range out {
+	for i := range out {
+		f := &out[i]
 		if f.Version != i+1 {
 			return nil, fmt.Errorf("migrations: %s: expected version %04d (versions start at 1 without gaps or duplicates)", f.Path, i+1)
 		}
+		expand, from, err := marks(f.SQL)
+		if err != nil {
+			return nil, fmt.Errorf("migrations: %s: %w", f.Path, err)
+		}
+		f.Expand = expand
+		switch {
+		case expand && i > 0:
+			f.CompatibleFrom = out[i-1].CompatibleFrom
+		case from > 0:
+			if from > f.Version {
+				return nil, fmt.Errorf("migrations: %s: %s %d names a revision after the file's own", f.Path, MarkCompatibleFrom, from)
+			}
+			f.CompatibleFrom = from
+		default:
+			f.CompatibleFrom = f.Version
+		}
 	}
 	return out, nil
+}
+
+// marks reads the compatibility marks of a file: the comment lines before
+// its first statement.
+func marks(sql []byte) (expand bool, from int, err error) {
+	for _, line := range strings.Split(string(sql), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if !strings.HasPrefix(line, "--") {
+			break
+		}
+		switch {
+		case line == MarkExpand:
+			expand = true
+		case strings.HasPrefix(line, MarkCompatibleFrom+" "):
+			n, convErr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, MarkCompatibleFrom)))
+			if convErr != nil || n < 1 {
+				return false, 0, fmt.Errorf("%q: want %s <revision>", line, MarkCompatibleFrom)
+			}
+			from = n
+		case strings.HasPrefix(line, "-- adminkernel:"):
+			return false, 0, fmt.Errorf("unknown mark %q (known: %s, %s <revision>)", line, MarkExpand, MarkCompatibleFrom)
+		}
+	}
+	if expand && from > 0 {
+		return false, 0, fmt.Errorf("both %s and %s: choose one", MarkExpand, MarkCompatibleFrom)
+	}
+	return expand, from, nil
 }
