@@ -235,6 +235,7 @@ describe('job pages and workbench (issue 25)', { concurrency: 1 }, () => {
     await pick1('e2e-batch-a').click()
     await pick1('e2e-batch-b').click()
     await selectedButton.filter({ hasText: 'Delete selected (2)' }).waitFor()
+    await axe(page, 'the jobs page with a selection')
     await must(env.base, 'POST', '/api/v1/auth/reauth', { method: 'password', password: env.adminPassword }, env.adminToken)
     await must(env.base, 'PUT', '/api/v1/sys/config/batch', [{ configKey: 'sys.security.totp.enabled', configValue: 'true' }], env.adminToken)
     const batches = []
