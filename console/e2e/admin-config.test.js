@@ -1,7 +1,8 @@
 // The config center and the error catalog (issue 25) in chromium against
 // the kernel binary: General (site info saved in one batch and served by
 // the anonymous site endpoint), Security (a typed switch, the
-// high-sensitivity list: add and remove a code chosen from the routes),
+// high-sensitivity list: add and remove a code chosen from the routes;
+// a user's second factors cleared, the user picked by name),
 // External login (the providers page as a tab), Other (free rows: the
 // client's key rule, the kernel refusing an unknown sys.* key with its
 // text, add, edit, delete); the error catalog searched by code and by
@@ -79,6 +80,32 @@ describe('config center and error catalog (issue 25)', { concurrency: 1 }, () =>
     hs = await must(env.base, 'GET', '/api/v1/sys/mfa/high-sensitivity', undefined, env.adminToken)
     assert.equal(hs.customs.length, 0)
 
+    // Clear a user's second factors: the user picked by name (remote search
+    // over sys/user/page), shown with the account, the id sent; the user's
+    // sessions end (so the right user was cleared).
+    const victimToken = await user(env, 'e2e.lostphone', [])
+    const victimId = (await must(env.base, 'GET', '/api/v1/sys/user/page?Account=e2e.lostphone', undefined, env.adminToken)).items[0].id
+    await user(env, 'e2e.bystander', [])
+    await page.locator('[data-test=clear-user]').click()
+    const searched = Promise.all(['Account', 'Name'].map((k) => page.waitForResponse((r) => r.url().includes(`/api/v1/sys/user/page?`) && r.url().includes(`${k}=lostph`))))
+    await page.keyboard.type('lostph')
+    await searched
+    const option = page.locator('.el-select-dropdown:visible .el-select-dropdown__item').filter({ hasText: 'e2e.lostphone' })
+    await option.waitFor()
+    await page.locator('.el-select-dropdown:visible .el-select-dropdown__item').filter({ hasText: 'e2e.bystander' }).waitFor({ state: 'detached' })
+    assert.equal(await page.locator('.el-select-dropdown:visible .el-select-dropdown__item').count(), 1, 'one user matches')
+    await shot(page, 'admin-config-clear-mfa')
+    await axe(page, 'the user picker of clear second factors')
+    await option.click()
+    const cleared = page.waitForRequest((r) => r.url().endsWith('/api/v1/sys/mfa/clear'))
+    await page.click('[data-test=clear-mfa]')
+    assert.match(await page.locator('.el-message-box').textContent(), /Clear the second factors of e2e\.lostphone\?/)
+    assert.equal((await api(env.base, 'GET', '/api/v1/personal/profile', undefined, victimToken)).http, 200)
+    await confirm(page)
+    assert.deepEqual(JSON.parse((await cleared).postData()), { userId: victimId })
+    await page.locator('.el-message--success').last().waitFor()
+    assert.equal((await api(env.base, 'GET', '/api/v1/personal/profile', undefined, victimToken)).http, 401, 'the cleared user\'s session goes on')
+
     // External login: the providers page is the tab.
     await tab(page, 'externalauth')
     await page.getByRole('heading', { name: 'External login providers' }).waitFor()
@@ -133,6 +160,22 @@ describe('config center and error catalog (issue 25)', { concurrency: 1 }, () =>
     await done(ctx)
   })
 
+  it('a caller who may clear second factors but not list users types the id (no picker)', { timeout: 60000 }, async () => {
+    const clearer = await role(env, 'e2e-mfa-clearer', [300, 310, 311, 318])
+    const token = await user(env, 'e2e.mfaclearer', [clearer])
+    const ctx = await context(env)
+    const page = await ctx.newPage()
+    await login(env, page, 'e2e.mfaclearer', userPassword)
+    await page.locator('[data-test="menu-system/config/index"]').click()
+    await tab(page, 'security')
+    await page.locator('[data-test=clear-mfa]').waitFor()
+    assert.equal(await page.locator('.el-input-number[data-test=clear-user]').count(), 1, 'the id field')
+    assert.equal(await page.locator('.el-select[data-test=clear-user]').count(), 0, 'the user picker without GET /sys/user/page')
+    assert.equal((await api(env.base, 'GET', '/api/v1/sys/user/page?Current=1&Size=20', undefined, token)).http, 403)
+    await axe(page, 'the security section (clear only)')
+    await done(ctx)
+  })
+
   it('a viewer sees no save or add button and the API refuses the calls', { timeout: 60000 }, async () => {
     const viewer = await role(env, 'e2e-config-viewer', [300, 310, 311, 390])
     const token = await user(env, 'e2e.configviewer', [viewer])
@@ -145,6 +188,7 @@ describe('config center and error catalog (issue 25)', { concurrency: 1 }, () =>
     await tab(page, 'security')
     await field(page, 'sys.security.captcha.enabled').waitFor()
     assert.equal(await page.locator('[data-test=security-ops]').count(), 0, 'the security section is shown without its codes')
+    assert.equal(await page.locator('[data-test=clear-user], [data-test=clear-mfa]').count(), 0, 'clearing second factors is offered without its code')
     await tab(page, 'other')
     await page.locator('[data-test=group-other] [data-test=table]').waitFor()
     assert.equal(await page.locator('[data-test=add-config]').count(), 0)

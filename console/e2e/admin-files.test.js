@@ -4,9 +4,10 @@
 // kernel holds and only the missing ones are sent (progress shown), the
 // stored file has the whole content's SHA-256; the same file again is an
 // instant upload; an image previewed through its signed link, a PDF opened
-// in a new tab on its signed link, a download, a delete; then the
-// permission case (a viewer sees no upload, download or delete button and
-// the API refuses the calls).
+// in a new tab on its signed link, a download, a delete, a batch delete of
+// two selected rows; then the permission case (a viewer sees no upload,
+// download, delete or batch button nor the selection column, and the API
+// refuses the calls).
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
@@ -137,6 +138,27 @@ describe('files page (issue 25)', { concurrency: 1 }, () => {
     await confirm(page)
     await row(page, 'e2e-doc.pdf').waitFor({ state: 'detached' })
     assert.equal((await pageOf('e2e-doc')).total, 0)
+
+    // Batch delete: two rows selected, one confirmation, one call with both ids, the list refreshed.
+    const selectedButton = page.locator('[data-test=delete-selected]')
+    assert.equal(await selectedButton.isDisabled(), true, 'nothing selected: the batch button is disabled')
+    const ids = [(await pageOf('e2e-again')).items[0].id, (await pageOf('e2e-shot')).items[0].id]
+    await row(page, 'e2e-again.zip').locator('.el-table-column--selection .el-checkbox').click()
+    await row(page, 'e2e-shot.png').locator('.el-table-column--selection .el-checkbox').click()
+    await selectedButton.filter({ hasText: 'Delete selected (2)' }).waitFor()
+    await axe(page, 'the files page with a selection')
+    const batch = page.waitForRequest((r) => r.url().endsWith('/api/v1/sys/file/batch-delete'))
+    await shot(page, 'admin-files-batch')
+    await selectedButton.click()
+    assert.match(await page.locator('.el-message-box').textContent(), /Delete the 2 selected files\?/)
+    await confirm(page)
+    assert.deepEqual([...JSON.parse((await batch).postData()).ids].sort((a, b) => a - b), [...ids].sort((a, b) => a - b))
+    await row(page, 'e2e-again.zip').waitFor({ state: 'detached' })
+    await row(page, 'e2e-shot.png').waitFor({ state: 'detached' })
+    await row(page, 'e2e-big.zip').waitFor()
+    assert.equal((await pageOf('e2e-again')).total, 0)
+    assert.equal((await pageOf('e2e-shot')).total, 0)
+    await selectedButton.filter({ hasText: 'Delete selected (0)' }).waitFor()
     await done(ctx)
   })
 
@@ -147,7 +169,7 @@ describe('files page (issue 25)', { concurrency: 1 }, () => {
     const page = await ctx.newPage()
     await login(env, page, 'e2e.fileviewer', userPassword)
     await open(page, 'system/file/index')
-    for (const sel of ['[data-test=upload]', '[data-test=file-input]', '[data-test^=download-]', '[data-test^=delete-]']) {
+    for (const sel of ['[data-test=upload]', '[data-test=file-input]', '[data-test^=download-]', '[data-test^=delete-]', '[data-test=delete-selected]', '.el-table-column--selection']) {
       assert.equal(await page.locator(sel).count(), 0, `${sel} is shown without its code`)
     }
     await shot(page, 'admin-files-viewer')

@@ -3,7 +3,9 @@
 // the kernel's, the kernel's refusal text), edit, pause/resume, run now, the
 // run log (detail, kill of a running Http run against a slow local
 // endpoint), the job monitor's charts, the workbench's charts (ECharts: no
-// CSP violation), delete; then the permission case in zh-CN.
+// CSP violation), delete, batch delete of the selected rows (+R: the
+// re-authentication dialog and the one replay); then the permission case in
+// zh-CN.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
@@ -217,6 +219,46 @@ describe('job pages and workbench (issue 25)', { concurrency: 1 }, () => {
     assert.equal(await jobByCode('e2e-retention'), undefined)
     await shot(page, 'admin-jobs')
     await axe(page, 'the jobs page')
+
+    // Batch delete (+R): the system job cannot be selected; two jobs
+    // selected. With TOTP on, the page's session has no re-authentication
+    // window: 403/40024 opens the dialog, the password opens the window and
+    // the batch is replayed once with X-Smart-Reauth-Retried.
+    const cronJob = (code) => ({ code, name: code, handlerKind: 1, handlerName: 'kernel.logRetention', triggerKind: 1, cronExpression: '0 0 0 1 1 ?', misfireStrategy: 1, concurrencyMode: 1, timeoutSeconds: 0, retryCount: 0, retryIntervalSeconds: 0, failAlertThreshold: 0, alertByNotice: false })
+    const batchIds = [Number(await must(env.base, 'POST', '/api/v1/sys/job', cronJob('e2e-batch-a'), env.adminToken)), Number(await must(env.base, 'POST', '/api/v1/sys/job', cronJob('e2e-batch-b'), env.adminToken))].sort((a, b) => a - b)
+    await page.click('[data-test=search]')
+    await row(page, 'e2e-batch-b').waitFor()
+    const pick1 = (code) => row(page, code).locator('.el-table-column--selection .el-checkbox')
+    assert.match(await pick1('sys-job-log-cleanup').getAttribute('class'), /is-disabled/, 'the system job can be selected')
+    const selectedButton = page.locator('[data-test=delete-selected]')
+    assert.equal(await selectedButton.isDisabled(), true)
+    await pick1('e2e-batch-a').click()
+    await pick1('e2e-batch-b').click()
+    await selectedButton.filter({ hasText: 'Delete selected (2)' }).waitFor()
+    await axe(page, 'the jobs page with a selection')
+    await must(env.base, 'POST', '/api/v1/auth/reauth', { method: 'password', password: env.adminPassword }, env.adminToken)
+    await must(env.base, 'PUT', '/api/v1/sys/config/batch', [{ configKey: 'sys.security.totp.enabled', configValue: 'true' }], env.adminToken)
+    const batches = []
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/v1/sys/job/batch-delete')) batches.push(r)
+    })
+    await selectedButton.click()
+    assert.match(await page.locator('.el-message-box').textContent(), /Delete the 2 selected jobs\?/)
+    await confirm(page)
+    const reauth = page.locator('.el-dialog', { hasText: 'Confirm it is you' })
+    await reauth.waitFor()
+    await page.fill('#reauth-password', env.adminPassword)
+    await page.click('[data-test=reauth-confirm]')
+    await row(page, 'e2e-batch-a').waitFor({ state: 'detached' })
+    await row(page, 'e2e-batch-b').waitFor({ state: 'detached' })
+    await must(env.base, 'PUT', '/api/v1/sys/config/batch', [{ configKey: 'sys.security.totp.enabled', configValue: 'false' }], env.adminToken)
+    const answered = await Promise.all(batches.map(async (r) => [(await r.response()).status(), r.headers()['x-smart-reauth-retried'] || '', [...JSON.parse(r.postData()).ids].sort((a, b) => a - b)]))
+    assert.deepEqual(answered, [[403, '', batchIds], [200, '1', batchIds]])
+    assert.equal(await jobByCode('e2e-batch-a'), undefined)
+    assert.equal(await jobByCode('e2e-batch-b'), undefined)
+    await row(page, 'e2e-slow').waitFor()
+    await row(page, 'sys-job-log-cleanup').waitFor()
+    await selectedButton.filter({ hasText: 'Delete selected (0)' }).waitFor()
     await done(ctx)
   })
 
@@ -231,7 +273,7 @@ describe('job pages and workbench (issue 25)', { concurrency: 1 }, () => {
     await row(page, 'sys-job-log-cleanup').waitFor()
     await row(page, 'e2e-slow').waitFor()
     const codes = ['sys-job-log-cleanup', 'e2e-slow', 'e2e-fail']
-    for (const sel of ['[data-test=add]', ...codes.flatMap((c) => ['edit', 'toggle', 'run', 'delete'].map((a) => `[data-test="${a}-${c}"]`))]) {
+    for (const sel of ['[data-test=add]', '[data-test=delete-selected]', '.el-table-column--selection', ...codes.flatMap((c) => ['edit', 'toggle', 'run', 'delete'].map((a) => `[data-test="${a}-${c}"]`))]) {
       assert.equal(await page.locator(sel).count(), 0, `${sel} is shown without its code`)
     }
     await shot(page, 'admin-jobs-viewer')

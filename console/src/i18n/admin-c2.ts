@@ -4,6 +4,7 @@
 export const adminC2: Record<'en-US' | 'zh-CN', Record<string, string>> = {
   'en-US': {
     'admin.file.title': 'Files',
+    'admin.file.confirmDeleteSelected': 'Delete the {n} selected files? They go to the recycle bin.',
     'admin.file.name': 'File name',
     'admin.file.ext': 'Extension',
     'admin.file.size': 'Size',
@@ -78,6 +79,7 @@ export const adminC2: Record<'en-US' | 'zh-CN', Record<string, string>> = {
   },
   'zh-CN': {
     'admin.file.title': '文件',
+    'admin.file.confirmDeleteSelected': '删除所选的 {n} 个文件？文件进入回收站。',
     'admin.file.name': '文件名',
     'admin.file.ext': '扩展名',
     'admin.file.size': '大小',
