@@ -21,7 +21,7 @@ func DoctorEntry(code string, kind idp.Kind) idp.Entry {
 // ClosedBase is an http base URL on which nothing listens.
 func ClosedBase(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
