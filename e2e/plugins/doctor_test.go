@@ -9,12 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/adminkernel/kernel/config"
@@ -24,50 +19,10 @@ import (
 	"github.com/adminkernel/kernel/host/idp/doctor"
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/internal/vendorfake"
+	"github.com/adminkernel/kernel/internal/vendortest"
 )
 
 const doctorCallback = "https://kernel.example.com/api/v1/auth/external/"
-
-func doctorEntry(code string, kind idp.Kind) idp.Entry {
-	return idp.Entry{Code: code, Status: idp.Ready, Source: idp.Source{Kind: kind, Name: "test"}}
-}
-
-// closedBase is an http base URL on which nothing listens.
-func closedBase(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return "http://" + addr
-}
-
-func find(t *testing.T, rep doctor.Report, name string) doctor.Check {
-	t.Helper()
-	for _, c := range rep.Checks {
-		if c.Name == name {
-			return c
-		}
-	}
-	t.Fatalf("no check %q in %+v", name, rep.Checks)
-	return doctor.Check{}
-}
-
-// noSecret fails when a secret appears anywhere in the report.
-func noSecret(t *testing.T, rep doctor.Report, secrets ...string) {
-	t.Helper()
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range secrets {
-		if s != "" && strings.Contains(string(b), s) {
-			t.Errorf("the report holds the secret %q: %s", s, b)
-		}
-	}
-}
 
 type vendorCase struct {
 	name     string
@@ -90,7 +45,7 @@ func TestDoctorVendorChecks(t *testing.T) {
 	gh := vendorfake.NewGitHub(t)
 	wx := vendorfake.NewWeChat(t)
 	wecom.EchoSecretMsg, ding.EchoSecretMsg, wx.EchoSecretMsg = true, true, true
-	closed := closedBase(t)
+	closed := vendortest.ClosedBase(t)
 	weComOK := func(over map[string]string) map[string]string {
 		m := map[string]string{"CorpId": wecom.CorpID, "AgentId": wecom.AgentID, "CorpSecret": wecom.Secret,
 			"ApiBase": wecom.URL(), "OAuthBase": wecom.URL(), "LoginBase": wecom.URL()}
@@ -142,19 +97,19 @@ func TestDoctorVendorChecks(t *testing.T) {
 				tt.tweak()
 			}
 			rep := (&doctor.Doctor{}).Run(context.Background(), doctor.Target{
-				Entry: doctorEntry(tt.code, idp.Plugin), Settings: tt.settings, Section: "Service:ExternalAuth:Test",
+				Entry: vendortest.DoctorEntry(tt.code, idp.Plugin), Settings: tt.settings, Section: "Service:ExternalAuth:Test",
 				RedirectURI: doctorCallback + tt.code + "/callback",
 			})
-			if c := find(t, rep, "status"); c.Result != doctor.OK || c.MsgKey != "doctor.status.ready" {
+			if c := vendortest.Check(t, rep, "status"); c.Result != doctor.OK || c.MsgKey != "doctor.status.ready" {
 				t.Errorf("status = %+v", c)
 			}
 			for name, res := range tt.want {
-				if c := find(t, rep, name); c.Result != res {
+				if c := vendortest.Check(t, rep, name); c.Result != res {
 					t.Errorf("%s = %+v, want %s", name, c, res)
 				}
 			}
 			for name, key := range tt.wantKey {
-				if c := find(t, rep, name); c.MsgKey != key || c.Message == "" || strings.Contains(c.Message, "{") {
+				if c := vendortest.Check(t, rep, name); c.MsgKey != key || c.Message == "" || strings.Contains(c.Message, "{") {
 					t.Errorf("%s = %+v, want msgKey %s with its English text", name, c, key)
 				}
 			}
@@ -181,7 +136,7 @@ func TestDoctorVendorChecks(t *testing.T) {
 					secrets = append(secrets, v)
 				}
 			}
-			noSecret(t, rep, append(secrets, tt.secrets...)...)
+			vendortest.ReportNoSecrets(t, rep, append(secrets, tt.secrets...)...)
 			if tt.tweak != nil {
 				for _, f := range []*vendorfake.Core{&wecom.Core, &gh.Core} {
 					f.Lock()
@@ -209,17 +164,11 @@ func TestDoctorVendorChecks(t *testing.T) {
 // at the vendor; the secret is in no answer.
 func TestDoctorAPIVendor(t *testing.T) {
 	gh := vendorfake.NewGitHub(t)
-	k := kerneltest.Start(t, []string{
-		"Service__ExternalAuth__CallbackBaseUrl=https://kernel.example.com",
-		"Service__ExternalAuth__PluginDir=" + t.TempDir(),
-		"Service__ExternalAuth__CodeHost__ClientId=" + gh.ClientID,
-		"Service__ExternalAuth__CodeHost__ClientSecret=" + gh.Secret,
-		"Service__ExternalAuth__CodeHost__WebBase=" + gh.URL(),
-		"Service__ExternalAuth__CodeHost__ApiBase=" + gh.URL(),
-	})
+	k := kerneltest.Start(t, append(vendortest.Environ(vendortest.CodeHostEnv(gh, callbackURL)),
+		"Service__ExternalAuth__PluginDir="+t.TempDir()))
 	k.Leaks.Secrets = append(k.Leaks.Secrets, gh.Secret)
 	secrets := []string{gh.Secret}
-	checkOf := find
+	checkOf := vendortest.Check
 	run := func(code string) (doctor.Report, string) {
 		t.Helper()
 		r := k.Do("POST", base+"/"+code+"/doctor", k.Admin(), nil).Expect(t, "doctor "+code, 200, 0)
@@ -256,21 +205,6 @@ func TestDoctorAPIVendor(t *testing.T) {
 	}
 }
 
-// codeHostPlugin builds the bundled code_host plugin once.
-var codeHostPlugin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "plugins-doctor-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "adminkernel-provider-code_host")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/adminkernel/kernel/plugins/codehost/cmd/adminkernel-provider-code_host")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", &buildError{err: err, out: string(out)}
-	}
-	return bin, nil
-})
-
 // runCLI runs the adminkernel command line in process.
 func runCLI(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
@@ -283,33 +217,16 @@ func runCLI(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string {
-	return "building the code_host plugin: " + e.err.Error() + "\n" + e.out
-}
-
 // providers doctor <code> with the bundled code_host plugin against the
 // faithful GitHub fake: every check passes; after the secret is reset at
 // the vendor the credentials check fails and the command exits non-zero;
 // no secret is printed either way; an unknown code is an error.
 func TestProvidersDoctorCLI(t *testing.T) {
-	bin, err := codeHostPlugin()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	copyBin(t, bin, filepath.Join(dir, "adminkernel-provider-code_host"))
+	vendortest.Install(t, dir, "code_host", vendortest.CodeHostPlugin)
 	gh := vendorfake.NewGitHub(t)
+	vendortest.Setenv(t, vendortest.CodeHostEnv(gh, callbackURL))
 	t.Setenv("Service__ExternalAuth__PluginDir", dir)
-	t.Setenv("Service__ExternalAuth__CallbackBaseUrl", "https://kernel.example.com")
-	t.Setenv("Service__ExternalAuth__CodeHost__ClientId", gh.ClientID)
-	t.Setenv("Service__ExternalAuth__CodeHost__ClientSecret", gh.Secret)
-	t.Setenv("Service__ExternalAuth__CodeHost__WebBase", gh.URL())
-	t.Setenv("Service__ExternalAuth__CodeHost__ApiBase", gh.URL())
 	secret := gh.Secret
 
 	doc := func(args ...string) (doctor.Report, string, error) {
@@ -349,16 +266,5 @@ func TestProvidersDoctorCLI(t *testing.T) {
 	}
 	if _, _, err := doc("nope"); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("doctor nope = %v", err)
-	}
-}
-
-func copyBin(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o755); err != nil { //nolint:gosec // a plugin binary must be executable
-		t.Fatal(err)
 	}
 }

@@ -4,56 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/cli"
+	"github.com/adminkernel/kernel/internal/vendortest"
 )
 
-// testPlugin builds the SDK's test plugin once (a well-behaved provider
-// that wants ClientId and ClientSecret).
-var testPlugin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "cli-providers-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "testplugin")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/adminkernel/kernel/pluginsdk/internal/testplugin")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", &buildError{err: err, out: string(out)}
-	}
-	return bin, nil
-})
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string {
-	return "building the test plugin: " + e.err.Error() + "\n" + e.out
-}
-
-// installPlugin puts the test plugin into dir as adminkernel-provider-code.
+// installPlugin puts the SDK's test plugin (a well-behaved provider that
+// wants ClientId and ClientSecret) into dir as adminkernel-provider-code.
 func installPlugin(t *testing.T, dir, code string) {
 	t.Helper()
-	bin, err := testPlugin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "adminkernel-provider-"+code), b, 0o755); err != nil { //nolint:gosec // a plugin binary must be executable
-		t.Fatal(err)
-	}
+	vendortest.Install(t, dir, code, vendortest.TestPlugin)
 }
 
 // installScript puts an executable that is no plugin at all into dir as

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
@@ -24,6 +26,7 @@ import (
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/sysconfig"
 	"github.com/adminkernel/kernel/host/textclip"
+	"github.com/adminkernel/kernel/host/tracing"
 )
 
 // Engine timings.
@@ -76,6 +79,8 @@ type Options struct {
 	// failAlertThreshold times in a row to one user (nil: notices are not
 	// built, or disabled: the switch then only logs).
 	Notify func(ctx context.Context, userID int64, title, content string) error
+	// Tracer traces each run as a span of its own trace (nil: tracing off).
+	Tracer *tracing.Tracer
 }
 
 // Engine is one replica's scheduler: it fires due jobs (claiming each
@@ -95,6 +100,7 @@ type Engine struct {
 	guard    HTTPGuard
 	http     *http.Client
 	notify   func(ctx context.Context, userID int64, title, content string) error
+	tracer   *tracing.Tracer
 
 	mu        sync.Mutex
 	handlers  map[string]module.JobHandler
@@ -122,7 +128,7 @@ type runState struct {
 func New(o Options) *Engine {
 	e := &Engine{
 		client: o.Client, db: o.SQL, dialect: o.Dialect, settings: o.Settings, events: o.Events, cfg: o.Config,
-		log: o.Log, instance: o.Instance, now: o.Now, notify: o.Notify,
+		log: o.Log, instance: o.Instance, now: o.Now, notify: o.Notify, tracer: o.Tracer,
 		handlers: map[string]module.JobHandler{}, running: map[int64]*runState{}, cursors: map[int64]time.Time{},
 		guard: HTTPGuard{Allowed: o.Config.HTTPAllowedHosts, AllowPrivate: o.Config.HTTPAllowPrivate},
 		dirty: true,
@@ -515,12 +521,28 @@ func (e *Engine) launch(j *ent.SysJob, row *ent.SysJobLog) {
 			runCtx, stop = context.WithTimeout(ctx, time.Duration(j.TimeoutSeconds)*time.Second)
 			defer stop()
 		}
-		out, err := e.execute(runCtx, j, row)
+		out, err := e.traced(runCtx, j, row)
 		e.finish(j, row, runCtx, ctx, out, err)
 		e.mu.Lock()
 		delete(e.running, row.ID)
 		e.mu.Unlock()
 	}()
+}
+
+// traced is execute inside a span "job <code>" of its own trace, with the
+// job's id, code and name and the run's log id; a failed run marks the span
+// failed. Without a tracer it is execute.
+func (e *Engine) traced(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog) (string, error) {
+	if e.tracer == nil {
+		return e.execute(ctx, j, row)
+	}
+	ctx, span := e.tracer.Start(ctx, "job "+j.Code, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.Int64("adminkernel.job.id", j.ID), attribute.String("adminkernel.job.code", j.Code),
+			attribute.String("adminkernel.job.name", j.Name), attribute.Int64("adminkernel.job.run_id", row.ID)))
+	defer span.End()
+	out, err := e.execute(ctx, j, row)
+	tracing.RecordError(span, err)
+	return out, err
 }
 
 // execute runs the job's handler, retrying a failure retryCount times.

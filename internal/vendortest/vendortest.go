@@ -1,6 +1,10 @@
 // Package vendortest holds test helpers shared by the vendor plugins'
 // tests: a browser that stops at the first redirect, and a log sink checked
-// for secrets. The fake vendors are in vendorfake. Only tests import it.
+// for secrets; and the setup the provider doctor's and the providers
+// command's tests share (doctor.go: report helpers and the code_host
+// settings for the GitHub fake; plugin.go: plugin binaries built once). The
+// fake vendors are in vendorfake. Only tests import it (host tests too;
+// .golangci.yml keeps it out of host code).
 package vendortest
 
 import (

@@ -48,9 +48,9 @@ func worse(a, b Result) Result {
 	return a
 }
 
-// Check is one finding. MsgKey and HintKey name texts of the console's
-// doctor messages (console/src/i18n/doctor.ts) with Args interpolated;
-// Message and Hint are the same texts in English.
+// Check is one finding. MsgKey and HintKey are msgKeys of the kernel's
+// language packs (host/errcode/locales) with Args interpolated; Message
+// and Hint are the same texts in English.
 type Check struct {
 	Name    string            `json:"name"`
 	Result  Result            `json:"result"`
@@ -143,9 +143,9 @@ func (r *run) add(c Check) {
 
 // check builds a Check from the text table.
 func check(name string, res Result, key string, args map[string]string) Check {
-	c := Check{Name: name, Result: res, MsgKey: key, Message: render(texts[key], args), Args: args}
+	c := Check{Name: name, Result: res, MsgKey: key, Message: render(text(key), args), Args: args}
 	if h, ok := hints[key]; ok {
-		c.HintKey, c.Hint = h, render(texts[h], args)
+		c.HintKey, c.Hint = h, render(text(h), args)
 	}
 	return c
 }

@@ -2,8 +2,6 @@ package doctor_test
 
 import (
 	"context"
-	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,50 +10,10 @@ import (
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/idp/doctor"
 	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
+	"github.com/adminkernel/kernel/internal/vendortest"
 )
 
 const callback = "https://kernel.example.com/api/v1/auth/external/"
-
-func entry(code string, kind idp.Kind) idp.Entry {
-	return idp.Entry{Code: code, Status: idp.Ready, Source: idp.Source{Kind: kind, Name: "test"}}
-}
-
-// closedBase is an http base URL on which nothing listens.
-func closedBase(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return "http://" + addr
-}
-
-func find(t *testing.T, rep doctor.Report, name string) doctor.Check {
-	t.Helper()
-	for _, c := range rep.Checks {
-		if c.Name == name {
-			return c
-		}
-	}
-	t.Fatalf("no check %q in %+v", name, rep.Checks)
-	return doctor.Check{}
-}
-
-// noSecret fails when a secret appears anywhere in the report.
-func noSecret(t *testing.T, rep doctor.Report, secrets ...string) {
-	t.Helper()
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range secrets {
-		if s != "" && strings.Contains(string(b), s) {
-			t.Errorf("the report holds the secret %q: %s", s, b)
-		}
-	}
-}
 
 // The redirect check: WeChat refuses non-default ports; a public http
 // callback warns; an unknown callback base warns with the hint.
@@ -63,9 +21,9 @@ func TestRedirectChecks(t *testing.T) {
 	t.Parallel()
 	run := func(code, redirect string) doctor.Check {
 		rep := (&doctor.Doctor{}).Run(context.Background(), doctor.Target{
-			Entry: entry(code, idp.Plugin), Settings: map[string]string{"ClientId": "x"}, Section: "S", RedirectURI: redirect, RedirectProblem: "Service:ExternalAuth:CallbackBaseUrl is not set",
+			Entry: vendortest.DoctorEntry(code, idp.Plugin), Settings: map[string]string{"ClientId": "x"}, Section: "S", RedirectURI: redirect, RedirectProblem: "Service:ExternalAuth:CallbackBaseUrl is not set",
 		})
-		return find(t, rep, "redirect")
+		return vendortest.Check(t, rep, "redirect")
 	}
 	if c := run("social_chat", "https://kernel.example.com:8443/api/v1/auth/external/social_chat/callback"); c.Result != doctor.Warn || c.MsgKey != "doctor.redirect.port" {
 		t.Errorf("wechat on 8443 = %+v", c)
@@ -86,20 +44,20 @@ func TestRedirectChecks(t *testing.T) {
 // its status check with the reason.
 func TestUnknownPluginAndStatus(t *testing.T) {
 	t.Parallel()
-	e := entry("acme", idp.Plugin)
+	e := vendortest.DoctorEntry("acme", idp.Plugin)
 	e.Status, e.Reason = idp.NotLaunched, "not pinned: Service:ExternalAuth:RequirePins is on"
 	rep := (&doctor.Doctor{}).Run(context.Background(), doctor.Target{Entry: e, Settings: map[string]string{"ClientId": "x"}, Section: "Service:ExternalAuth:Plugins:acme", RedirectURI: callback + "acme/callback"})
-	if c := find(t, rep, "status"); c.Result != doctor.Fail || !strings.Contains(c.Message, "RequirePins") || c.Hint == "" {
+	if c := vendortest.Check(t, rep, "status"); c.Result != doctor.Fail || !strings.Contains(c.Message, "RequirePins") || c.Hint == "" {
 		t.Errorf("status = %+v", c)
 	}
-	if c := find(t, rep, "settings"); c.Result != doctor.Warn || c.MsgKey != "doctor.settings.pluginOnly" {
+	if c := vendortest.Check(t, rep, "settings"); c.Result != doctor.Warn || c.MsgKey != "doctor.settings.pluginOnly" {
 		t.Errorf("settings = %+v", c)
 	}
 	if rep.Result != doctor.Fail {
 		t.Errorf("result = %s", rep.Result)
 	}
-	rep = (&doctor.Doctor{}).Run(context.Background(), doctor.Target{Entry: entry("acme", idp.Plugin), Section: "S", RedirectURI: callback + "acme/callback"})
-	if c := find(t, rep, "settings"); c.Result != doctor.Fail || c.MsgKey != "doctor.settings.empty" {
+	rep = (&doctor.Doctor{}).Run(context.Background(), doctor.Target{Entry: vendortest.DoctorEntry("acme", idp.Plugin), Section: "S", RedirectURI: callback + "acme/callback"})
+	if c := vendortest.Check(t, rep, "settings"); c.Result != doctor.Fail || c.MsgKey != "doctor.settings.empty" {
 		t.Errorf("empty settings = %+v", c)
 	}
 }
@@ -133,7 +91,7 @@ func TestOIDCChecks(t *testing.T) {
 	t.Cleanup(is.Close)
 	oidcTarget := func(authority string) doctor.Target {
 		return doctor.Target{
-			Entry:       entry("sso", idp.Builtin),
+			Entry:       vendortest.DoctorEntry("sso", idp.Builtin),
 			OIDC:        &config.OIDCProvider{Code: "sso", Authority: authority, ClientID: is.ClientID, ClientSecret: config.Secret(is.ClientSecret)},
 			RedirectURI: callback + "sso/callback",
 		}
@@ -153,7 +111,7 @@ func TestOIDCChecks(t *testing.T) {
 		{"jwks 404", is.URL, "/keys", "404", "jwks", doctor.Fail, "doctor.oidc.jwksFail"},
 		{"jwks empty", is.URL, "/keys", "nokeys", "jwks", doctor.Fail, "doctor.oidc.jwksFail"},
 		{"authority unresolvable", "https://idp.vendor.invalid", "", "", "dns:idp.vendor.invalid", doctor.Fail, "doctor.dns.fail"},
-		{"authority not answering", closedBase(t), "", "", "", doctor.Fail, "doctor.reach.fail"},
+		{"authority not answering", vendortest.ClosedBase(t), "", "", "", doctor.Fail, "doctor.reach.fail"},
 	}
 	for _, tt := range tests {
 		breakPath, breakHow = tt.path, tt.how
@@ -162,12 +120,12 @@ func TestOIDCChecks(t *testing.T) {
 		if name == "" {
 			name = "reach:" + strings.TrimPrefix(tt.authority, "http://")
 		}
-		if c := find(t, rep, name); c.Result != tt.result || c.MsgKey != tt.key {
+		if c := vendortest.Check(t, rep, name); c.Result != tt.result || c.MsgKey != tt.key {
 			t.Errorf("%s: %s = %+v, want %s %s", tt.name, name, c, tt.result, tt.key)
 		}
 		if tt.result == doctor.Fail && rep.Result != doctor.Fail {
 			t.Errorf("%s: report result %s", tt.name, rep.Result)
 		}
-		noSecret(t, rep, is.ClientSecret)
+		vendortest.ReportNoSecrets(t, rep, is.ClientSecret)
 	}
 }
