@@ -56,7 +56,6 @@ func checkTotals(t *testing.T, step string, k *kerneltest.Kernel, tok string, ro
 	}
 }
 
-
 // totalSteps are the writes that change the user page's totals, each
 // followed by a check of every filter's total. w is the kernel that
 // writes, r the one that reads (the same one, or another replica).
