@@ -187,6 +187,13 @@ type Cache struct {
 	// replica before a change returns and this is only the safety net. 0
 	// turns it off: every read goes to the cache (with Redis, a round trip).
 	NearCacheSeconds int `koanf:"NearCacheSeconds"`
+	// ListTotalSeconds is how long a replica may serve a list page's
+	// cached total (the user page; default 5) instead of counting the
+	// rows again (host/pagetotal). A write to the table starts a new
+	// generation, so a total never lags a committed write (across replicas
+	// through the shared cache's counter); this bounds only the case where
+	// that counter could not be bumped. 0 counts on every request.
+	ListTotalSeconds int `koanf:"ListTotalSeconds"`
 }
 
 // Redis is `Service:Cache:Redis`.
@@ -695,6 +702,7 @@ func Defaults() Config {
 					KeyPrefix: "ak:",
 				},
 				NearCacheSeconds: 30,
+				ListTotalSeconds: 5,
 			},
 			Seed: Seed{AdminAccount: "superAdmin"},
 			Security: Security{

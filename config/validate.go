@@ -85,6 +85,9 @@ func (c *Config) Validate() error {
 	if v := s.Cache.NearCacheSeconds; v < 0 || v > 3600 {
 		p.add("Service:Cache:NearCacheSeconds %d is out of range 0..3600 (0 turns the near cache off)", v)
 	}
+	if v := s.Cache.ListTotalSeconds; v < 0 || v > 300 {
+		p.add("Service:Cache:ListTotalSeconds %d is out of range 0..300 (0 counts every list total)", v)
+	}
 	atLeast(&p, "Service:Logging:OpLog:QueueCapacity", s.Logging.OpLog.QueueCapacity, 1)
 	atLeast(&p, "Service:Logging:OpLog:ParamMaxChars", s.Logging.OpLog.ParamMaxChars, 1)
 	atLeast(&p, "Service:ExternalAuth:MaxPendingStates", s.ExternalAuth.MaxPendingStates, 1)

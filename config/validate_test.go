@@ -304,6 +304,16 @@ func TestValidate(t *testing.T) {
 			want:   []string{"Service:Snowflake:WorkerId 64 is out of range 0..63"},
 		},
 		{
+			name:   "list totals, negative",
+			mutate: func(c *Config) { c.Service.Cache.ListTotalSeconds = -1 },
+			want:   []string{"Service:Cache:ListTotalSeconds -1 is out of range 0..300 (0 counts every list total)"},
+		},
+		{
+			name:   "list totals, too long",
+			mutate: func(c *Config) { c.Service.Cache.ListTotalSeconds = 301 },
+			want:   []string{"Service:Cache:ListTotalSeconds 301 is out of range 0..300 (0 counts every list total)"},
+		},
+		{
 			name:   "re-auth window",
 			mutate: func(c *Config) { c.Service.Security.Reauth.WindowSeconds = 0 },
 			want:   []string{"Service:Security:Reauth:WindowSeconds 0 is out of range 1..3600"},

@@ -47,6 +47,7 @@ import (
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/openapi"
 	"github.com/adminkernel/kernel/host/oplog"
+	"github.com/adminkernel/kernel/host/pagetotal"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/route"
@@ -123,6 +124,7 @@ type Kernel struct {
 
 	ids       *snowflake.Generator // this kernel's ids (worker id set or leased)
 	store     cache.Store
+	totals    *pagetotal.Totals
 	events    *events.Bus
 	hub       *hub.Hub
 	scale     *scaleOut
@@ -249,6 +251,12 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err := database.EnsureSchema(ctx, cfg, k.db); err != nil {
 		return nil, err
 	}
+	// List totals (the user page's COUNT) are cached for a few seconds;
+	// every committed write to sys_user starts a new generation.
+	k.totals = pagetotal.New(k.store, pagetotal.Options{
+		TTL: time.Duration(cfg.Service.Cache.ListTotalSeconds) * time.Second, Log: logs.For("AdminKernel.ListTotals"),
+	})
+	pagetotal.Track(k.db.Client, k.totals)
 	modules, err := compose(nil, nil, nil, opts.Modules)
 	if err != nil {
 		return nil, err

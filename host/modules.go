@@ -68,5 +68,6 @@ func (k *Kernel) deps() *module.Deps {
 		Trusted:   k.trusted,
 		Routes:    k.routes.Routes,
 		Logger:    k.logs.For,
+		Totals:    k.totals,
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/host/pagetotal"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -75,4 +76,6 @@ type Deps struct {
 	Routes func() []route.Route
 	// Logger returns the logger of a category.
 	Logger func(category string) hclog.Logger
+	// Totals caches list totals (host/pagetotal); nil counts every time.
+	Totals *pagetotal.Totals
 }

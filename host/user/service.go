@@ -2,6 +2,7 @@ package user
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -30,6 +31,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/file/link"
 	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/pagetotal"
 	"github.com/adminkernel/kernel/host/request"
 )
 
@@ -132,10 +134,35 @@ func (s *Service) filtered(who datascope.Caller, f Filter) *ent.SysUserQuery {
 	return q
 }
 
+// totalKey identifies the statement filtered(who, f) counts, for the
+// cached total: every input of its WHERE clause, the data scope included
+// (callers share a total only when they run the same statement). A new
+// input of filtered must be added here.
+func totalKey(who datascope.Caller, f Filter) string {
+	k := struct {
+		Account, Name string
+		OrgID, RoleID *int64
+		Enabled       *bool
+		All           bool
+		Orgs          []int64
+		Self          int64
+	}{Account: strings.TrimSpace(f.Account), Name: strings.TrimSpace(f.Name), OrgID: f.OrgID, RoleID: f.RoleID, Enabled: f.Enabled,
+		All: who.Scope.Unrestricted}
+	if !k.All {
+		k.Orgs = who.Scope.OrgIDs
+		if who.Scope.IncludeSelf {
+			k.Self = who.Scope.UserID
+		}
+	}
+	b, _ := json.Marshal(k) // plain values: cannot fail
+	return string(b)
+}
+
 // Page lists the live users visible to the caller.
 func (s *Service) Page(ctx context.Context, who datascope.Caller, f Filter, p request.Page) ([]Item, int, error) {
 	q := s.filtered(who, f)
-	total, err := q.Clone().Count(ctx)
+	count := q.Clone()
+	total, err := s.d.Totals.Total(ctx, pagetotal.Users, totalKey(who, f), count.Count)
 	if err != nil {
 		return nil, 0, err
 	}
