@@ -10782,6 +10782,7 @@ type SysJobLogMutation struct {
 	triggered_by     *string
 	lease_until      *time.Time
 	kill_requested   *bool
+	trace_id         *string
 	clearedFields    map[string]struct{}
 	done             bool
 	oldValue         func(context.Context) (*SysJobLog, error)
@@ -11522,6 +11523,55 @@ func (m *SysJobLogMutation) ResetKillRequested() {
 	m.kill_requested = nil
 }
 
+// SetTraceID sets the "trace_id" field.
+func (m *SysJobLogMutation) SetTraceID(s string) {
+	m.trace_id = &s
+}
+
+// TraceID returns the value of the "trace_id" field in the mutation.
+func (m *SysJobLogMutation) TraceID() (r string, exists bool) {
+	v := m.trace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceID returns the old "trace_id" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldTraceID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceID: %w", err)
+	}
+	return oldValue.TraceID, nil
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (m *SysJobLogMutation) ClearTraceID() {
+	m.trace_id = nil
+	m.clearedFields[sysjoblog.FieldTraceID] = struct{}{}
+}
+
+// TraceIDCleared returns if the "trace_id" field was cleared in this mutation.
+func (m *SysJobLogMutation) TraceIDCleared() bool {
+	_, ok := m.clearedFields[sysjoblog.FieldTraceID]
+	return ok
+}
+
+// ResetTraceID resets all changes to the "trace_id" field.
+func (m *SysJobLogMutation) ResetTraceID() {
+	m.trace_id = nil
+	delete(m.clearedFields, sysjoblog.FieldTraceID)
+}
+
 // Where appends a list predicates to the SysJobLogMutation builder.
 func (m *SysJobLogMutation) Where(ps ...predicate.SysJobLog) {
 	m.predicates = append(m.predicates, ps...)
@@ -11556,7 +11606,7 @@ func (m *SysJobLogMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysJobLogMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.job_id != nil {
 		fields = append(fields, sysjoblog.FieldJobID)
 	}
@@ -11599,6 +11649,9 @@ func (m *SysJobLogMutation) Fields() []string {
 	if m.kill_requested != nil {
 		fields = append(fields, sysjoblog.FieldKillRequested)
 	}
+	if m.trace_id != nil {
+		fields = append(fields, sysjoblog.FieldTraceID)
+	}
 	return fields
 }
 
@@ -11635,6 +11688,8 @@ func (m *SysJobLogMutation) Field(name string) (ent.Value, bool) {
 		return m.LeaseUntil()
 	case sysjoblog.FieldKillRequested:
 		return m.KillRequested()
+	case sysjoblog.FieldTraceID:
+		return m.TraceID()
 	}
 	return nil, false
 }
@@ -11672,6 +11727,8 @@ func (m *SysJobLogMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldLeaseUntil(ctx)
 	case sysjoblog.FieldKillRequested:
 		return m.OldKillRequested(ctx)
+	case sysjoblog.FieldTraceID:
+		return m.OldTraceID(ctx)
 	}
 	return nil, fmt.Errorf("unknown SysJobLog field %s", name)
 }
@@ -11779,6 +11836,13 @@ func (m *SysJobLogMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetKillRequested(v)
 		return nil
+	case sysjoblog.FieldTraceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SysJobLog field %s", name)
 }
@@ -11863,6 +11927,9 @@ func (m *SysJobLogMutation) ClearedFields() []string {
 	if m.FieldCleared(sysjoblog.FieldLeaseUntil) {
 		fields = append(fields, sysjoblog.FieldLeaseUntil)
 	}
+	if m.FieldCleared(sysjoblog.FieldTraceID) {
+		fields = append(fields, sysjoblog.FieldTraceID)
+	}
 	return fields
 }
 
@@ -11891,6 +11958,9 @@ func (m *SysJobLogMutation) ClearField(name string) error {
 		return nil
 	case sysjoblog.FieldLeaseUntil:
 		m.ClearLeaseUntil()
+		return nil
+	case sysjoblog.FieldTraceID:
+		m.ClearTraceID()
 		return nil
 	}
 	return fmt.Errorf("unknown SysJobLog nullable field %s", name)
@@ -11941,6 +12011,9 @@ func (m *SysJobLogMutation) ResetField(name string) error {
 		return nil
 	case sysjoblog.FieldKillRequested:
 		m.ResetKillRequested()
+		return nil
+	case sysjoblog.FieldTraceID:
+		m.ResetTraceID()
 		return nil
 	}
 	return fmt.Errorf("unknown SysJobLog field %s", name)

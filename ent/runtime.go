@@ -613,6 +613,10 @@ func init() {
 	sysjoblogDescKillRequested := sysjoblogFields[13].Descriptor()
 	// sysjoblog.DefaultKillRequested holds the default value on creation for the kill_requested field.
 	sysjoblog.DefaultKillRequested = sysjoblogDescKillRequested.Default.(bool)
+	// sysjoblogDescTraceID is the schema descriptor for trace_id field.
+	sysjoblogDescTraceID := sysjoblogFields[14].Descriptor()
+	// sysjoblog.TraceIDValidator is a validator for the "trace_id" field. It is called by the builders before save.
+	sysjoblog.TraceIDValidator = sysjoblogDescTraceID.Validators[0].(func(string) error)
 	// sysjoblogDescID is the schema descriptor for id field.
 	sysjoblogDescID := sysjoblogMixinFields0[0].Descriptor()
 	// sysjoblog.IDValidator is a validator for the "id" field. It is called by the builders before save.

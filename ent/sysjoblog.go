@@ -46,7 +46,9 @@ type SysJobLog struct {
 	LeaseUntil *time.Time `json:"lease_until,omitempty"`
 	// KillRequested holds the value of the "kill_requested" field.
 	KillRequested bool `json:"kill_requested,omitempty"`
-	selectValues  sql.SelectValues
+	// TraceID holds the value of the "trace_id" field.
+	TraceID      *string `json:"trace_id,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -58,7 +60,7 @@ func (*SysJobLog) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case sysjoblog.FieldID, sysjoblog.FieldJobID, sysjoblog.FieldRunStatus, sysjoblog.FieldElapsedMs:
 			values[i] = new(sql.NullInt64)
-		case sysjoblog.FieldJobName, sysjoblog.FieldFireInstanceID, sysjoblog.FieldOutput, sysjoblog.FieldErrorMessage, sysjoblog.FieldInstance, sysjoblog.FieldTriggeredBy:
+		case sysjoblog.FieldJobName, sysjoblog.FieldFireInstanceID, sysjoblog.FieldOutput, sysjoblog.FieldErrorMessage, sysjoblog.FieldInstance, sysjoblog.FieldTriggeredBy, sysjoblog.FieldTraceID:
 			values[i] = new(sql.NullString)
 		case sysjoblog.FieldFireTime, sysjoblog.FieldStartTime, sysjoblog.FieldEndTime, sysjoblog.FieldLeaseUntil:
 			values[i] = new(sql.NullTime)
@@ -172,6 +174,13 @@ func (_m *SysJobLog) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.KillRequested = value.Bool
 			}
+		case sysjoblog.FieldTraceID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_id", values[i])
+			} else if value.Valid {
+				_m.TraceID = new(string)
+				*_m.TraceID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -259,6 +268,11 @@ func (_m *SysJobLog) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("kill_requested=")
 	builder.WriteString(fmt.Sprintf("%v", _m.KillRequested))
+	builder.WriteString(", ")
+	if v := _m.TraceID; v != nil {
+		builder.WriteString("trace_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -154,6 +154,20 @@ func (_c *SysJobLogCreate) SetNillableKillRequested(v *bool) *SysJobLogCreate {
 	return _c
 }
 
+// SetTraceID sets the "trace_id" field.
+func (_c *SysJobLogCreate) SetTraceID(v string) *SysJobLogCreate {
+	_c.mutation.SetTraceID(v)
+	return _c
+}
+
+// SetNillableTraceID sets the "trace_id" field if the given value is not nil.
+func (_c *SysJobLogCreate) SetNillableTraceID(v *string) *SysJobLogCreate {
+	if v != nil {
+		_c.SetTraceID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SysJobLogCreate) SetID(v int64) *SysJobLogCreate {
 	_c.mutation.SetID(v)
@@ -250,6 +264,11 @@ func (_c *SysJobLogCreate) check() error {
 	if _, ok := _c.mutation.KillRequested(); !ok {
 		return &ValidationError{Name: "kill_requested", err: errors.New(`ent: missing required field "SysJobLog.kill_requested"`)}
 	}
+	if v, ok := _c.mutation.TraceID(); ok {
+		if err := sysjoblog.TraceIDValidator(v); err != nil {
+			return &ValidationError{Name: "trace_id", err: fmt.Errorf(`ent: validator failed for field "SysJobLog.trace_id": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := sysjoblog.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "SysJobLog.id": %w`, err)}
@@ -343,6 +362,10 @@ func (_c *SysJobLogCreate) createSpec() (*SysJobLog, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.KillRequested(); ok {
 		_spec.SetField(sysjoblog.FieldKillRequested, field.TypeBool, value)
 		_node.KillRequested = value
+	}
+	if value, ok := _c.mutation.TraceID(); ok {
+		_spec.SetField(sysjoblog.FieldTraceID, field.TypeString, value)
+		_node.TraceID = &value
 	}
 	return _node, _spec
 }
@@ -567,6 +590,24 @@ func (u *SysJobLogUpsert) SetKillRequested(v bool) *SysJobLogUpsert {
 // UpdateKillRequested sets the "kill_requested" field to the value that was provided on create.
 func (u *SysJobLogUpsert) UpdateKillRequested() *SysJobLogUpsert {
 	u.SetExcluded(sysjoblog.FieldKillRequested)
+	return u
+}
+
+// SetTraceID sets the "trace_id" field.
+func (u *SysJobLogUpsert) SetTraceID(v string) *SysJobLogUpsert {
+	u.Set(sysjoblog.FieldTraceID, v)
+	return u
+}
+
+// UpdateTraceID sets the "trace_id" field to the value that was provided on create.
+func (u *SysJobLogUpsert) UpdateTraceID() *SysJobLogUpsert {
+	u.SetExcluded(sysjoblog.FieldTraceID)
+	return u
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (u *SysJobLogUpsert) ClearTraceID() *SysJobLogUpsert {
+	u.SetNull(sysjoblog.FieldTraceID)
 	return u
 }
 
@@ -827,6 +868,27 @@ func (u *SysJobLogUpsertOne) SetKillRequested(v bool) *SysJobLogUpsertOne {
 func (u *SysJobLogUpsertOne) UpdateKillRequested() *SysJobLogUpsertOne {
 	return u.Update(func(s *SysJobLogUpsert) {
 		s.UpdateKillRequested()
+	})
+}
+
+// SetTraceID sets the "trace_id" field.
+func (u *SysJobLogUpsertOne) SetTraceID(v string) *SysJobLogUpsertOne {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.SetTraceID(v)
+	})
+}
+
+// UpdateTraceID sets the "trace_id" field to the value that was provided on create.
+func (u *SysJobLogUpsertOne) UpdateTraceID() *SysJobLogUpsertOne {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.UpdateTraceID()
+	})
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (u *SysJobLogUpsertOne) ClearTraceID() *SysJobLogUpsertOne {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.ClearTraceID()
 	})
 }
 
@@ -1253,6 +1315,27 @@ func (u *SysJobLogUpsertBulk) SetKillRequested(v bool) *SysJobLogUpsertBulk {
 func (u *SysJobLogUpsertBulk) UpdateKillRequested() *SysJobLogUpsertBulk {
 	return u.Update(func(s *SysJobLogUpsert) {
 		s.UpdateKillRequested()
+	})
+}
+
+// SetTraceID sets the "trace_id" field.
+func (u *SysJobLogUpsertBulk) SetTraceID(v string) *SysJobLogUpsertBulk {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.SetTraceID(v)
+	})
+}
+
+// UpdateTraceID sets the "trace_id" field to the value that was provided on create.
+func (u *SysJobLogUpsertBulk) UpdateTraceID() *SysJobLogUpsertBulk {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.UpdateTraceID()
+	})
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (u *SysJobLogUpsertBulk) ClearTraceID() *SysJobLogUpsertBulk {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.ClearTraceID()
 	})
 }
 

@@ -226,6 +226,26 @@ func (_u *SysJobLogUpdate) SetNillableKillRequested(v *bool) *SysJobLogUpdate {
 	return _u
 }
 
+// SetTraceID sets the "trace_id" field.
+func (_u *SysJobLogUpdate) SetTraceID(v string) *SysJobLogUpdate {
+	_u.mutation.SetTraceID(v)
+	return _u
+}
+
+// SetNillableTraceID sets the "trace_id" field if the given value is not nil.
+func (_u *SysJobLogUpdate) SetNillableTraceID(v *string) *SysJobLogUpdate {
+	if v != nil {
+		_u.SetTraceID(*v)
+	}
+	return _u
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (_u *SysJobLogUpdate) ClearTraceID() *SysJobLogUpdate {
+	_u.mutation.ClearTraceID()
+	return _u
+}
+
 // Mutation returns the SysJobLogMutation object of the builder.
 func (_u *SysJobLogUpdate) Mutation() *SysJobLogMutation {
 	return _u.mutation
@@ -273,6 +293,11 @@ func (_u *SysJobLogUpdate) check() error {
 	if v, ok := _u.mutation.TriggeredBy(); ok {
 		if err := sysjoblog.TriggeredByValidator(v); err != nil {
 			return &ValidationError{Name: "triggered_by", err: fmt.Errorf(`ent: validator failed for field "SysJobLog.triggered_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TraceID(); ok {
+		if err := sysjoblog.TraceIDValidator(v); err != nil {
+			return &ValidationError{Name: "trace_id", err: fmt.Errorf(`ent: validator failed for field "SysJobLog.trace_id": %w`, err)}
 		}
 	}
 	return nil
@@ -343,6 +368,12 @@ func (_u *SysJobLogUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.KillRequested(); ok {
 		_spec.SetField(sysjoblog.FieldKillRequested, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.TraceID(); ok {
+		_spec.SetField(sysjoblog.FieldTraceID, field.TypeString, value)
+	}
+	if _u.mutation.TraceIDCleared() {
+		_spec.ClearField(sysjoblog.FieldTraceID, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -562,6 +593,26 @@ func (_u *SysJobLogUpdateOne) SetNillableKillRequested(v *bool) *SysJobLogUpdate
 	return _u
 }
 
+// SetTraceID sets the "trace_id" field.
+func (_u *SysJobLogUpdateOne) SetTraceID(v string) *SysJobLogUpdateOne {
+	_u.mutation.SetTraceID(v)
+	return _u
+}
+
+// SetNillableTraceID sets the "trace_id" field if the given value is not nil.
+func (_u *SysJobLogUpdateOne) SetNillableTraceID(v *string) *SysJobLogUpdateOne {
+	if v != nil {
+		_u.SetTraceID(*v)
+	}
+	return _u
+}
+
+// ClearTraceID clears the value of the "trace_id" field.
+func (_u *SysJobLogUpdateOne) ClearTraceID() *SysJobLogUpdateOne {
+	_u.mutation.ClearTraceID()
+	return _u
+}
+
 // Mutation returns the SysJobLogMutation object of the builder.
 func (_u *SysJobLogUpdateOne) Mutation() *SysJobLogMutation {
 	return _u.mutation
@@ -622,6 +673,11 @@ func (_u *SysJobLogUpdateOne) check() error {
 	if v, ok := _u.mutation.TriggeredBy(); ok {
 		if err := sysjoblog.TriggeredByValidator(v); err != nil {
 			return &ValidationError{Name: "triggered_by", err: fmt.Errorf(`ent: validator failed for field "SysJobLog.triggered_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.TraceID(); ok {
+		if err := sysjoblog.TraceIDValidator(v); err != nil {
+			return &ValidationError{Name: "trace_id", err: fmt.Errorf(`ent: validator failed for field "SysJobLog.trace_id": %w`, err)}
 		}
 	}
 	return nil
@@ -709,6 +765,12 @@ func (_u *SysJobLogUpdateOne) sqlSave(ctx context.Context) (_node *SysJobLog, er
 	}
 	if value, ok := _u.mutation.KillRequested(); ok {
 		_spec.SetField(sysjoblog.FieldKillRequested, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.TraceID(); ok {
+		_spec.SetField(sysjoblog.FieldTraceID, field.TypeString, value)
+	}
+	if _u.mutation.TraceIDCleared() {
+		_spec.ClearField(sysjoblog.FieldTraceID, field.TypeString)
 	}
 	_node = &SysJobLog{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -17,18 +17,23 @@ import (
 
 // A scheduler run is a span of its own trace, "job <code>", naming the
 // job (id, code, name) and the run (its log id), with the run's SQL as its
-// children; a run that succeeds is not marked failed.
+// children; a run that succeeds is not marked failed, and its run log
+// carries the trace id.
 func TestJobRunIsASpan(t *testing.T) {
 	rcv := newReceiver(t)
 	k := kerneltest.Start(t, tracingEnv(rcv.URL, "1"))
 	tok := k.Admin()
-	var logID int64
+	var (
+		logID int64
+		run   job.Log
+	)
 	k.Do(http.MethodPost, fmt.Sprintf("/api/v1/sys/job/%d/run", job.SystemJobID), tok, nil).Expect(t, "run the system job", 200, 0).Decode(t, &logID)
 	poll.Until(t, 20*time.Second, "the system job's run ends", func() bool {
 		var page request.PagedList[job.Log]
 		k.Do(http.MethodGet, "/api/v1/sys/job/log/page?Size=100", tok, nil).Expect(t, "run log", 200, 0).Decode(t, &page)
 		for _, l := range page.Items {
 			if l.ID == logID {
+				run = l
 				return l.RunStatus == job.RunSuccess
 			}
 		}
@@ -63,6 +68,10 @@ func TestJobRunIsASpan(t *testing.T) {
 		r.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR {
 		t.Errorf("job span: kind %v, parent %q, status %v, attributes %v; want an internal root span that did not fail",
 			r.GetKind(), r.parentID(), r.GetStatus(), r.GetAttributes())
+	}
+	// The run log names the run's trace (sys_job_log.trace_id).
+	if run.TraceID == nil || *run.TraceID != r.traceID() {
+		t.Errorf("run log traceId = %v, want the job span's trace %s", run.TraceID, r.traceID())
 	}
 	children := 0
 	for _, s := range spans {

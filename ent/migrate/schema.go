@@ -294,6 +294,7 @@ var (
 		{Name: "triggered_by", Type: field.TypeString, Size: 16},
 		{Name: "lease_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "kill_requested", Type: field.TypeBool, Default: false},
+		{Name: "trace_id", Type: field.TypeString, Nullable: true, Size: 64},
 	}
 	// SysJobLogTable holds the schema information for the "sys_job_log" table.
 	SysJobLogTable = &schema.Table{

@@ -100,6 +100,9 @@ func (SysJobLog) Fields() []ent.Field {
 		field.String("triggered_by").MaxRuneLen(16).Comment("schedule, manual, misfire"),
 		field.Time("lease_until").SchemaType(timeTypes).Optional().Nillable(),
 		field.Bool("kill_requested").Default(false),
+		// The run's W3C trace id when tracing sampled it (issue 26): from
+		// the run log to its trace, as sys_op_log.trace_id does for requests.
+		field.String("trace_id").MaxRuneLen(64).Optional().Nillable(),
 	}
 }
 

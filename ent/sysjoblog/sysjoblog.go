@@ -39,6 +39,8 @@ const (
 	FieldLeaseUntil = "lease_until"
 	// FieldKillRequested holds the string denoting the kill_requested field in the database.
 	FieldKillRequested = "kill_requested"
+	// FieldTraceID holds the string denoting the trace_id field in the database.
+	FieldTraceID = "trace_id"
 	// Table holds the table name of the sysjoblog in the database.
 	Table = "sys_job_log"
 )
@@ -60,6 +62,7 @@ var Columns = []string{
 	FieldTriggeredBy,
 	FieldLeaseUntil,
 	FieldKillRequested,
+	FieldTraceID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -83,6 +86,8 @@ var (
 	TriggeredByValidator func(string) error
 	// DefaultKillRequested holds the default value on creation for the "kill_requested" field.
 	DefaultKillRequested bool
+	// TraceIDValidator is a validator for the "trace_id" field. It is called by the builders before save.
+	TraceIDValidator func(string) error
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )
@@ -163,4 +168,9 @@ func ByLeaseUntil(opts ...sql.OrderTermOption) OrderOption {
 // ByKillRequested orders the results by the kill_requested field.
 func ByKillRequested(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldKillRequested, opts...).ToFunc()
+}
+
+// ByTraceID orders the results by the trace_id field.
+func ByTraceID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceID, opts...).ToFunc()
 }

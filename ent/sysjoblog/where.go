@@ -124,6 +124,11 @@ func KillRequested(v bool) predicate.SysJobLog {
 	return predicate.SysJobLog(sql.FieldEQ(FieldKillRequested, v))
 }
 
+// TraceID applies equality check predicate on the "trace_id" field. It's identical to TraceIDEQ.
+func TraceID(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldEQ(FieldTraceID, v))
+}
+
 // JobIDEQ applies the EQ predicate on the "job_id" field.
 func JobIDEQ(v int64) predicate.SysJobLog {
 	return predicate.SysJobLog(sql.FieldEQ(FieldJobID, v))
@@ -852,6 +857,81 @@ func KillRequestedEQ(v bool) predicate.SysJobLog {
 // KillRequestedNEQ applies the NEQ predicate on the "kill_requested" field.
 func KillRequestedNEQ(v bool) predicate.SysJobLog {
 	return predicate.SysJobLog(sql.FieldNEQ(FieldKillRequested, v))
+}
+
+// TraceIDEQ applies the EQ predicate on the "trace_id" field.
+func TraceIDEQ(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldEQ(FieldTraceID, v))
+}
+
+// TraceIDNEQ applies the NEQ predicate on the "trace_id" field.
+func TraceIDNEQ(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldNEQ(FieldTraceID, v))
+}
+
+// TraceIDIn applies the In predicate on the "trace_id" field.
+func TraceIDIn(vs ...string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldIn(FieldTraceID, vs...))
+}
+
+// TraceIDNotIn applies the NotIn predicate on the "trace_id" field.
+func TraceIDNotIn(vs ...string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldNotIn(FieldTraceID, vs...))
+}
+
+// TraceIDGT applies the GT predicate on the "trace_id" field.
+func TraceIDGT(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldGT(FieldTraceID, v))
+}
+
+// TraceIDGTE applies the GTE predicate on the "trace_id" field.
+func TraceIDGTE(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldGTE(FieldTraceID, v))
+}
+
+// TraceIDLT applies the LT predicate on the "trace_id" field.
+func TraceIDLT(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldLT(FieldTraceID, v))
+}
+
+// TraceIDLTE applies the LTE predicate on the "trace_id" field.
+func TraceIDLTE(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldLTE(FieldTraceID, v))
+}
+
+// TraceIDContains applies the Contains predicate on the "trace_id" field.
+func TraceIDContains(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldContains(FieldTraceID, v))
+}
+
+// TraceIDHasPrefix applies the HasPrefix predicate on the "trace_id" field.
+func TraceIDHasPrefix(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldHasPrefix(FieldTraceID, v))
+}
+
+// TraceIDHasSuffix applies the HasSuffix predicate on the "trace_id" field.
+func TraceIDHasSuffix(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldHasSuffix(FieldTraceID, v))
+}
+
+// TraceIDIsNil applies the IsNil predicate on the "trace_id" field.
+func TraceIDIsNil() predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldIsNull(FieldTraceID))
+}
+
+// TraceIDNotNil applies the NotNil predicate on the "trace_id" field.
+func TraceIDNotNil() predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldNotNull(FieldTraceID))
+}
+
+// TraceIDEqualFold applies the EqualFold predicate on the "trace_id" field.
+func TraceIDEqualFold(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldEqualFold(FieldTraceID, v))
+}
+
+// TraceIDContainsFold applies the ContainsFold predicate on the "trace_id" field.
+func TraceIDContainsFold(v string) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldContainsFold(FieldTraceID, v))
 }
 
 // And groups predicates with the AND operator between them.

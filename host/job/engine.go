@@ -521,8 +521,8 @@ func (e *Engine) launch(j *ent.SysJob, row *ent.SysJobLog) {
 			runCtx, stop = context.WithTimeout(ctx, time.Duration(j.TimeoutSeconds)*time.Second)
 			defer stop()
 		}
-		out, err := e.traced(runCtx, j, row)
-		e.finish(j, row, runCtx, ctx, out, err)
+		out, traceID, err := e.traced(runCtx, j, row)
+		e.finish(j, row, runCtx, ctx, out, traceID, err)
 		e.mu.Lock()
 		delete(e.running, row.ID)
 		e.mu.Unlock()
@@ -531,18 +531,23 @@ func (e *Engine) launch(j *ent.SysJob, row *ent.SysJobLog) {
 
 // traced is execute inside a span "job <code>" of its own trace, with the
 // job's id, code and name and the run's log id; a failed run marks the span
-// failed. Without a tracer it is execute.
-func (e *Engine) traced(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog) (string, error) {
+// failed. Without a tracer it is execute. traceID is the run's trace when
+// it was sampled ("" otherwise), for the run log.
+func (e *Engine) traced(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog) (out, traceID string, err error) {
 	if e.tracer == nil {
-		return e.execute(ctx, j, row)
+		out, err = e.execute(ctx, j, row)
+		return out, "", err
 	}
 	ctx, span := e.tracer.Start(ctx, "job "+j.Code, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.Int64("adminkernel.job.id", j.ID), attribute.String("adminkernel.job.code", j.Code),
 			attribute.String("adminkernel.job.name", j.Name), attribute.Int64("adminkernel.job.run_id", row.ID)))
 	defer span.End()
-	out, err := e.execute(ctx, j, row)
+	if sc := span.SpanContext(); sc.IsValid() && sc.IsSampled() {
+		traceID = sc.TraceID().String()
+	}
+	out, err = e.execute(ctx, j, row)
 	tracing.RecordError(span, err)
-	return out, err
+	return out, traceID, err
 }
 
 // execute runs the job's handler, retrying a failure retryCount times.
@@ -615,7 +620,7 @@ func deref(s *string) string {
 
 // finish writes a run's end. runCtx is the run's context (with the
 // timeout), ctx the one kill and shutdown cancel.
-func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.Context, out string, runErr error) {
+func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.Context, out, traceID string, runErr error) {
 	end := e.now()
 	status, msg := RunSuccess, ""
 	cause := context.Cause(ctx)
@@ -638,6 +643,9 @@ func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.C
 	}
 	if msg != "" {
 		upd.SetErrorMessage(cleanText(msg))
+	}
+	if traceID != "" {
+		upd.SetTraceID(traceID)
 	}
 	n, err := upd.Save(wctx)
 	if err != nil {

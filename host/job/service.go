@@ -103,6 +103,8 @@ type Log struct {
 	ErrorMessage   *string `json:"errorMessage"`
 	Instance       string  `json:"instance"`
 	TriggeredBy    string  `json:"triggeredBy"`
+	// TraceID is the run's trace when tracing sampled it (null otherwise).
+	TraceID *string `json:"traceId"`
 }
 
 // Filter is the query of GET /sys/job/page.
@@ -820,6 +822,6 @@ func toLog(r *ent.SysJobLog) Log {
 	return Log{
 		ID: r.ID, JobID: r.JobID, JobName: r.JobName, FireInstanceID: r.FireInstanceID, RunStatus: r.RunStatus,
 		FireTime: r.FireTime.Local().Format(time.RFC3339Nano), StartTime: request.EntityTime(r.StartTime), EndTime: timePtr(r.EndTime),
-		ElapsedMs: r.ElapsedMs, Output: r.Output, ErrorMessage: r.ErrorMessage, Instance: r.Instance, TriggeredBy: r.TriggeredBy,
+		ElapsedMs: r.ElapsedMs, Output: r.Output, ErrorMessage: r.ErrorMessage, Instance: r.Instance, TriggeredBy: r.TriggeredBy, TraceID: r.TraceID,
 	}
 }
