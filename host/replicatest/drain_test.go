@@ -16,9 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adminkernel/kernel/config"
-	"github.com/adminkernel/kernel/host/database/dbtest"
-	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
 )
 
@@ -103,19 +100,8 @@ func startReadyProxy(t *testing.T, bases ...string) *readyProxy {
 // fails, B takes everything over.
 func TestDrainOnShutdown(t *testing.T) {
 	bin := binary(t)
-	db := dbtest.Config(t, config.DBPostgreSQL)
 	portA, portB := freePort(t), freePort(t)
-	settings := []string{
-		"ADMINKERNEL_ENVIRONMENT=Development",
-		"Service__Database__DbType=PostgreSQL",
-		"Service__Database__ConnectionString=" + db.Service.Database.ConnectionString.Reveal(),
-		"Service__Cache__Provider=Redis",
-		"Service__Cache__Redis__Address=" + kerneltest.RedisAddr(),
-		"Service__Cache__Redis__KeyPrefix=" + kerneltest.RedisPrefix(t),
-		"Service__Security__Jwt__SigningKey=drain-signing-key-" + strings.Repeat("k", 32),
-		"Service__Seed__AdminPassword=" + adminPassword,
-		"Service__Shutdown__ReadyDrainDelaySeconds=2",
-	}
+	settings := sharedSettings(t, "drain", "Service__Shutdown__ReadyDrainDelaySeconds=2")
 	run(t, bin, settings, "migrate", "--environment", "Development")
 	a := startReplica(t, bin, "A", portA, settings)
 	b := startReplica(t, bin, "B", portB, settings)

@@ -49,6 +49,26 @@ func processEnv(settings []string) []string {
 	return append(env, settings...)
 }
 
+// sharedSettings are the settings of replicas that share one fresh
+// PostgreSQL database and one Redis (under the test's key prefix): the
+// Development environment, a signing key named after the suite, the seeded
+// admin's password and a fast PBKDF2; extra follow.
+func sharedSettings(t *testing.T, suite string, extra ...string) []string {
+	t.Helper()
+	db := dbtest.Config(t, config.DBPostgreSQL)
+	return append([]string{
+		"ADMINKERNEL_ENVIRONMENT=Development",
+		"Service__Database__DbType=PostgreSQL",
+		"Service__Database__ConnectionString=" + db.Service.Database.ConnectionString.Reveal(),
+		"Service__Cache__Provider=Redis",
+		"Service__Cache__Redis__Address=" + kerneltest.RedisAddr(),
+		"Service__Cache__Redis__KeyPrefix=" + kerneltest.RedisPrefix(t),
+		"Service__Security__Jwt__SigningKey=" + suite + "-signing-key-" + strings.Repeat("k", 32),
+		"Service__Seed__AdminPassword=" + adminPassword,
+		"Service__Security__Password__Pbkdf2Iterations=100000",
+	}, extra...)
+}
+
 // run runs the binary to completion (migrate) and fails on a non-zero exit.
 func run(t *testing.T, bin string, settings []string, args ...string) string {
 	t.Helper()

@@ -4,12 +4,7 @@ package replicatest
 
 import (
 	"fmt"
-	"strings"
 	"testing"
-
-	"github.com/adminkernel/kernel/config"
-	"github.com/adminkernel/kernel/host/database/dbtest"
-	"github.com/adminkernel/kernel/host/kerneltest"
 )
 
 // TestTwoReplicasSingleMode runs two replicas with
@@ -18,19 +13,7 @@ import (
 // been serving from its near cache, on B's very next request.
 func TestTwoReplicasSingleMode(t *testing.T) {
 	bin := binary(t)
-	db := dbtest.Config(t, config.DBPostgreSQL)
-	settings := []string{
-		"ADMINKERNEL_ENVIRONMENT=Development",
-		"Service__Database__DbType=PostgreSQL",
-		"Service__Database__ConnectionString=" + db.Service.Database.ConnectionString.Reveal(),
-		"Service__Cache__Provider=Redis",
-		"Service__Cache__Redis__Address=" + kerneltest.RedisAddr(),
-		"Service__Cache__Redis__KeyPrefix=" + kerneltest.RedisPrefix(t),
-		"Service__Security__Jwt__SigningKey=replicatest-signing-key-" + strings.Repeat("k", 32),
-		"Service__Seed__AdminPassword=" + adminPassword,
-		"Service__Security__Password__Pbkdf2Iterations=100000",
-		"Service__Security__Session__Mode=Single",
-	}
+	settings := sharedSettings(t, "replicatest", "Service__Security__Session__Mode=Single")
 	run(t, bin, settings, "migrate", "--environment", "Development")
 	a := startReplica(t, bin, "A", freePort(t), settings)
 	b := startReplica(t, bin, "B", freePort(t), settings)

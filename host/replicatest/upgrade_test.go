@@ -15,10 +15,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/adminkernel/kernel/config"
-	"github.com/adminkernel/kernel/host/database/dbtest"
-	"github.com/adminkernel/kernel/host/kerneltest"
 )
 
 // repoRoot is the top of the repository of this test (git commands run
@@ -222,20 +218,8 @@ func TestRollingUpgrade(t *testing.T) {
 	oldBin := buildRelease(t, ref)
 	newBin := binary(t)
 
-	db := dbtest.Config(t, config.DBPostgreSQL)
-	settings := []string{
-		"ADMINKERNEL_ENVIRONMENT=Development",
-		"Service__Database__DbType=PostgreSQL",
-		"Service__Database__ConnectionString=" + db.Service.Database.ConnectionString.Reveal(),
-		"Service__Cache__Provider=Redis",
-		"Service__Cache__Redis__Address=" + kerneltest.RedisAddr(),
-		"Service__Cache__Redis__KeyPrefix=" + kerneltest.RedisPrefix(t),
-		"Service__Security__Jwt__SigningKey=upgradetest-signing-key-" + strings.Repeat("k", 32),
-		"Service__Seed__AdminPassword=" + adminPassword,
-		"Service__Security__Password__Pbkdf2Iterations=100000",
-		"Service__Shutdown__ReadyDrainDelaySeconds=0",
-		"Service__Security__Session__RefreshGraceSeconds=0",
-	}
+	settings := sharedSettings(t, "upgradetest",
+		"Service__Shutdown__ReadyDrainDelaySeconds=0", "Service__Security__Session__RefreshGraceSeconds=0")
 	c := newBrowser(t)
 	oldDir := t.TempDir()
 	old := startReplicaIn(t, oldBin, "old ("+ref+")", freePort(t), settings, oldDir)
