@@ -40,8 +40,11 @@ func git(t *testing.T, args ...string) string {
 }
 
 // previousRelease is the release the rolling upgrade starts from:
-// $ADMINKERNEL_PREVIOUS_RELEASE (any git revision), or the newest v* tag
-// that HEAD contains and that does not point at HEAD itself.
+// $ADMINKERNEL_PREVIOUS_RELEASE (any git revision), else the newest v* tag
+// that HEAD contains and that does not point at HEAD itself, else the newest
+// entry of the repository's RELEASES file (tag and commit, kept because a
+// mirror or a hand-over may carry main's commits without its tags) whose
+// commit HEAD contains.
 func previousRelease(t *testing.T) string {
 	t.Helper()
 	if ref := os.Getenv("ADMINKERNEL_PREVIOUS_RELEASE"); ref != "" {
@@ -57,9 +60,33 @@ func previousRelease(t *testing.T) string {
 			return tag
 		}
 	}
-	t.Fatal("no release tag (v*) before HEAD: the rolling-upgrade test needs the previous release; " +
-		"fetch the tags (`git fetch --tags`) or set ADMINKERNEL_PREVIOUS_RELEASE")
+	if commit, tag := recordedRelease(t, head); commit != "" {
+		t.Logf("no v* tag in this clone: %s taken from RELEASES (%s)", tag, commit)
+		return commit
+	}
+	t.Fatal("no release before HEAD: neither a v* tag (`git fetch --tags`) nor a RELEASES entry whose commit HEAD contains; " +
+		"set ADMINKERNEL_PREVIOUS_RELEASE to a revision present here")
 	return ""
+}
+
+// recordedRelease is the newest entry of RELEASES ("<tag> <commit> <date>"
+// lines, newest last) whose commit is an ancestor of head and not head.
+func recordedRelease(t *testing.T, head string) (commit, tag string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "RELEASES"))
+	if err != nil {
+		return "", ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || strings.HasPrefix(f[0], "#") || f[1] == head {
+			continue
+		}
+		if exec.Command("git", "-C", repoRoot(t), "merge-base", "--is-ancestor", f[1], head).Run() == nil {
+			commit, tag = f[1], f[0]
+		}
+	}
+	return commit, tag
 }
 
 // buildRelease builds host/cmd/adminkernel of the git revision ref, from
