@@ -101,3 +101,31 @@ func Peek(ctx context.Context, s Store, key string) ([]byte, bool, error) {
 	}
 	return s.Get(ctx, key)
 }
+
+// Entry is one key and value for SetMany.
+type Entry struct {
+	Key string
+	Val []byte
+}
+
+// MultiSetter is implemented by stores that write several entries at once
+// (Redis: one pipelined round trip instead of one per entry).
+type MultiSetter interface {
+	SetMany(ctx context.Context, entries []Entry, ttl time.Duration) error
+}
+
+// SetMany stores every entry for ttl, through s's MultiSetter when it has
+// one and one Set at a time otherwise (stopping at the first error). On an
+// error some entries may have been written and others not, as with that
+// many Sets.
+func SetMany(ctx context.Context, s Store, entries []Entry, ttl time.Duration) error {
+	if m, ok := s.(MultiSetter); ok {
+		return m.SetMany(ctx, entries, ttl)
+	}
+	for _, e := range entries {
+		if err := s.Set(ctx, e.Key, e.Val, ttl); err != nil {
+			return err
+		}
+	}
+	return nil
+}

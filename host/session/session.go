@@ -805,8 +805,17 @@ func (s *Service) forget(ctx context.Context, sids []string) error {
 		}
 		return fmt.Errorf("session: the sessions are revoked but their cache entries could not be cleared: %w", err)
 	}
-	for _, sid := range sids {
-		s.mark(ctx, sid, Inactive, s.cacheTTL)
+	if s.cacheTTL <= 0 {
+		return nil
+	}
+	marks := make([]cache.Entry, len(sids))
+	for i, key := range keys {
+		marks[i] = cache.Entry{Key: key, Val: markRevoked}
+	}
+	// One round trip for all of them (a user with 1 000 sessions:
+	// docs/benchmarks.md, force-logout); best effort like mark.
+	if err := cache.SetMany(ctx, s.store, marks, s.cacheTTL); err != nil {
+		s.log.Debug("session cache write failed", "sessions", len(sids), "error", err)
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cache.Store) {
 	}{
 		{"GetSetExpiry", testGetSetExpiry},
 		{"SetOverwrites", testSetOverwrites},
+		{"SetMany", testSetMany},
 		{"Peek", testPeek},
 		{"Delete", testDelete},
 		{"DeletePrefix", testDeletePrefix},
@@ -82,6 +83,39 @@ func testSetOverwrites(t *testing.T, ctx context.Context, s cache.Store) {
 	must(t, s.Set(ctx, "e:k", []byte("old"), time.Minute))
 	must(t, s.Set(ctx, "e:k", []byte("new"), time.Minute))
 	wantGet(t, ctx, s, "e:k", "new")
+}
+
+// testSetMany: cache.SetMany (the store's batch write, or one Set at a
+// time) stores every entry with the ttl, overwrites, accepts an empty
+// batch, and writes nothing with a cancelled context.
+func testSetMany(t *testing.T, ctx context.Context, s cache.Store) {
+	must(t, s.Set(ctx, "m:0", []byte("old"), time.Minute))
+	var batch []cache.Entry
+	for i := range 300 {
+		batch = append(batch, cache.Entry{Key: fmt.Sprintf("m:%d", i), Val: []byte(fmt.Sprintf("v%d", i))})
+	}
+	must(t, cache.SetMany(ctx, s, batch, 150*time.Millisecond))
+	must(t, cache.SetMany(ctx, s, nil, time.Minute))
+	for _, i := range []int{0, 1, 150, 299} {
+		wantGet(t, ctx, s, fmt.Sprintf("m:%d", i), fmt.Sprintf("v%d", i))
+	}
+	if _, ok := get(t, ctx, s, "m:300"); ok {
+		t.Fatal("an entry SetMany was not given is present")
+	}
+	dead, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := cache.SetMany(dead, s, []cache.Entry{{Key: "m:dead", Val: []byte("v")}}, time.Minute); err == nil {
+		t.Error("SetMany with a cancelled context: err = nil")
+	}
+	if _, ok := get(t, ctx, s, "m:dead"); ok {
+		t.Error("SetMany with a cancelled context stored the entry")
+	}
+	time.Sleep(250 * time.Millisecond)
+	for _, i := range []int{0, 299} {
+		if _, ok := get(t, ctx, s, fmt.Sprintf("m:%d", i)); ok {
+			t.Fatalf("m:%d still present after the ttl of SetMany", i)
+		}
+	}
 }
 
 // testPeek: cache.Peek (the store's copy-free read, or Get) sees what Get

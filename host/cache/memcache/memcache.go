@@ -188,6 +188,28 @@ func (c *Cache) Set(ctx context.Context, key string, val []byte, ttl time.Durati
 		return err
 	}
 	defer c.life.RUnlock()
+	c.set(key, val, ttl)
+	c.entries.Wait()
+	return nil
+}
+
+// SetMany stores entries as Set does, waiting for ristretto's buffers once
+// for all of them (cache.MultiSetter).
+func (c *Cache) SetMany(ctx context.Context, entries []cache.Entry, ttl time.Duration) error {
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.life.RUnlock()
+	for _, e := range entries {
+		c.set(e.Key, e.Val, ttl)
+	}
+	c.entries.Wait()
+	return nil
+}
+
+// set adds an entry to ristretto's buffers; the caller holds c.life and
+// calls Wait.
+func (c *Cache) set(key string, val []byte, ttl time.Duration) {
 	if c.maxAge > 0 && (ttl <= 0 || ttl > c.maxAge) {
 		ttl = c.maxAge
 	}
@@ -199,8 +221,6 @@ func (c *Cache) Set(ctx context.Context, key string, val []byte, ttl time.Durati
 	}
 	// A false return means the set was dropped: the entry is simply absent.
 	c.entries.SetWithTTL(key, e, 1, ttl)
-	c.entries.Wait()
-	return nil
 }
 
 // Delete removes entries.

@@ -345,6 +345,30 @@ func (c *Cache) Set(ctx context.Context, key string, val []byte, ttl time.Durati
 	return nil
 }
 
+// SetMany writes the entries to the shared store in one round trip where
+// it can (cache.SetMany) and keeps local copies of the hot ones.
+func (c *Cache) SetMany(ctx context.Context, entries []cache.Entry, ttl time.Duration) error {
+	gen := c.gen.Load()
+	if err := cache.SetMany(ctx, c.Store, entries, ttl); err != nil {
+		var mine []string
+		for _, e := range entries {
+			if c.near(e.Key) {
+				mine = append(mine, e.Key)
+			}
+		}
+		if len(mine) > 0 {
+			c.dropKeys(mine) // the shared entries are unknown now
+		}
+		return err
+	}
+	for _, e := range entries {
+		if c.near(e.Key) {
+			c.keep(e.Key, bytes.Clone(e.Val), ttl, gen)
+		}
+	}
+	return nil
+}
+
 // Delete removes entries from the shared store, then from every replica's
 // local copies (see the package comment).
 func (c *Cache) Delete(ctx context.Context, keys ...string) error {

@@ -334,6 +334,29 @@ func (c *Cache) Set(ctx context.Context, key string, val []byte, ttl time.Durati
 	return c.done(op, "set", c.client.Set(ctx, c.key(key), val, ttl).Err())
 }
 
+// SetMany stores entries for ttl in one pipelined round trip
+// (cache.MultiSetter; on a cluster the client sends each SET to its slot's
+// master). It returns the first failed command's error.
+func (c *Cache) SetMany(ctx context.Context, entries []cache.Entry, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return wrap("set", err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if ttl < 0 {
+		ttl = 0
+	}
+	op := c.track.Begin()
+	_, err := c.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, e := range entries {
+			p.Set(ctx, c.key(e.Key), e.Val, ttl)
+		}
+		return nil
+	})
+	return c.done(op, "set", err)
+}
+
 // Delete removes keys.
 func (c *Cache) Delete(ctx context.Context, keys ...string) error {
 	return c.unlink(ctx, "delete", keys)
