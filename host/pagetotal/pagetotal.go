@@ -77,8 +77,8 @@ type flight struct {
 	err   error
 }
 
-// Totals caches list totals. The zero value and nil are unusable/valid:
-// a nil *Totals counts every time.
+// Totals caches list totals; make one with New. A nil *Totals is valid and
+// counts every time.
 type Totals struct {
 	store cache.Store
 	opts  Options
