@@ -49,7 +49,12 @@ describe('online sessions and login log pages (issue 25)', { concurrency: 1 }, (
     await open(page, 'system/log/login/index')
     await page.fill('[data-test=filter-account]', 'e2e.target')
     await pick(page, '[data-test=filter-success]', 'Failure')
+    // The rows of the unfiltered first load are on the page until the
+    // filtered answer arrives: wait for that answer, then for its rows.
+    const filtered = page.waitForResponse((r) => r.url().includes('/api/v1/sys/log/login/page?') && r.url().includes('Success=false'))
     await page.click('[data-test=search]')
+    await filtered
+    await row(page, 'Success').first().waitFor({ state: 'detached', timeout: 15000 })
     await row(page, 'e2e.target').filter({ hasText: 'Failure' }).first().waitFor()
     assert.equal(await row(page, 'Success').count(), 0, 'the filter keeps failures only')
     await shot(page, 'admin-login-log')

@@ -12,7 +12,7 @@ const admin = Object.fromEntries(
   LOCALES.map((l) => [l, Object.fromEntries(Object.entries(i18n.global.getLocaleMessage(l) as Record<string, string>).filter(([k]) => k.startsWith('admin.')))]),
 ) as Record<(typeof LOCALES)[number], Record<string, string>>
 import { validAccount, validEmail, validPhone } from '../src/components/admin/rules'
-import { toTree } from '../src/components/admin/paged'
+import { toTree, usePaged } from '../src/components/admin/paged'
 import { query } from '../src/api/admin'
 
 function files(dir: string, out: string[] = []): string[] {
@@ -94,6 +94,35 @@ describe('helpers', () => {
     )
     expect(t.map((n) => n.label)).toEqual(['a', 'orphan'])
     expect(t[0].children.map((n) => n.label)).toEqual(['b', 'c'])
+  })
+  it('usePaged shows the newest reload even when an older one answers last', async () => {
+    const answers: Array<(rows: string[]) => void> = []
+    const pager = usePaged<string>(() => new Promise((resolve) => answers.push((rows) => resolve({ items: rows, total: rows.length } as never))))
+    const first = pager.reload()
+    const search = pager.reload(true)
+    answers[1](['filtered'])
+    await search
+    expect(pager.rows).toEqual(['filtered'])
+    expect(pager.loading).toBe(false)
+    answers[0](['unfiltered', 'rows'])
+    await first
+    expect(pager.rows).toEqual(['filtered'])
+    expect(pager.total).toBe(1)
+    expect(pager.loading).toBe(false)
+  })
+  it('usePaged: a failure of an older reload does not replace the newer rows', async () => {
+    const calls: Array<{ ok: (rows: string[]) => void; fail: (e: unknown) => void }> = []
+    const pager = usePaged<string>(
+      () => new Promise((resolve, reject) => calls.push({ ok: (rows) => resolve({ items: rows, total: rows.length } as never), fail: reject })),
+    )
+    const first = pager.reload()
+    const second = pager.reload()
+    calls[1].ok(['new'])
+    await second
+    calls[0].fail(new Error('late failure'))
+    await first
+    expect(pager.rows).toEqual(['new'])
+    expect(pager.error).toBe('')
   })
   it('query leaves out empty values and encodes the rest', () => {
     expect(query({ Current: 1, Size: 20, Name: '', OrgId: null, Account: 'a b&c', Enabled: false })).toBe('?Current=1&Size=20&Account=a+b%26c&Enabled=false')

@@ -21,6 +21,9 @@ export interface Pager<T> {
 }
 
 export function usePaged<T>(load: (current: number, size: number) => Promise<Paged<T>>, size = 20): Pager<T> {
+  // Only the newest reload may fill the table: an older one (the first
+  // load, slow, answering after a search) is dropped when it arrives.
+  let latest = 0
   const p = reactive({
     rows: [] as T[],
     total: 0,
@@ -29,25 +32,29 @@ export function usePaged<T>(load: (current: number, size: number) => Promise<Pag
     loading: false,
     error: '',
     async reload(first = false) {
+      const mine = ++latest
       if (first) p.current = 1
       p.loading = true
       p.error = ''
       try {
         const page = await load(p.current, p.size)
+        if (mine !== latest) return
         p.rows = (page?.items ?? []) as never
         p.total = page?.total ?? 0
         // The last row of the last page was deleted: show the page before.
         if (!p.rows.length && p.total > 0 && p.current > 1) {
           p.current = Math.max(1, Math.ceil(p.total / p.size))
           const again = await load(p.current, p.size)
+          if (mine !== latest) return
           p.rows = (again?.items ?? []) as never
         }
       } catch (e) {
+        if (mine !== latest) return
         p.rows = []
         p.total = 0
         p.error = errorText(e)
       } finally {
-        p.loading = false
+        if (mine === latest) p.loading = false
       }
     },
   })
