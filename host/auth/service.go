@@ -6,8 +6,6 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -106,16 +104,13 @@ type Service struct {
 }
 
 // New builds the service. It prepares a dummy hash with the configured
-// iteration count so an unknown account costs as much as a wrong password.
+// iteration count (password.DecoyWith) so an unknown account costs as much
+// as a wrong password.
 func New(d Deps) (*Service, error) {
 	if d.Log == nil {
 		d.Log = hclog.NewNullLogger()
 	}
-	buf := make([]byte, 16)
-	if _, err := rand.Read(buf); err != nil {
-		return nil, err
-	}
-	dummy, err := d.Hasher.HashContext(context.Background(), hex.EncodeToString(buf))
+	dummy, err := password.DecoyWith(context.Background(), d.Hasher)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -31,6 +32,28 @@ type Hasher interface {
 // rehash: the contract's default implementation returns false.
 type Rehasher interface {
 	NeedsRehash(hash string) bool
+}
+
+// Decoyer is the optional Decoy operation of a Hasher: a stored hash that
+// no password matches and whose verification costs what a real one's does
+// (the login of an unknown account verifies against it, so that it takes
+// as long as a wrong password).
+type Decoyer interface {
+	Decoy() (string, error)
+}
+
+// DecoyWith returns h's Decoy, or, for a hasher without one (a consumer's,
+// host.Options.PasswordHasher), the hash of a random string (one full
+// hash).
+func DecoyWith(ctx context.Context, h Hasher) (string, error) {
+	if d, ok := h.(Decoyer); ok {
+		return d.Decoy()
+	}
+	buf := make([]byte, 16)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	return h.HashContext(ctx, hex.EncodeToString(buf))
 }
 
 // NeedsRehash asks h's Rehasher, false when h has none.
@@ -62,6 +85,7 @@ type PBKDF2 struct {
 var (
 	_ Hasher   = (*PBKDF2)(nil)
 	_ Rehasher = (*PBKDF2)(nil)
+	_ Decoyer  = (*PBKDF2)(nil)
 )
 
 // New returns a hasher without a pool; counts below 100000 are raised to
@@ -120,8 +144,26 @@ func (p *PBKDF2) HashContext(ctx context.Context, plain string) (string, error) 
 	if err := p.run(ctx, func() { k = key(plain, salt, p.iterations, keyLen) }); err != nil {
 		return "", err
 	}
+	return encode(p.iterations, salt, k), nil
+}
+
+// encode is the stored form "pbkdf2-sha256$<iterations>$<salt>$<key>".
+func encode(iter int, salt, k []byte) string {
 	enc := base64.RawStdEncoding
-	return scheme + "$" + strconv.Itoa(p.iterations) + "$" + enc.EncodeToString(salt) + "$" + enc.EncodeToString(k), nil
+	return scheme + "$" + strconv.Itoa(iter) + "$" + enc.EncodeToString(salt) + "$" + enc.EncodeToString(k)
+}
+
+// Decoy returns a stored hash with p's iteration count, a random salt and a
+// random key, computed without hashing (cheap at start-up): verifying a
+// password against it costs exactly what verifying against a real hash
+// costs, and matches no password (a PBKDF2 output would have to equal 32
+// random bytes).
+func (p *PBKDF2) Decoy() (string, error) {
+	buf := make([]byte, saltLen+keyLen)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	return encode(p.iterations, buf[:saltLen], buf[saltLen:]), nil
 }
 
 // Verify is VerifyContext without a caller context.
@@ -243,6 +285,5 @@ func (p *PBKDF2) HashGenerated(ctx context.Context, plain string) (string, error
 	if err := p.run(ctx, func() { k = key(plain, salt, GeneratedIterations, keyLen) }); err != nil {
 		return "", err
 	}
-	enc := base64.RawStdEncoding
-	return scheme + "$" + strconv.Itoa(GeneratedIterations) + "$" + enc.EncodeToString(salt) + "$" + enc.EncodeToString(k), nil
+	return encode(GeneratedIterations, salt, k), nil
 }

@@ -111,3 +111,48 @@ func TestHashGeneratedWith(t *testing.T) {
 		})
 	}
 }
+
+// TestDecoy: the kernel's decoy is made without hashing, carries the
+// configured count, differs every time, and verifying against it runs one
+// full computation on the pool and matches nothing; a hasher without Decoy
+// gets the hash of a random string.
+func TestDecoy(t *testing.T) {
+	ctx := context.Background()
+	k := password.New(123456).WithLimits(password.Limits{Concurrency: 1})
+	tests := []struct {
+		name      string
+		h         password.Hasher
+		madeByPBK uint64 // computations on k's pool to make the decoy
+	}{
+		{"the kernel's hasher: no computation", k, 0},
+		{"a hasher without Decoy: one hash", plainHasher{k}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := k.Stats().Completed
+			d1, err := password.DecoyWith(ctx, tt.h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := k.Stats().Completed - before; got != tt.madeByPBK {
+				t.Fatalf("making the decoy ran %d computations, want %d", got, tt.madeByPBK)
+			}
+			d2, _ := password.DecoyWith(ctx, tt.h)
+			if d1 == d2 {
+				t.Fatal("two decoys are equal")
+			}
+			if n, err := password.IterationsOf(d1); err != nil || n != 123456 {
+				t.Fatalf("decoy records %d iterations (%v), want the configured 123456", n, err)
+			}
+			before = k.Stats().Completed
+			for _, plain := range []string{"", "s3cret!", d1} {
+				if ok, err := k.VerifyContext(ctx, d1, plain); ok || err != nil {
+					t.Fatalf("Verify(decoy, %q) = %v, %v; want false, nil", plain, ok, err)
+				}
+			}
+			if got := k.Stats().Completed - before; got != 3 {
+				t.Fatalf("three verifications against the decoy ran %d computations, want 3 (the cost of a real hash)", got)
+			}
+		})
+	}
+}
