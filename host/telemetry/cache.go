@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -84,6 +85,12 @@ func (s *countedStore) Get(ctx context.Context, key string) ([]byte, bool, error
 	v, ok, err := s.Store.Get(ctx, key)
 	s.c.count(key, ok, err)
 	return v, ok, err
+}
+
+// SetMany keeps the batch write of the store under the counting
+// (cache.MultiSetter; one Set at a time when it has none).
+func (s *countedStore) SetMany(ctx context.Context, entries []cache.Entry, ttl time.Duration) error {
+	return cache.SetMany(ctx, s.Store, entries, ttl)
 }
 
 // Unwrap returns the store under the counting.

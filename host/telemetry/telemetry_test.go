@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/cache/memcache"
 	"github.com/adminkernel/kernel/host/telemetry"
 )
@@ -144,4 +146,41 @@ adminkernel_cache_misses_total{kind="sess"} 1
 		t.Error("a nil Metrics wraps the store")
 	}
 	nilM.Login("password", 0) // no panic
+}
+
+// batchSpy is a store whose batch write is counted.
+type batchSpy struct {
+	cache.Store
+	batches int
+}
+
+func (s *batchSpy) SetMany(ctx context.Context, entries []cache.Entry, ttl time.Duration) error {
+	s.batches++
+	return cache.SetMany(ctx, s.Store, entries, ttl)
+}
+
+// TestCountedCacheKeepsTheBatchWrite: counting reads must not turn a
+// store's one-round-trip SetMany into one Set per entry (a force-logout of
+// 1 000 sessions wrote 1 000 SETs through it).
+func TestCountedCacheKeepsTheBatchWrite(t *testing.T) {
+	store, err := memcache.New(memcache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = store.Close() }()
+	spy := &batchSpy{Store: store}
+	s := telemetry.New().CountCache(spy)
+	if _, ok := s.(cache.MultiSetter); !ok {
+		t.Fatal("the counted store is not a cache.MultiSetter")
+	}
+	ctx := context.Background()
+	if err := cache.SetMany(ctx, s, []cache.Entry{{Key: "sess:a", Val: []byte("1")}, {Key: "sess:b", Val: []byte("2")}}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if spy.batches != 1 {
+		t.Fatalf("the store's SetMany ran %d times, want once", spy.batches)
+	}
+	if v, ok, _ := s.Get(ctx, "sess:b"); !ok || string(v) != "2" {
+		t.Fatalf("sess:b = %q, %v after SetMany", v, ok)
+	}
 }

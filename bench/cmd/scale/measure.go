@@ -62,7 +62,13 @@ func measure(ctx context.Context, o options, t *target) error {
 	}
 	var rep report
 	rep.header(o, t)
-	if o.only != "refresh" {
+	switch o.only {
+	case "sessions":
+		if err := sessionScenarios(ctx, c, t, admin, &rep); err != nil {
+			return err
+		}
+		return rep.write(o, t)
+	case "":
 		if err := pageScenarios(ctx, c, o, t, logPath, admin, scoped, &rep); err != nil {
 			return err
 		}
@@ -245,7 +251,7 @@ func sessionScenarios(ctx context.Context, c *client, t *target, admin string, r
 	}
 	var total time.Duration
 	var samples []time.Duration
-	for i := 0; i < 10; i++ {
+	for range 30 {
 		if err := reset(); err != nil {
 			return err
 		}
