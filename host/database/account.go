@@ -142,7 +142,8 @@ type dataStep func(ctx context.Context, d *DB, q querier) error
 // accounts that differ only in case before adding account_norm and its
 // unique index, and fills account_norm afterwards (with
 // schema.NormalizeAccount, which SQL's LOWER does not match beyond ASCII on
-// every dialect).
+// every dialect); 0009 adds PostgreSQL's trigram indexes and 0013
+// MySQL's search index, the indexes of one dialect that ent cannot declare.
 func dataSteps(version int) (before, after dataStep) {
 	switch version {
 	case 2:
@@ -150,12 +151,18 @@ func dataSteps(version int) (before, after dataStep) {
 			func(ctx context.Context, d *DB, q querier) error { return d.backfillAccountNorm(ctx, q) }
 	case trigramVersion:
 		return nil, func(ctx context.Context, d *DB, q querier) error { return d.trigramIndexes(ctx, q) }
+	case searchIndexVersion:
+		return nil, func(ctx context.Context, d *DB, q querier) error { return d.searchIndex(ctx, q) }
 	}
 	return nil, nil
 }
 
 // dataStepNote describes the Go steps of a version for printed SQL.
 func dataStepNote(version int) string {
+	if version == searchIndexVersion {
+		return "plus a Go data step on MySQL/MariaDB (run by `adminkernel migrate` and at start): " + searchIndexStatement +
+			" unless the index exists"
+	}
 	if version == trigramVersion {
 		return "plus a Go data step on PostgreSQL (run by `adminkernel migrate` and at start): " +
 			"CREATE EXTENSION IF NOT EXISTS pg_trgm and GIN trigram indexes on sys_user.name and sys_user.account"

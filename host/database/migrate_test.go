@@ -46,8 +46,10 @@ func TestMigrationFilesAligned(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(stmts) == 0 {
-				t.Errorf("%s has no statements", f.Path)
+			// A file without statements only stands for a Go data step
+			// (an index of one dialect, which ent cannot declare).
+			if len(stmts) == 0 && !database.HasDataStep(f.Version) {
+				t.Errorf("%s has no statements and its version no data step", f.Path)
 			}
 			for _, s := range stmts {
 				if strings.HasPrefix(s, "--") || strings.HasSuffix(s, ";") {

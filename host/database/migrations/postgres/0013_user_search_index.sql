@@ -1,0 +1,4 @@
+-- 0013 user_search_index: no statement for ent (its schema cannot declare an index for one dialect).
+-- A Go data step (host/database/searchindex.go) creates sysuser_search on MySQL/MariaDB only:
+-- CREATE INDEX sysuser_search ON sys_user (is_delete, create_time, id, account, name).
+-- adminkernel:expand
