@@ -422,18 +422,16 @@ func (d *DB) adoptable(ctx context.Context, q querier, files []migrations.File) 
 	if strings.TrimSpace(plan.String()) == "" {
 		return len(files), nil
 	}
+	match, diffs, err := d.diffRevisions(ctx, q, files[:len(files)-1])
+	if err != nil {
+		return 0, err
+	}
+	if match > 0 {
+		return match, nil
+	}
 	var nearest string
-	for r := len(files) - 1; r >= 1; r-- {
-		diff, err := d.diffRevision(ctx, q, files[:r])
-		if err != nil {
-			return 0, err
-		}
-		if diff == "" {
-			return r, nil
-		}
-		if nearest == "" {
-			nearest = fmt.Sprintf("revision %d would need:\n%s", r, diff)
-		}
+	if r := len(diffs); r > 0 {
+		nearest = fmt.Sprintf("revision %d would need:\n%s", r, diffs[r-1])
 	}
 	return 0, fmt.Errorf("%w (%s %s): the tables were created without versioned migrations and differ from every revision; "+
 		"the newest revision (%d) would need:\n%s\n%s\nbring the tables to one revision by hand, then run `adminkernel migrate`",
@@ -641,24 +639,31 @@ func hasTable(ctx context.Context, q querier, entDialect, table string) (bool, e
 	return n > 0, nil
 }
 
-// diffRevision applies files to a scratch database of the same dialect
-// (SQLite: in memory; PostgreSQL: a scratch schema in the same database;
-// MySQL: a scratch database on the same server), and returns the SQL that
-// would turn the existing kernel tables into that revision ("" when they
-// match). Tables the revision does not have (an application's own, the
-// revision table) are left out of the comparison.
-func (d *DB) diffRevision(ctx context.Context, q querier, files []migrations.File) (string, error) {
+// diffRevisions applies the files one after another to one scratch
+// database of the same dialect (SQLite: in memory; PostgreSQL: a scratch
+// schema in the same database; MySQL: a scratch database on the same
+// server) and compares the existing kernel tables with the scratch schema
+// after each: diffs[r-1] is the SQL that would turn the tables into
+// revision r ("" when they match), and match the newest revision they
+// match (0: none). A file without statements leaves the revision's schema
+// as the one before it (its diff is repeated, not recomputed). Tables the
+// revisions do not have (an application's own, the revision table) are
+// left out of the comparison.
+func (d *DB) diffRevisions(ctx context.Context, q querier, files []migrations.File) (match int, diffs []string, err error) {
 	live, err := openAtlas(d.Dialect, q)
 	if err != nil {
-		return "", err
+		return 0, nil, err
 	}
 	current, err := live.InspectSchema(ctx, "", nil)
 	if err != nil {
-		return "", fmt.Errorf("migrate: inspect the tables: %w", err)
+		return 0, nil, fmt.Errorf("migrate: inspect the tables: %w", err)
 	}
-	var want *atlasschema.Schema
 	err = d.withScratch(ctx, func(sq querier, name string) error {
-		for _, f := range files {
+		scratch, err := openAtlas(d.Dialect, sq)
+		if err != nil {
+			return err
+		}
+		for i, f := range files {
 			stmts, err := f.Statements()
 			if err != nil {
 				return err
@@ -668,39 +673,53 @@ func (d *DB) diffRevision(ctx context.Context, q querier, files []migrations.Fil
 					return fmt.Errorf("migrate: replay %s on a scratch database: %w", f.Path, err)
 				}
 			}
-		}
-		drv, err := openAtlas(d.Dialect, sq)
-		if err != nil {
-			return err
-		}
-		want, err = drv.InspectSchema(ctx, name, nil)
-		if err != nil {
-			return fmt.Errorf("migrate: inspect the scratch database: %w", err)
+			if len(stmts) == 0 && i > 0 {
+				diffs = append(diffs, diffs[i-1])
+			} else {
+				want, err := scratch.InspectSchema(ctx, name, nil)
+				if err != nil {
+					return fmt.Errorf("migrate: inspect the scratch database: %w", err)
+				}
+				diff, err := diffSchemas(ctx, live, current, want, f.Version)
+				if err != nil {
+					return err
+				}
+				diffs = append(diffs, diff)
+			}
+			if diffs[i] == "" {
+				match = f.Version
+			}
 		}
 		return nil
 	})
-	if err != nil {
-		return "", err
-	}
-	keep := map[string]bool{}
-	for _, t := range want.Tables {
-		keep[t.Name] = true
-	}
-	var tables []*atlasschema.Table
-	for _, t := range current.Tables {
-		if keep[t.Name] {
-			tables = append(tables, t)
-		}
-	}
-	current.Tables = tables
+	return match, diffs, err
+}
+
+// diffSchemas returns the SQL that would turn current into want, revision
+// r ("" when they match), comparing only the tables want has. current is
+// prepared for the comparison in place (its name is want's, its realm,
+// attributes and objects are dropped: the same for every revision); its
+// table list is narrowed on a copy.
+func diffSchemas(ctx context.Context, live atlasmigrate.Driver, current, want *atlasschema.Schema, r int) (string, error) {
 	current.Views, current.Funcs, current.Procs, current.Objects = nil, nil, nil, nil
 	want.Views, want.Funcs, want.Procs, want.Objects = nil, nil, nil, nil
 	current.Name = want.Name
 	current.Attrs, want.Attrs = nil, nil
 	current.Realm, want.Realm = nil, nil
-	changes, err := live.SchemaDiff(current, want)
+	keep := map[string]bool{}
+	for _, t := range want.Tables {
+		keep[t.Name] = true
+	}
+	narrowed := *current
+	narrowed.Tables = nil
+	for _, t := range current.Tables {
+		if keep[t.Name] {
+			narrowed.Tables = append(narrowed.Tables, t)
+		}
+	}
+	changes, err := live.SchemaDiff(&narrowed, want)
 	if err != nil {
-		return "", fmt.Errorf("migrate: compare the tables with revision %d: %w", len(files), err)
+		return "", fmt.Errorf("migrate: compare the tables with revision %d: %w", r, err)
 	}
 	if len(changes) == 0 {
 		return "", nil

@@ -1,0 +1,5 @@
+//go:build !race
+
+package user_test
+
+const raceEnabled = false
