@@ -1,0 +1,5 @@
+//go:build !race
+
+package file_test
+
+const raceEnabled = false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package notice_test
+
+const raceEnabled = false
