@@ -160,8 +160,8 @@ func dataSteps(version int) (before, after dataStep) {
 // dataStepNote describes the Go steps of a version for printed SQL.
 func dataStepNote(version int) string {
 	if version == searchIndexVersion {
-		return "plus a Go data step on MySQL/MariaDB (run by `adminkernel migrate` and at start): " + searchIndexStatement +
-			" unless the index exists"
+		return "plus a Go data step on MySQL/MariaDB (run by `adminkernel migrate` and at start): " +
+			"CREATE INDEX sysuser_search ON sys_user (is_delete, create_time, id, account, name) unless it exists"
 	}
 	if version == trigramVersion {
 		return "plus a Go data step on PostgreSQL (run by `adminkernel migrate` and at start): " +
