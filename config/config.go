@@ -154,8 +154,13 @@ type Database struct {
 	ConnectionString            Secret `koanf:"ConnectionString"`
 	EnableCodeFirstInProduction bool   `koanf:"EnableCodeFirstInProduction"`
 	SlowSQLMillis               int    `koanf:"SlowSqlMillis"`
-	MaxOpenConns                int    `koanf:"MaxOpenConns"`
-	SQLLog                      SQLLog `koanf:"SqlLog"`
+	// MaxOpenConns caps the pool's open connections (0 = no cap).
+	MaxOpenConns int `koanf:"MaxOpenConns"`
+	// MaxIdleConns is how many connections the pool keeps open between
+	// queries (0 = the default: MaxOpenConns, or 32 without a cap); a
+	// connection idle for five minutes is closed either way.
+	MaxIdleConns int    `koanf:"MaxIdleConns"`
+	SQLLog       SQLLog `koanf:"SqlLog"`
 }
 
 // SQLLog is `Service:Database:SqlLog`.

@@ -378,6 +378,8 @@ func (c *Config) validateDatabase(p *problems) {
 	} else {
 		p.add("Service:Database:DbType %q is not supported; valid values: %s", s.Database.DbType, strings.Join(SupportedDBTypes, ", "))
 	}
+	atLeast(p, "Service:Database:MaxOpenConns", s.Database.MaxOpenConns, 0)
+	atLeast(p, "Service:Database:MaxIdleConns", s.Database.MaxIdleConns, 0)
 }
 
 func (c *Config) validateShutdown(p *problems) {

@@ -414,6 +414,14 @@ func TestValidate(t *testing.T) {
 			want: []string{"Service:Http:MaxConnections -1 must be at least 0", "Service:Http:MaxConnectionsPerIp -5 must be at least 0"},
 		},
 		{
+			name: "negative database pool sizes",
+			mutate: func(c *Config) {
+				c.Service.Database.MaxOpenConns = -1
+				c.Service.Database.MaxIdleConns = -2
+			},
+			want: []string{"Service:Database:MaxOpenConns -1 must be at least 0", "Service:Database:MaxIdleConns -2 must be at least 0"},
+		},
+		{
 			name: "connection caps of 0 mean unlimited",
 			mutate: func(c *Config) {
 				c.Service.HTTP.MaxConnections = 0

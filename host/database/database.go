@@ -188,8 +188,11 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		entDialect, target, ignoredKeys = dialect.Postgres, describePostgres(pcfg), ignored
 	}
-	if dbCfg.MaxOpenConns > 0 && target != memoryPath {
-		db.SetMaxOpenConns(dbCfg.MaxOpenConns)
+	if target != memoryPath {
+		if dbCfg.MaxOpenConns > 0 {
+			db.SetMaxOpenConns(dbCfg.MaxOpenConns)
+		}
+		db.SetMaxIdleConns(idleConns(dbCfg.MaxOpenConns, dbCfg.MaxIdleConns))
 	}
 	if len(ignoredKeys) > 0 {
 		log.Warn("connection string keys without an equivalent were ignored", "dbType", dbType, "keys", strings.Join(ignoredKeys, ","))
@@ -223,6 +226,27 @@ func Open(ctx context.Context, cfg *config.Config, log hclog.Logger, opts ...Opt
 		log:     log,
 		track:   o.track,
 	}, nil
+}
+
+// defaultIdleConns is the pool's idle connections without a cap on open
+// ones (Service:Database:MaxIdleConns 0 and MaxOpenConns 0).
+const defaultIdleConns = 32
+
+// idleConns is the number of connections the pool keeps between queries.
+// database/sql's own default is two: under more concurrent requests than
+// that, every query past the second opened a connection and closed it
+// again (a new server process per query on PostgreSQL), which halved the
+// refresh throughput under sixteen clients. Idle connections still close
+// after five minutes unused on PostgreSQL and MySQL (SetConnMaxIdleTime).
+func idleConns(maxOpen, maxIdle int) int {
+	switch {
+	case maxIdle > 0:
+		return maxIdle // database/sql lowers it to maxOpen when that is smaller
+	case maxOpen > 0:
+		return maxOpen
+	default:
+		return defaultIdleConns
+	}
 }
 
 // sqliteFileMode is the mode of the SQLite database and its -wal and -shm
