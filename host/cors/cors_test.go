@@ -9,6 +9,8 @@ import (
 
 	"github.com/gofiber/fiber/v3"
 	"github.com/valyala/fasthttp"
+
+	"github.com/adminkernel/kernel/internal/race"
 )
 
 func TestMatcher(t *testing.T) {
@@ -196,7 +198,7 @@ func TestNoOrigins(t *testing.T) {
 // TestMiddlewareDoesNotAllocate: the middleware adds no allocation to a request, listed
 // or not, preflight or not (compared with the same app without it).
 func TestMiddlewareDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation counts are checked without -race (make test runs this again without it)")
 	}
 	bare := fiber.New()

@@ -4,15 +4,16 @@ package database_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/adminkernel/kernel/host/database/dbtest"
 )
 
-// TestPoolKeepsItsConnections: after more concurrent queries than
-// database/sql's default of two idle connections, the pool keeps every
-// connection it opened (none closed for want of idle room); with Service:Database:MaxIdleConns set, it keeps that
-// many and closes the rest.
+// TestPoolKeepsItsConnections: after more connections at once than
+// database/sql's default of two idle ones, the pool keeps every connection
+// it opened (none closed for want of idle room); with
+// Service:Database:MaxIdleConns set, it keeps that many and closes the rest.
 func TestPoolKeepsItsConnections(t *testing.T) {
 	const burst = 12
 	cases := []struct {
@@ -34,7 +35,7 @@ func TestPoolKeepsItsConnections(t *testing.T) {
 				cfg.Service.Database.MaxOpenConns = tc.maxOpen
 				cfg.Service.Database.MaxIdleConns = tc.maxIdle
 				db := dbtest.OpenConfig(t, cfg)
-				conns := make([]interface{ Close() error }, 0, burst)
+				conns := make([]*sql.Conn, 0, burst)
 				for range burst { // held at once: the pool must open this many
 					c, err := db.SQL.Conn(ctx)
 					if err != nil {

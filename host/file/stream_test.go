@@ -23,6 +23,7 @@ import (
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/internal/race"
 )
 
 // serve runs k on a real listener until the test ends and returns its
@@ -185,7 +186,7 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 // changes the size (e.g. 0.25 on a slow machine).
 func TestFileMemoryBound(t *testing.T) {
 	size := int64(1 << 30)
-	if raceEnabled {
+	if race.Enabled {
 		size = 1 << 28 // a quarter: the bound is a few buffers, whatever the size
 	}
 	if v := os.Getenv("ADMINKERNEL_TEST_FILE_GIB"); v != "" {

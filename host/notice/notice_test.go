@@ -5,6 +5,7 @@ package notice_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/notice"
+	"github.com/adminkernel/kernel/internal/race"
 )
 
 const base = "/api/v1/sys/notice"
@@ -257,10 +259,11 @@ func noticeRows(t *testing.T, k *kerneltest.Kernel) int {
 // row, every one of them has it unread, and a user's read or read-all
 // writes one row of that user only.
 func TestBroadcastWritesConstantRows(t *testing.T) {
-	bulk, places := int64(100000), 5 // bulk = 10^places
-	if raceEnabled {
-		bulk, places = 10000, 4
+	places := 5 // 10^places users
+	if race.Enabled {
+		places = 4
 	}
+	bulk := int64(math.Pow10(places))
 	const firstID = 5_000_000
 	k := kerneltest.Start(t, nil)
 	admin := k.Admin()

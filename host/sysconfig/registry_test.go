@@ -16,6 +16,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/cache/memcache"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/internal/race"
 )
 
 // literals are the string literals of the non-test Go files under a tree:
@@ -313,7 +314,7 @@ func TestNewRegistryRefusesBadEntries(t *testing.T) {
 // TestCachedSwitchAndNumberDoNotAllocate: the per-request readers read a
 // cached value (valid or not) without allocating.
 func TestCachedSwitchAndNumberDoNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation counts are checked without -race (make test runs this again without it)")
 	}
 	mem, err := memcache.New(memcache.Options{})

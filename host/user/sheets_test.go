@@ -23,6 +23,7 @@ import (
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
 	"github.com/adminkernel/kernel/host/spreadsheet"
+	"github.com/adminkernel/kernel/internal/race"
 )
 
 const (
@@ -201,7 +202,7 @@ func (e *env) liveUsers() int {
 func TestImportTenThousand(t *testing.T) {
 	e := setup(t)
 	n := 10000
-	if raceEnabled {
+	if race.Enabled {
 		n = 1000
 	}
 	rows := make([][]string, n)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package cors
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package file_test
-
-const raceEnabled = false

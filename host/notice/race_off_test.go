@@ -1,5 +1,0 @@
-//go:build !race
-
-package notice_test
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package sysconfig
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package user_test
-
-const raceEnabled = false
