@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -581,10 +582,52 @@ func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	// close them first (going away), so clients reconnect elsewhere.
 	k.hub.Close()
 	timeout := time.Duration(k.cfg.Service.HTTP.ShutdownTimeoutSeconds) * time.Second
-	if err := k.app.ShutdownWithTimeout(timeout); err != nil {
+	stopSweep := k.closeSilentConns(ln)
+	err = k.app.ShutdownWithTimeout(timeout)
+	stopSweep()
+	if err != nil {
 		return fmt.Errorf("graceful shutdown: %w", err)
 	}
 	return <-errc
+}
+
+// silentQuiet is how long a connection may have sent nothing before the
+// shutdown closes it: it carries no request to finish.
+const silentQuiet = time.Second
+
+// closeSilentConns closes, every 100 ms until the returned stop is called,
+// the connections that have not sent a byte for silentQuiet (a load
+// balancer's or a client pool's pre-opened ones): fasthttp counts them as
+// active, so the drain would wait for them until its timeout.
+func (k *Kernel) closeSilentConns(ln net.Listener) (stop func()) {
+	cl, ok := ln.(*connlimit.Listener)
+	if !ok {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		closed := 0
+		for {
+			closed += cl.CloseSilent(silentQuiet)
+			select {
+			case <-done:
+				if closed > 0 {
+					k.log.Info("shutdown closed connections that never sent a request", "connections", closed)
+				}
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // jobStopTimeout bounds how long Close waits for the runs of this replica

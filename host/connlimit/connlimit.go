@@ -12,6 +12,12 @@
 //
 // Retried errors and shed connections are logged at most once per LogEvery,
 // with the count since the previous line.
+//
+// It also knows which connections have not sent a byte yet: CloseSilent
+// closes those during a shutdown. fasthttp counts a fresh connection as
+// active from the moment it is accepted, so one that a client or a load
+// balancer opened ahead of need (pre-connect, a dial race in a client
+// pool) would otherwise hold the graceful shutdown until its timeout.
 package connlimit
 
 import (
@@ -60,9 +66,10 @@ type Listener struct {
 	net.Listener
 	opts Options
 
-	mu    sync.Mutex
-	open  int
-	perIP map[netip.Addr]int
+	mu     sync.Mutex
+	open   int
+	perIP  map[netip.Addr]int
+	silent map[*conn]time.Time // accepted, nothing read yet: when accepted
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -91,6 +98,7 @@ func Wrap(ln net.Listener, opts Options) *Listener {
 		Listener: ln,
 		opts:     opts,
 		perIP:    make(map[netip.Addr]int),
+		silent:   make(map[*conn]time.Time),
 		done:     make(chan struct{}),
 		shed:     throttle{every: opts.LogEvery},
 		retried:  throttle{every: opts.LogEvery},
@@ -128,7 +136,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 		}
 		delay = 0
 		ip := peerIP(c)
-		if reason := l.admit(ip); reason != "" {
+		lc := &conn{Conn: c, l: l, ip: ip}
+		if reason := l.admit(lc); reason != "" {
 			_ = c.Close()
 			l.shedTotal.Add(1)
 			if n, ok := l.shed.note(time.Now()); ok {
@@ -136,7 +145,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 			}
 			continue
 		}
-		return &conn{Conn: c, l: l, ip: ip}, nil
+		return lc, nil
 	}
 }
 
@@ -187,8 +196,39 @@ func (l *Listener) sleep(d time.Duration) bool {
 	}
 }
 
-// admit counts a new connection from ip, or returns which cap refuses it.
-func (l *Listener) admit(ip netip.Addr) string {
+// CloseSilent closes the connections that have not sent a byte since
+// they were accepted at least quiet ago, and returns how many. The kernel
+// calls it while shutting down, after the listener closed: such a
+// connection carries no request to finish, and net/http closes the same
+// ones (StateNew past five seconds) in its own Shutdown.
+func (l *Listener) CloseSilent(quiet time.Duration) int {
+	cutoff := time.Now().Add(-quiet)
+	var victims []*conn
+	l.mu.Lock()
+	for c, at := range l.silent {
+		if at.After(cutoff) || !c.state.CompareAndSwap(connSilent, connSilenced) {
+			continue
+		}
+		delete(l.silent, c)
+		victims = append(victims, c)
+	}
+	l.mu.Unlock()
+	for _, c := range victims {
+		_ = c.Close()
+	}
+	return len(victims)
+}
+
+// Silent is the number of open connections that have sent nothing yet.
+func (l *Listener) Silent() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.silent)
+}
+
+// admit counts a new connection, or returns which cap refuses it.
+func (l *Listener) admit(c *conn) string {
+	ip := c.ip
 	perIP := l.opts.MaxPerIP > 0 && ip.IsValid() && (l.opts.Exempt == nil || !l.opts.Exempt(ip))
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -202,13 +242,23 @@ func (l *Listener) admit(ip netip.Addr) string {
 	if ip.IsValid() {
 		l.perIP[ip]++
 	}
+	l.silent[c] = time.Now()
 	return ""
 }
 
-func (l *Listener) release(ip netip.Addr) {
+// heard forgets c as silent: it sent its first bytes.
+func (l *Listener) heard(c *conn) {
+	l.mu.Lock()
+	delete(l.silent, c)
+	l.mu.Unlock()
+}
+
+func (l *Listener) release(c *conn) {
+	ip := c.ip
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.open--
+	delete(l.silent, c)
 	if !ip.IsValid() {
 		return
 	}
@@ -219,12 +269,30 @@ func (l *Listener) release(ip netip.Addr) {
 	}
 }
 
-// conn releases its slot exactly once, on the first Close.
+// The states of a conn's first bytes.
+const (
+	connSilent   int32 = iota // nothing read yet
+	connHeard                 // its first bytes were read
+	connSilenced              // closed by CloseSilent before it spoke
+)
+
+// conn releases its slot exactly once, on the first Close, and tells its
+// listener when its first bytes arrive.
 type conn struct {
 	net.Conn
 	l      *Listener
 	ip     netip.Addr
 	closed atomic.Bool
+	state  atomic.Int32
+}
+
+// Read costs one atomic load per call once the connection has spoken.
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.state.Load() == connSilent && c.state.CompareAndSwap(connSilent, connHeard) {
+		c.l.heard(c)
+	}
+	return n, err
 }
 
 func (c *conn) Close() error {
@@ -232,7 +300,7 @@ func (c *conn) Close() error {
 		return nil
 	}
 	err := c.Conn.Close()
-	c.l.release(c.ip)
+	c.l.release(c)
 	return err
 }
 

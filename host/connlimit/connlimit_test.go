@@ -3,6 +3,7 @@ package connlimit_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -383,5 +384,61 @@ func TestEffectiveMax(t *testing.T) {
 				t.Fatalf("EffectiveMax(%d, %d) = %d, %v; want %d, %v", tt.configured, tt.fds, got, lowered, tt.want, tt.lowered)
 			}
 		})
+	}
+}
+
+// CloseSilent closes the accepted connections that have not sent a byte
+// for the quiet period, and only those: a connection that spoke, or one
+// that is younger than the period, stays open; the slots of those closed
+// are released.
+func TestCloseSilent(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := connlimit.Wrap(raw, connlimit.Options{})
+	t.Cleanup(func() { l.Close() })
+	accept := func(speak bool) (server net.Conn) {
+		t.Helper()
+		client, err := net.Dial("tcp", raw.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Close() })
+		server, err = l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { server.Close() })
+		if speak {
+			if _, err := client.Write([]byte("G")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(server, make([]byte, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return server
+	}
+	spoke := accept(true)
+	silent := accept(false)
+	if got := l.Silent(); got != 1 {
+		t.Fatalf("Silent() = %d, want 1 (one connection spoke)", got)
+	}
+	if n := l.CloseSilent(time.Hour); n != 0 {
+		t.Fatalf("CloseSilent(1h) closed %d connections accepted just now", n)
+	}
+	if n := l.CloseSilent(0); n != 1 {
+		t.Fatalf("CloseSilent(0) closed %d connections, want the silent one", n)
+	}
+	if got, open := l.Silent(), l.Open(); got != 0 || open != 1 {
+		t.Fatalf("after CloseSilent: Silent() = %d, Open() = %d, want 0 and 1", got, open)
+	}
+	if _, err := silent.Read(make([]byte, 1)); err == nil {
+		t.Error("the silent connection can still be read after CloseSilent")
+	}
+	_ = spoke.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := spoke.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the connection that spoke: read %v, want it open (deadline exceeded)", err)
 	}
 }
