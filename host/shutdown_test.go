@@ -36,7 +36,7 @@ func TestShutdownClosesSilentConnections(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Close() })
+		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
 	silent := dial()

@@ -397,19 +397,19 @@ func TestCloseSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := connlimit.Wrap(raw, connlimit.Options{})
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() { _ = l.Close() })
 	accept := func(speak bool) (server net.Conn) {
 		t.Helper()
 		client, err := net.Dial("tcp", raw.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { client.Close() })
+		t.Cleanup(func() { _ = client.Close() })
 		server, err = l.Accept()
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { server.Close() })
+		t.Cleanup(func() { _ = server.Close() })
 		if speak {
 			if _, err := client.Write([]byte("G")); err != nil {
 				t.Fatal(err)
