@@ -142,26 +142,28 @@ type dataStep func(ctx context.Context, d *DB, q querier) error
 // accounts that differ only in case before adding account_norm and its
 // unique index, and fills account_norm afterwards (with
 // schema.NormalizeAccount, which SQL's LOWER does not match beyond ASCII on
-// every dialect); 0009 adds PostgreSQL's trigram indexes and 0013
-// MySQL's search index, the indexes of one dialect that ent cannot declare.
+// every dialect); 0009 adds PostgreSQL's trigram indexes, 0013 and 0014
+// MySQL's user page indexes (mysqlIndexes): the indexes of one dialect that
+// ent cannot declare.
 func dataSteps(version int) (before, after dataStep) {
+	if ix, ok := mysqlIndexOf(version); ok {
+		return nil, func(ctx context.Context, d *DB, q querier) error { return d.createMySQLIndex(ctx, q, ix) }
+	}
 	switch version {
 	case 2:
 		return func(ctx context.Context, d *DB, q querier) error { return d.checkAccountCase(ctx, q) },
 			func(ctx context.Context, d *DB, q querier) error { return d.backfillAccountNorm(ctx, q) }
 	case trigramVersion:
 		return nil, func(ctx context.Context, d *DB, q querier) error { return d.trigramIndexes(ctx, q) }
-	case searchIndexVersion:
-		return nil, func(ctx context.Context, d *DB, q querier) error { return d.searchIndex(ctx, q) }
 	}
 	return nil, nil
 }
 
 // dataStepNote describes the Go steps of a version for printed SQL.
 func dataStepNote(version int) string {
-	if version == searchIndexVersion {
+	if ix, ok := mysqlIndexOf(version); ok {
 		return "plus a Go data step on MySQL/MariaDB (run by `adminkernel migrate` and at start): " +
-			"CREATE INDEX sysuser_search ON sys_user (is_delete, create_time, id, account, name) unless it exists"
+			ix.Plain() + " unless it exists"
 	}
 	if version == trigramVersion {
 		return "plus a Go data step on PostgreSQL (run by `adminkernel migrate` and at start): " +

@@ -8,5 +8,15 @@ func HasDataStep(version int) bool {
 	return before != nil || after != nil
 }
 
-// SearchIndex runs the after-step of searchIndexVersion on db again.
-func SearchIndex(ctx context.Context, db *DB) error { return db.searchIndex(ctx, db.SQL) }
+// MySQLIndexes runs the after-steps of the MySQL/MariaDB indexes on db
+// again and returns their names.
+func MySQLIndexes(ctx context.Context, db *DB) ([]string, error) {
+	var names []string
+	for _, ix := range mysqlIndexes {
+		if err := db.createMySQLIndex(ctx, db.SQL, ix); err != nil {
+			return nil, err
+		}
+		names = append(names, ix.name)
+	}
+	return names, nil
+}

@@ -1,0 +1,4 @@
+-- 0014 user_scope_index: no statement for ent (its schema cannot declare an index for one dialect).
+-- A Go data step (host/database/mysqlindex.go) creates sysuser_scope on MySQL/MariaDB only:
+-- CREATE INDEX sysuser_scope ON sys_user (is_delete, create_time, id, org_id).
+-- adminkernel:expand
