@@ -12,6 +12,7 @@ func (c *Config) Clone() *Config {
 	s := &out.Service
 	s.HTTP.TrustedProxies = slices.Clone(c.Service.HTTP.TrustedProxies)
 	s.Job.HTTPAllowedHosts = slices.Clone(c.Service.Job.HTTPAllowedHosts)
+	s.Outbound.AllowedRanges = slices.Clone(c.Service.Outbound.AllowedRanges)
 	s.Cache.Redis.SentinelAddresses = slices.Clone(c.Service.Cache.Redis.SentinelAddresses)
 	s.Cache.Redis.ClusterAddresses = slices.Clone(c.Service.Cache.Redis.ClusterAddresses)
 	if c.Service.Shutdown.ReadyDrainDelaySeconds != nil {

@@ -13,6 +13,7 @@ func TestCloneIsDeep(t *testing.T) {
 	c.Service.ExternalAuth.EnterpriseChat = VendorSettings{"CorpId": "x"}
 	c.Service.ExternalAuth.PluginSHA256 = map[string]string{"a": "b"}
 	c.API.DisabledModules = []string{"Meta"}
+	c.Service.Outbound.AllowedRanges = []string{"10.0.0.0/8"}
 	r := 0.5
 	c.Service.Telemetry.Tracing = Tracing{SampleRatio: &r, Headers: map[string]Secret{"k": "v"}}
 	cl := c.Clone()
@@ -25,6 +26,7 @@ func TestCloneIsDeep(t *testing.T) {
 	cl.Service.ExternalAuth.EnterpriseChat["CorpId"] = "changed"
 	cl.Service.ExternalAuth.PluginSHA256["a"] = "changed"
 	cl.API.DisabledModules[0] = "changed"
+	cl.Service.Outbound.AllowedRanges[0] = "changed"
 	cl.Logging.LogLevel["Default"] = "changed"
 	*cl.Service.Telemetry.Tracing.SampleRatio = 1
 	cl.Service.Telemetry.Tracing.Headers["k"] = "changed"
@@ -33,7 +35,7 @@ func TestCloneIsDeep(t *testing.T) {
 	}
 	if c.Service.HTTP.TrustedProxies[0] != "10.0.0.1" || !pkce || c.Service.ExternalAuth.Oidc[0].Code != "a" ||
 		c.Service.ExternalAuth.EnterpriseChat["CorpId"] != "x" || c.Service.ExternalAuth.PluginSHA256["a"] != "b" ||
-		c.API.DisabledModules[0] != "Meta" || c.Logging.LogLevel["Default"] != "Information" {
+		c.API.DisabledModules[0] != "Meta" || c.Service.Outbound.AllowedRanges[0] != "10.0.0.0/8" || c.Logging.LogLevel["Default"] != "Information" {
 		t.Fatal("changing the clone changed the original")
 	}
 }

@@ -76,6 +76,7 @@ type Service struct {
 	Logging      ServiceLog   `koanf:"Logging"`
 	Snowflake    Snowflake    `koanf:"Snowflake"`
 	Job          Job          `koanf:"Job"`
+	Outbound     Outbound     `koanf:"Outbound"`
 	Telemetry    Telemetry    `koanf:"Telemetry"`
 	Shutdown     Shutdown     `koanf:"Shutdown"`
 	// DataDir holds generated files (development signing key, the default
@@ -630,6 +631,19 @@ type Job struct {
 	// LeaseSeconds is how long a run's lease lasts without renewal (default
 	// 15): a run whose replica died is marked Failed after it.
 	LeaseSeconds int `koanf:"LeaseSeconds"`
+}
+
+// Outbound is `Service:Outbound` (host/outbound, docs/jobs.md): what the
+// connections the kernel opens on an administrator's behalf (Http jobs)
+// may reach beyond public unicast addresses. A deployment setting, like
+// Service:Job, so that whoever edits runtime settings cannot open the
+// internal network.
+type Outbound struct {
+	// AllowedRanges are CIDR ranges or single addresses ("10.20.0.0/16",
+	// "fd00:1::/64", "192.168.1.5") that outbound connections may reach
+	// although they are not public (loopback, private, link-local, ...).
+	// Empty: only public unicast addresses.
+	AllowedRanges []string `koanf:"AllowedRanges"`
 }
 
 // ServiceLog is `Service:Logging`.

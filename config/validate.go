@@ -116,6 +116,7 @@ func (c *Config) Validate() error {
 	c.validateJwt(&p)
 	c.validateSession(&p)
 	c.validateUpload(&p)
+	c.validateOutbound(&p)
 
 	c.validateCors(&p)
 	c.validateFrontendResult(&p)

@@ -188,6 +188,21 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "outbound ranges: host bits, a name, a zone",
+			mutate: func(c *Config) {
+				c.Service.Outbound.AllowedRanges = []string{"10.20.0.0/16", "10.0.0.1/8", "internal.example", "fe80::1%eth0", "10.0.0.0/33"}
+			},
+			want: []string{`AllowedRanges:1: "10.0.0.1/8" has host bits set (the range is 10.0.0.0/8)`,
+				`AllowedRanges:2: "internal.example" is not a CIDR range or an IP address`,
+				`AllowedRanges:3: "fe80::1%eth0"`, `AllowedRanges:4: "10.0.0.0/33"`},
+		},
+		{
+			name: "outbound ranges: ranges and addresses of both families",
+			mutate: func(c *Config) {
+				c.Service.Outbound.AllowedRanges = []string{"10.20.0.0/16", "192.168.1.5", "fd00:1::/64", "::1", "::ffff:10.0.0.0/104"}
+			},
+		},
+		{
 			name: "plugin pin: not 64 hexadecimal digits",
 			mutate: func(c *Config) {
 				c.Service.ExternalAuth.PluginSHA256 = map[string]string{"acme": "abc123", "team_chat": strings.Repeat("zz", 32)}

@@ -89,7 +89,7 @@ func Contract(opts Options) ([]byte, error) {
 	}
 	re := reauth.New(reauth.Deps{Client: client, Settings: settings, Sessions: sessions, Sensitive: reauth.NewSensitive(client, store, nil)})
 	// The scheduler is built for its routes only: it is never started.
-	jobs := job.New(job.Options{Client: client, Settings: settings, Events: ev, Config: cfg.Service.Job})
+	jobs := job.New(job.Options{Client: client, Settings: settings, Events: ev, Config: cfg.Service.Job, Outbound: cfg.Service.Outbound})
 	modules, err := compose(login, re, jobs, opts.Modules)
 	if err != nil {
 		return nil, err

@@ -32,6 +32,9 @@ TARGETS=(
 	"./config FuzzLoad"
 	"./host/database/sqllog FuzzRender"
 	"./host/cache/memcache FuzzTake"
+	"./host/outbound FuzzPolicy"
+	"./host/outbound FuzzCheckHost"
+	"./host/file/link FuzzLinkVerify"
 )
 [ "${FUZZ_SKIP_PG:-0}" = 1 ] || TARGETS+=("./host/fuzz FuzzJSONEndpoints ADMINKERNEL_TEST_DB=PostgreSQL")
 

@@ -173,31 +173,36 @@ func TestFileSignedLinks(t *testing.T) {
 	if exp == "0" || exp == "" {
 		t.Fatalf("a link with a lifetime has exp %q", exp)
 	}
-	past := time.Now().Add(-time.Minute).Unix()
-	expiredSig, _ := ring.Sign(link.PurposeView, a.ID, past)
-	otherPurpose, _ := ring.Sign("download", a.ID, 0)
-	noExpiry, _ := ring.Sign(link.PurposeView, a.ID, 0)
+	now := time.Now()
+	past := now.Add(-time.Minute).Unix()
+	expiredSig, _ := ring.Sign(link.PurposeView, a.ID, past, past-60)
+	otherPurpose, _ := ring.Sign("download", a.ID, 0, now.Unix())
+	noExpiry, _ := ring.Sign(link.PurposeView, a.ID, 0, now.Unix())
+	// Issued without an expiry six minutes ago (when the lifetime was 0):
+	// the lifetime of 5 minutes now in force has run out for it.
+	oldNoExpiry, _ := ring.Sign(link.PurposeView, a.ID, 0, now.Add(-6*time.Minute).Unix())
 	foreign := link.New([]link.Key{{ID: "dev", Secret: []byte("another key of at least thirty-two bytes")}}, 0)
-	foreignSig, _ := foreign.Sign(link.PurposeView, a.ID, 0)
+	foreignSig, _ := foreign.Sign(link.PurposeView, a.ID, 0, now.Unix())
 	tampered := []byte(sig)
 	tampered[len(tampered)-2] ^= 1
 	view := func(id int64, exp, sig string) string {
 		return fmt.Sprintf("/api/v1/sys/file/%d/view?exp=%s&sig=%s", id, exp, url.QueryEscape(sig))
 	}
 	refused := map[string]string{
-		"tampered signature":   view(a.ID, exp, string(tampered)),
-		"later expiry":         view(a.ID, fmt.Sprint(time.Now().Add(time.Hour).Unix()), sig),
-		"expired":              view(a.ID, fmt.Sprint(past), expiredSig),
-		"other id":             view(b.ID, exp, sig),
-		"other purpose":        view(a.ID, "0", otherPurpose),
-		"another key":          view(a.ID, "0", foreignSig),
-		"no signature":         fmt.Sprintf("/api/v1/sys/file/%d/view", a.ID),
-		"no expiry":            view(a.ID, "", sig),
-		"negative expiry":      view(a.ID, "-1", sig),
-		"id not a number":      "/api/v1/sys/file/abc/view?exp=0&sig=x",
-		"unknown id":           view(1<<40, exp, sig),
-		"expiry removed (0)":   view(a.ID, "0", sig),
-		"signature of no kind": view(a.ID, exp, "x.y"),
+		"tampered signature":                    view(a.ID, exp, string(tampered)),
+		"later expiry":                          view(a.ID, fmt.Sprint(time.Now().Add(time.Hour).Unix()), sig),
+		"expired":                               view(a.ID, fmt.Sprint(past), expiredSig),
+		"other id":                              view(b.ID, exp, sig),
+		"other purpose":                         view(a.ID, "0", otherPurpose),
+		"another key":                           view(a.ID, "0", foreignSig),
+		"no signature":                          fmt.Sprintf("/api/v1/sys/file/%d/view", a.ID),
+		"no expiry":                             view(a.ID, "", sig),
+		"negative expiry":                       view(a.ID, "-1", sig),
+		"id not a number":                       "/api/v1/sys/file/abc/view?exp=0&sig=x",
+		"unknown id":                            view(1<<40, exp, sig),
+		"expiry removed (0)":                    view(a.ID, "0", sig),
+		"signature of no kind":                  view(a.ID, exp, "x.y"),
+		"no expiry, issued before the lifetime": view(a.ID, "0", oldNoExpiry),
 	}
 	for name, path := range refused {
 		t.Run(name, func(t *testing.T) {
@@ -208,7 +213,7 @@ func TestFileSignedLinks(t *testing.T) {
 		})
 	}
 	if r := get(k, view(a.ID, "0", noExpiry), ""); r.Status != 200 {
-		t.Fatalf("a link signed without expiry: HTTP %d", r.Status)
+		t.Fatalf("a link signed without expiry, issued within the lifetime: HTTP %d", r.Status)
 	}
 
 	etag := `"` + sum(content) + `"`

@@ -105,7 +105,7 @@ func TestLinkRing(t *testing.T) {
 	rotated := link.New([]link.Key{newKey, oldKey}, time.Hour)
 	dropped := link.New([]link.Key{newKey}, time.Hour)
 	exp := now.Add(time.Hour).Unix()
-	sig, err := before.Sign(link.PurposeView, 42, exp)
+	sig, err := before.Sign(link.PurposeView, 42, exp, now.Unix())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +130,10 @@ func TestLinkRing(t *testing.T) {
 			t.Errorf("%s: Verify = %v, want %v", c.name, got, c.want)
 		}
 	}
-	if s, _ := rotated.Sign(link.PurposeView, 42, exp); !strings.HasPrefix(s, "new.") {
+	if s, _ := rotated.Sign(link.PurposeView, 42, exp, now.Unix()); !strings.HasPrefix(s, "new.") {
 		t.Errorf("the rotated ring signs with %q, want the first key", s)
 	}
-	if _, err := link.New(nil, 0).Sign(link.PurposeView, 1, 0); err == nil {
+	if _, err := link.New(nil, 0).Sign(link.PurposeView, 1, 0, now.Unix()); err == nil {
 		t.Error("a ring without keys signed")
 	}
 }

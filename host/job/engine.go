@@ -69,6 +69,9 @@ type Options struct {
 	Settings *sysconfig.Service
 	Events   *events.Bus
 	Config   config.Job
+	// Outbound are the address ranges Http jobs may reach beyond public
+	// ones (Service:Outbound).
+	Outbound config.Outbound
 	Log      hclog.Logger
 	// Instance names this replica in the run log (default host name,
 	// process id and a random tag).
@@ -130,7 +133,7 @@ func New(o Options) *Engine {
 		client: o.Client, db: o.SQL, dialect: o.Dialect, settings: o.Settings, events: o.Events, cfg: o.Config,
 		log: o.Log, instance: o.Instance, now: o.Now, notify: o.Notify, tracer: o.Tracer,
 		handlers: map[string]module.JobHandler{}, running: map[int64]*runState{}, cursors: map[int64]time.Time{},
-		guard: HTTPGuard{Allowed: o.Config.HTTPAllowedHosts, AllowPrivate: o.Config.HTTPAllowPrivate},
+		guard: NewHTTPGuard(o.Config, o.Outbound),
 		dirty: true,
 	}
 	if e.log == nil {

@@ -8,11 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/host/outbound"
 )
 
 // HTTP job limits.
@@ -26,24 +27,39 @@ const (
 )
 
 // ErrBlocked is the cause of every refusal of the HTTP guard (47009 at
-// save time; a Failed run at run time).
-var ErrBlocked = errors.New("blocked")
+// save time; a Failed run at run time). It is outbound.ErrBlocked.
+var ErrBlocked = outbound.ErrBlocked
 
-// HTTPGuard decides where Http jobs may go: a host allow-list, and no
-// loopback, private, link-local or otherwise non-public address unless
-// AllowPrivate. Addresses are checked after name resolution, on the
-// address actually dialled (a name that resolves to 127.0.0.1, or changes
-// its answer between check and use, is refused the same).
+// HTTPGuard decides where Http jobs may go: a host allow-list
+// (Service:Job:HttpAllowedHosts), and every address judged by an
+// outbound.Policy — no loopback, private, link-local or otherwise
+// non-public address, in any IPv4 or IPv6 form, unless
+// Service:Outbound:AllowedRanges allows it (or HttpAllowPrivate allows
+// them all). Addresses are checked on the address actually dialled, after
+// name resolution (a name that resolves to 127.0.0.1, or changes its
+// answer between check and use, is refused the same), on every redirect
+// hop too.
 type HTTPGuard struct {
 	// Allowed are host patterns: "api.example.com", "*.example.com" (any
 	// subdomain, not the apex), optionally with ":port" (then only that
 	// port). Empty: nothing is allowed.
-	Allowed      []string
-	AllowPrivate bool
+	Allowed []string
+	// Policy judges the addresses (outbound.FromConfig; AllowAll is
+	// Service:Job:HttpAllowPrivate).
+	Policy outbound.Policy
+}
+
+// NewHTTPGuard returns the guard of the settings: the hosts and
+// HttpAllowPrivate of Service:Job, the ranges of Service:Outbound.
+func NewHTTPGuard(job config.Job, out config.Outbound) HTTPGuard {
+	p := outbound.FromConfig(out)
+	p.AllowAll = job.HTTPAllowPrivate
+	return HTTPGuard{Allowed: job.HTTPAllowedHosts, Policy: p}
 }
 
 // CheckURL validates a job's URL: http or https, no user info, an
-// allowed host, and, for an IP literal, an allowed address.
+// allowed host and, for an IP literal (or a numeric host that is not a
+// canonical IPv4 address), an allowed address.
 func (g HTTPGuard) CheckURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" {
@@ -58,8 +74,8 @@ func (g HTTPGuard) CheckURL(raw string) (*url.URL, error) {
 	if !g.hostAllowed(u) {
 		return nil, fmt.Errorf("%w: host %q is not in Service:Job:HttpAllowedHosts", ErrBlocked, u.Host)
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !g.addrAllowed(ip) {
-		return nil, fmt.Errorf("%w: address %s is not public", ErrBlocked, ip)
+	if err := g.Policy.CheckHost(u.Hostname()); err != nil {
+		return nil, err
 	}
 	return u, nil
 }
@@ -103,61 +119,24 @@ func (g HTTPGuard) hostAllowed(u *url.URL) bool {
 	return false
 }
 
-// cgnat is 100.64.0.0/10 (carrier-grade NAT, often cloud-internal).
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// addrAllowed refuses, unless AllowPrivate, every address that is not a
-// public unicast one: loopback, private (RFC 1918, fc00::/7), link-local
-// (169.254/16 with the cloud metadata endpoints, fe80::/10), unspecified,
-// multicast, CGNAT, and IPv4-mapped forms of these.
-func (g HTTPGuard) addrAllowed(ip netip.Addr) bool {
-	if g.AllowPrivate {
-		return true
-	}
-	ip = ip.Unmap()
-	switch {
-	case !ip.IsValid(), ip.IsLoopback(), ip.IsPrivate(), ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast(),
-		ip.IsInterfaceLocalMulticast(), ip.IsMulticast(), ip.IsUnspecified(), cgnat.Contains(ip):
-		return false
-	}
-	if ip.Is4() && ip.As4()[0] == 0 { // 0.0.0.0/8
-		return false
-	}
-	return true
-}
-
-// control runs on every socket before it connects: the address dialled
-// must be allowed.
-func (g HTTPGuard) control(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("%w: %s", ErrBlocked, address)
-	}
-	if !g.addrAllowed(ap.Addr()) {
-		return fmt.Errorf("%w: address %s is not public", ErrBlocked, ap.Addr())
-	}
-	return nil
-}
-
-// Client returns an HTTP client that dials only allowed addresses, uses no
-// proxy from the environment and follows redirects only to the same host
-// (and at most maxRedirects).
+// Client returns an HTTP client that dials only allowed addresses
+// (outbound.Policy.Transport: the check runs on every socket, after name
+// resolution), uses no proxy from the environment and follows redirects
+// only to the same scheme and host, each passing CheckURL again (at most
+// maxRedirects).
 func (g HTTPGuard) Client() *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: g.control}
-	tr := &http.Transport{
-		Proxy:                  nil,
-		DialContext:            dialer.DialContext,
-		TLSHandshakeTimeout:    10 * time.Second,
-		ResponseHeaderTimeout:  defaultHTTPTimeout,
-		MaxResponseHeaderBytes: 64 << 10,
-		DisableKeepAlives:      true,
-	}
+	tr := g.Policy.Transport()
+	tr.ResponseHeaderTimeout = defaultHTTPTimeout
+	tr.DisableKeepAlives = true
 	return &http.Client{Transport: tr, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) >= maxRedirects {
 			return fmt.Errorf("%w: more than %d redirects", ErrBlocked, maxRedirects)
 		}
 		if !strings.EqualFold(req.URL.Host, via[0].URL.Host) || req.URL.Scheme != via[0].URL.Scheme {
 			return fmt.Errorf("%w: redirect to another host (%s)", ErrBlocked, req.URL.Host)
+		}
+		if _, err := g.CheckURL(req.URL.String()); err != nil {
+			return err
 		}
 		return nil
 	}}

@@ -1,9 +1,11 @@
 // Package link signs and checks the file links of the wire contract
 // (GET /api/v1/sys/file/{id}/view?exp=…&sig=…): an HMAC-SHA256 over the
-// purpose, the file id and the expiry, with the key ring
+// purpose, the file id, the expiry and the issue time, with the key ring
 // Service:Upload:SigningKeys — separate from the access-token keys and
 // rotatable like them (the first key signs, every key verifies, each
-// signature names its key).
+// signature names its key). The signature carries the issue time
+// ("<key id>.<issued>.<mac>"), so the lifetime in force when a link is
+// checked applies to it, not only the one in force when it was issued.
 package link
 
 import (
@@ -56,7 +58,8 @@ type Ring struct {
 // ErrNoKey: the ring has no key.
 var ErrNoKey = errors.New("link: Service:Upload:SigningKeys is not set")
 
-// New returns a ring of keys with the link lifetime ttl (0: no expiry).
+// New returns a ring of keys with the link lifetime ttl (0: no expiry),
+// counted from each link's issue time.
 func New(keys []Key, ttl time.Duration) *Ring { return &Ring{keys: keys, ttl: ttl} }
 
 var rings sync.Map // *config.Config → *Ring
@@ -94,7 +97,10 @@ func (r *Ring) Ready() bool { return len(r.keys) > 0 }
 // TTL is the link lifetime (0: no expiry).
 func (r *Ring) TTL() time.Duration { return r.ttl }
 
-func mac(secret []byte, purpose string, id, exp int64) []byte {
+// macV1 is the MAC of the links issued before links carried their issue
+// time ("<key id>.<mac>"): accepted only as issued at the Unix epoch (see
+// Verify).
+func macV1(secret []byte, purpose string, id, exp int64) []byte {
 	h := hmac.New(sha256.New, secret)
 	h.Write([]byte("adminkernel file link\x00"))
 	h.Write([]byte(purpose))
@@ -105,46 +111,115 @@ func mac(secret []byte, purpose string, id, exp int64) []byte {
 	return h.Sum(nil)
 }
 
-// Sign returns the signature of (purpose, id, exp): "<key id>.<base64url
-// HMAC>". exp is a Unix time in seconds, 0 for a link that does not expire.
-func (r *Ring) Sign(purpose string, id, exp int64) (string, error) {
+// mac is the MAC of a link: a label of its own, the purpose, the id, the
+// expiry and the issue time.
+func mac(secret []byte, purpose string, id, exp, iat int64) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte("adminkernel file link v2\x00"))
+	h.Write([]byte(purpose))
+	h.Write([]byte{0})
+	h.Write(strconv.AppendInt(nil, id, 10))
+	h.Write([]byte{0})
+	h.Write(strconv.AppendInt(nil, exp, 10))
+	h.Write([]byte{0})
+	h.Write(strconv.AppendInt(nil, iat, 10))
+	return h.Sum(nil)
+}
+
+// b64 decodes MACs strictly: 43 characters of the URL alphabet whose last
+// one carries zero padding bits, so each MAC has exactly one spelling.
+var b64 = base64.RawURLEncoding.Strict()
+
+// macLen is the length of an encoded MAC (32 bytes, unpadded).
+const macLen = 43
+
+// MaxIssueSkew is how far in the future a link's issue time may be (the
+// clocks of the replicas differ a little).
+const MaxIssueSkew = time.Minute
+
+// Sign returns the signature of (purpose, id, exp) issued at iat (Unix
+// seconds): "<key id>.<iat>.<base64url HMAC>". exp is a Unix time in
+// seconds, 0 for a link without an expiry of its own.
+func (r *Ring) Sign(purpose string, id, exp, iat int64) (string, error) {
 	if !r.Ready() {
 		return "", ErrNoKey
 	}
 	k := r.keys[0]
-	return k.ID + "." + base64.RawURLEncoding.EncodeToString(mac(k.Secret, purpose, id, exp)), nil
+	return k.ID + "." + strconv.FormatInt(iat, 10) + "." + base64.RawURLEncoding.EncodeToString(mac(k.Secret, purpose, id, exp, iat)), nil
 }
 
 // Verify reports whether sig signs (purpose, id, exp) with a key of the
-// ring and, when exp is not 0, exp is not past at now.
+// ring and the link is still valid at now: before exp (when not 0) and,
+// when the ring has a lifetime, before its issue time plus the lifetime
+// (the ring's current one: a shorter lifetime applies to the links issued
+// before). A link without an issue time (issued by an older version) counts
+// as issued at the epoch: valid only while the lifetime is 0. Every part is
+// read strictly: a signature has one spelling.
 func (r *Ring) Verify(purpose string, id, exp int64, sig string, now time.Time) bool {
-	if exp < 0 || (exp != 0 && now.Unix() > exp) {
+	t := now.Unix()
+	if exp < 0 || exp != 0 && t >= exp {
 		return false
 	}
-	kid, enc, ok := strings.Cut(sig, ".")
-	if !ok || len(enc) != 43 {
+	kid, rest, ok := strings.Cut(sig, ".")
+	if !ok || kid == "" {
 		return false
 	}
-	got, err := base64.RawURLEncoding.DecodeString(enc)
-	if err != nil {
+	issued, enc, v2 := strings.Cut(rest, ".")
+	var iat int64
+	if v2 {
+		if iat, ok = parseIssued(issued); !ok || iat > t+int64(MaxIssueSkew/time.Second) {
+			return false
+		}
+	} else {
+		enc = rest
+	}
+	if r.ttl > 0 && t >= iat+int64(r.ttl/time.Second) {
+		return false
+	}
+	if len(enc) != macLen {
+		return false
+	}
+	var got [32]byte
+	if n, err := b64.Decode(got[:], []byte(enc)); err != nil || n != len(got) {
 		return false
 	}
 	for _, k := range r.keys {
-		if k.ID == kid {
-			return hmac.Equal(got, mac(k.Secret, purpose, id, exp))
+		if k.ID != kid {
+			continue
 		}
+		if v2 {
+			return hmac.Equal(got[:], mac(k.Secret, purpose, id, exp, iat))
+		}
+		return hmac.Equal(got[:], macV1(k.Secret, purpose, id, exp))
 	}
 	return false
 }
 
-// ViewURL returns the site-relative view link of file id, valid for the
-// ring's lifetime from now.
+// parseIssued reads an issue time: 1 to 12 digits, no leading zero.
+func parseIssued(s string) (int64, bool) {
+	if s == "" || len(s) > 12 || s[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// ViewURL returns the site-relative view link of file id, issued now and
+// valid for the ring's lifetime (0: until the lifetime is set).
 func (r *Ring) ViewURL(id int64, now time.Time) (string, error) {
+	iat := now.Unix()
 	var exp int64
 	if r.ttl > 0 {
-		exp = now.Add(r.ttl).Unix()
+		exp = iat + int64(r.ttl/time.Second)
 	}
-	sig, err := r.Sign(PurposeView, id, exp)
+	sig, err := r.Sign(PurposeView, id, exp, iat)
 	if err != nil {
 		return "", err
 	}
