@@ -156,9 +156,23 @@ func TestHTTPGuardAtRunTime(t *testing.T) {
 // a refused address, is refused when dialled: the redirect hop goes
 // through the same dialer check, and the target accepts nothing.
 func TestHTTPGuardRedirectRebinding(t *testing.T) {
-	target, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Skipf("no 127.0.0.2: %v", err)
+	// The redirector must listen on 127.0.0.1 on the target's port, so that
+	// the redirect stays on the same host and port: a few tries in case the
+	// port is taken there.
+	var target, l net.Listener
+	for try := 0; l == nil; try++ {
+		var err error
+		if target, err = net.Listen("tcp", "127.0.0.2:0"); err != nil {
+			t.Fatalf("listen on 127.0.0.2 (Linux answers on all of 127/8): %v", err)
+		}
+		_, p, _ := net.SplitHostPort(target.Addr().String())
+		if l, err = net.Listen("tcp", "127.0.0.1:"+p); err != nil {
+			_ = target.Close()
+			if try == 5 {
+				t.Fatalf("no port free on both 127.0.0.1 and 127.0.0.2: %v", err)
+			}
+			l = nil
+		}
 	}
 	_, port, _ := net.SplitHostPort(target.Addr().String())
 	var accepts atomic.Int32
@@ -173,12 +187,6 @@ func TestHTTPGuardRedirectRebinding(t *testing.T) {
 		}
 	}()
 	t.Cleanup(func() { _ = target.Close() })
-	// The redirector listens on 127.0.0.1 on the same port, so that the
-	// redirect stays on the same host and port.
-	l, err := net.Listen("tcp", "127.0.0.1:"+port)
-	if err != nil {
-		t.Skipf("port %s on 127.0.0.1: %v", port, err)
-	}
 	srv := &http.Server{ReadHeaderTimeout: time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/latest/meta-data/", http.StatusFound)
 	})}
@@ -194,7 +202,7 @@ func TestHTTPGuardRedirectRebinding(t *testing.T) {
 		Allowed:  []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		Resolver: outboundtest.Resolver(t, answer),
 	}}
-	_, err = g.Do(context.Background(), g.Client(), job.HTTPSpec{URL: "http://api.example.test:" + port + "/"})
+	_, err := g.Do(context.Background(), g.Client(), job.HTTPSpec{URL: "http://api.example.test:" + port + "/"})
 	if !errors.Is(err, job.ErrBlocked) || !strings.Contains(err.Error(), "127.0.0.2") {
 		t.Fatalf("Do = %v, want the redirect's dial of 127.0.0.2 refused", err)
 	}

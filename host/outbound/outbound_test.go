@@ -157,7 +157,7 @@ func listen(t *testing.T, addr string) *recorder {
 	t.Helper()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Skipf("listen %s: %v", addr, err)
+		t.Fatalf("listen %s: %v", addr, err)
 	}
 	r := &recorder{Listener: l}
 	t.Cleanup(func() { _ = l.Close() })
