@@ -14,7 +14,7 @@ TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 # there too. go.work joins both modules for development.
 SDK_DIR       := pluginsdk
 
-.PHONY: dist dist-check help build run test test-unit test-matrix test-ha test-upgrade test-browser console test-console fuzz lint generate verify fmt vet clean
+.PHONY: dist dist-check help build run test test-unit test-matrix test-ha test-upgrade test-browser console test-console test-providers-cli fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -126,6 +126,15 @@ test-console: console-deps ## the console's end-to-end suite in chromium against
 	cd $(CONSOLE_DIR) && rm -f e2e/output/*.timing.json && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
 	  node --test --test-concurrency=$(CONSOLE_E2E_JOBS) --test-reporter=spec e2e/
 	@cd $(CONSOLE_DIR) && node -e 'const fs=require("fs");let t=0;for(const f of fs.readdirSync("e2e/output").filter(f=>f.endsWith(".timing.json"))){const j=JSON.parse(fs.readFileSync("e2e/output/"+f));t+=j.ms;console.log(`  $${j.file}: $${(j.ms/1000).toFixed(1)} s`)}console.log(`  sum of the files: $${(t/1000).toFixed(1)} s`)'
+
+# The built `adminkernel providers test` (issue: a check that cannot fail):
+# bin/adminkernel, not a test binary, against the bundled code_host plugin
+# (must pass, with at least 8 checks run), the same with empty settings, a
+# binary that exits at once and a code_host that leaks its client secret
+# into the login URL (e2e/providerscli; all three must fail).
+test-providers-cli: ## the built adminkernel providers test against a good plugin (pass), empty settings, a plugin that exits at once and one leaking its secret (fail); prints each report and a summary
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
+	AK_KERNEL_BIN=$(BIN)/adminkernel bash scripts/providers-cli.sh
 
 dist: ## versioned release archives for linux/amd64 and linux/arm64 with SHA256SUMS in dist/ (docs/operations.md)
 	bash scripts/dist.sh
