@@ -4,7 +4,8 @@
 // FAIL ...". node --test itself exits 0 when its patterns match no file
 // and reports a file that declares no test as one passing test: a suite
 // that checks nothing would pass. Here zero tests in all, a file with no
-// test, and a skipped or todo test are failures.
+// test, and a skipped or todo test are failures (and so is a failed test,
+// as node --test's own exit status says).
 export default async function* counts(source) {
   const files = new Map() // file -> { passed, failed, skipped }
   const entry = (file) => {
@@ -31,6 +32,7 @@ export default async function* counts(source) {
     skipped += f.skipped
     yield `node-test-count: ${file}: ${f.passed} passed, ${f.failed} failed, ${f.skipped} skipped\n`
     if (f.passed + f.failed === 0) problems.push(`${file} ran no test`)
+    if (f.failed) problems.push(`${file} failed ${f.failed}`)
     if (f.skipped) problems.push(`${file} skipped ${f.skipped}`)
   }
   yield `node-test-count: ${passed + failed} tests in ${files.size} files: ${passed} passed, ${failed} failed, ${skipped} skipped\n`
