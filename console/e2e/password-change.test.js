@@ -143,6 +143,10 @@ describe('forced password change (40028)', { concurrency: 1 }, () => {
     await page.waitForURL(/\/login/)
     await signIn(page, account, reset)
     await changeForm(page, { title: /change your password/i, policy: /At least 8 characters/ })
+    // With a password history the kernel refuses the same password (42025): its text.
+    await must(env.base, 'PUT', '/api/v1/sys/config/batch', [{ configKey: 'sys.security.password.historyCount', configValue: '1' }], env.adminToken)
+    await change(page, reset, reset)
+    await page.locator('[data-test=pwc-error]', { hasText: /must not be the same/ }).waitFor()
     await change(page, reset, 'Again#Chosen2029')
     await page.locator('[data-test=home]').waitFor()
     await page.reload()
