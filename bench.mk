@@ -37,6 +37,12 @@ bench-go: ## Go benchmarks only (bench/out/go-bench.txt, benchstat.txt)
 	@mkdir -p $(BENCH_OUT)
 	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_TIME) \
 		-timeout 30m $(BENCH_PKGS) | tee $(BENCH_OUT)/go-bench.txt
+	@# go test -bench passes a package without benchmarks, or a pattern that
+	@# matches none: every package of BENCH_PKGS must report one.
+	@n=$$(grep -cE '^Benchmark' $(BENCH_OUT)/go-bench.txt); echo "bench-go: $$n benchmark results"; \
+	  for p in $(BENCH_PKGS); do mod=github.com/adminkernel/kernel/$${p#./}; \
+	    grep -qx "pkg: $$mod" $(BENCH_OUT)/go-bench.txt || { echo "bench-go: $$p reported no benchmark"; exit 1; }; done; \
+	  [ "$$n" -gt 0 ] || { echo "bench-go: no benchmark ran"; exit 1; }
 	@if $(BENCHSTAT) $(BENCH_OUT)/go-bench.txt > $(BENCH_OUT)/benchstat.txt 2>&1; then \
 		cat $(BENCH_OUT)/benchstat.txt; \
 	else \

@@ -48,6 +48,15 @@ selected() {
 	return 1
 }
 SELECT=("$@")
+# A named target that is not in TARGETS would run nothing: refuse it.
+for want in "${SELECT[@]}"; do
+	known=0
+	for entry in "${TARGETS[@]}"; do
+		read -r _ name _ <<<"$entry"
+		[ "$name" = "$want" ] && known=1
+	done
+	[ $known = 1 ] || { echo "fuzz: no target $want in scripts/fuzz.sh (TARGETS)"; exit 1; }
+done
 
 # run_target package target envvar log: one fuzzing run of a target.
 run_target() {
@@ -65,6 +74,7 @@ logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
 failed=()
 summary=()
+ran=0
 start_all=$SECONDS
 for entry in "${TARGETS[@]}"; do
 	read -r pkg name envvar <<<"$entry"
@@ -97,6 +107,16 @@ for entry in "${TARGETS[@]}"; do
 	if ! grep -aq 'now fuzzing' "$log"; then
 		note="  (baseline coverage $(grep -ao 'gathering baseline coverage: [0-9]*/[0-9]*' "$log" | tail -1 | awk '{print $4}') only)"
 	fi
+	# go test exits 0 when -fuzz matches no target ("no fuzz tests to
+	# fuzz", a renamed target) or when no input ran: both checked nothing.
+	if [ $rc -eq 0 ] && grep -aq 'no fuzz tests to fuzz' "$log"; then
+		rc=1
+		note="  (no fuzz target $name in $pkg)"
+	elif [ $rc -eq 0 ] && [ "$execs" -eq 0 ] && ! grep -aqE 'gathering baseline coverage: [1-9]' "$log"; then
+		rc=1
+		note="  (no input ran)"
+	fi
+	ran=$((ran + 1))
 	if [ $rc -ne 0 ]; then
 		failed+=("$label")
 		summary+=("$(printf '%-30s FAIL  %8s execs  %4ss' "$label" "$execs" "$took")$note")
@@ -109,8 +129,12 @@ for entry in "${TARGETS[@]}"; do
 done
 
 echo
-echo "--- fuzz summary (FUZZTIME=$FUZZTIME each, $((SECONDS - start_all))s in all)"
+echo "--- fuzz summary ($ran targets, FUZZTIME=$FUZZTIME each, $((SECONDS - start_all))s in all)"
 printf '%s\n' "${summary[@]}"
+if [ $ran -eq 0 ]; then
+	echo "FAIL: no fuzz target ran"
+	exit 1
+fi
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAIL: ${failed[*]}"
 	exit 1

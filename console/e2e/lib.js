@@ -69,6 +69,8 @@ export async function axe(page, what, assert) {
     if (!moving || attempt === 2) break
     await settle(page)
   }
+  // An axe that applied no rule (nothing rendered, axe not loaded) checked nothing.
+  assert.ok(r.passes.length + r.violations.length > 0, `axe on ${what} applied no rule`)
   const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
   assert.deepEqual(bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ') + ' ' + n.html.slice(0, 160)).slice(0, 3).join(', ')}`), [], `axe on ${what}`)
   return r.violations.length

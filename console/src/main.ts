@@ -6,7 +6,7 @@ import './components/admin/theme'
 import App from './App.vue'
 import { router } from './router'
 import { i18n, msgText } from './i18n'
-import { onSessionEnded, session } from './api'
+import { onPasswordChangeRequired, onSessionEnded, session } from './api'
 import { useApp } from './stores/app'
 import { ElMessage } from 'element-plus'
 
@@ -21,6 +21,17 @@ onSessionEnded(() => {
   if (!router.currentRoute.value.meta.public) {
     ElMessage.warning(msgText('shell.sessionExpired'))
     void router.push({ name: 'login' })
+  }
+})
+// 40028 in the shell (the kernel requires a password change): to the form.
+// During the boot the router's guard leads there itself.
+onPasswordChangeRequired(() => {
+  const app = useApp(pinia)
+  if (!app.booted) return
+  app.booted = false
+  const here = router.currentRoute.value
+  if (here.name !== 'password-change' && !here.meta.public) {
+    void router.push({ name: 'password-change', query: here.fullPath !== '/' ? { redirect: here.fullPath } : {} })
   }
 })
 session.onChange(() => {

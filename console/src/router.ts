@@ -1,4 +1,4 @@
-import { createRouter, createWebHistory, type RouteRecordRaw } from 'vue-router'
+import { createRouter, createWebHistory, type RouteLocationNormalized, type RouteRecordRaw } from 'vue-router'
 import { session } from '@/api'
 import { useApp } from '@/stores/app'
 import { pageRoutes } from '@/pages'
@@ -9,6 +9,9 @@ const routes: RouteRecordRaw[] = [
   { path: '/oauth/callback', name: 'oauth-callback', component: () => import('@/views/OAuthCallback.vue'), meta: { public: true } },
   { path: '/mfa/bind', name: 'mfa-bind', component: () => import('@/views/MfaBind.vue'), meta: { public: true } },
   { path: '/boot-error', name: 'boot-error', component: () => import('@/views/BootError.vue'), meta: { public: true } },
+  // The forced password change (40028): signed in, outside the shell, whose
+  // calls the kernel refuses until the password is changed.
+  { path: '/password-change', name: 'password-change', component: () => import('@/views/PasswordChange.vue'), meta: { forced: true } },
   {
     path: '/',
     component: () => import('@/views/ShellLayout.vue'),
@@ -23,9 +26,25 @@ const routes: RouteRecordRaw[] = [
 
 export const router = createRouter({ history: createWebHistory(), routes })
 
+/** safePath is v when it is a path of this site ('/' otherwise): a redirect
+ * query never leads elsewhere. */
+export function safePath(v: unknown): string {
+  return typeof v === 'string' && v.startsWith('/') && !v.startsWith('//') && !v.startsWith('/\\') ? v : '/'
+}
+
+/** passwordChange is the forced change form, remembering where to go next. */
+function passwordChange(to: RouteLocationNormalized) {
+  const next = safePath(to.name === 'password-change' ? to.query.redirect : to.fullPath)
+  return { name: 'password-change', query: next !== '/' ? { redirect: next } : {} }
+}
+
 router.beforeEach(async (to) => {
   if (to.meta.public) return true
   if (!session.active) return { name: 'login', query: to.fullPath !== '/' ? { redirect: to.fullPath } : {} }
+  // A user who must change the password sees the form and nothing else:
+  // the kernel answers 40028 to every other call until the change.
+  if (session.user?.mustChangePassword) return to.name === 'password-change' ? true : passwordChange(to)
+  if (to.meta.forced) return safePath(to.query.redirect)
   const app = useApp()
   if (!app.booted) {
     const r = await app.boot()
@@ -34,10 +53,8 @@ router.beforeEach(async (to) => {
       app.reset()
       return { name: 'login' }
     }
+    if (r === 'password') return passwordChange(to)
     if (r === 'retry') return { name: 'boot-error', query: { to: to.fullPath } }
-  }
-  if (session.user?.mustChangePassword && !(to.name === 'personal' && to.params.tab === 'password')) {
-    return { name: 'personal', params: { tab: 'password' } }
   }
   return true
 })

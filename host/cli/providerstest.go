@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,23 +35,30 @@ func providersTestCmd() *cobra.Command {
 			"and report that code), configures it with the settings file (a JSON object: the\n" +
 			"provider's settings section, e.g. {\"ClientId\": \"...\", \"ClientSecret\": \"...\"}) and\n" +
 			"runs every check of pluginsdk/providertest against it, a fresh process per check.\n" +
-			"It prints go test's report and exits non-zero when a check fails. Without a test\n" +
-			"vendor, the checks that need a login at the vendor (round trip, subject) are not run:\n" +
-			"write a Go test with providertest.LaunchWith for those.",
+			"It prints each check's name and result (with the failures and the plugin's warnings),\n" +
+			"then the number of checks run and passed, and exits non-zero when a check fails or\n" +
+			"none ran. Without a test vendor, the checks that need a login at the vendor (round\n" +
+			"trip, subject) are not run: write a Go test with providertest.LaunchWith for those.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			settings, err := readSettingsFile(settingsFile)
 			if err != nil {
 				return err
 			}
-			ok, err := providertest.CheckBinary(args[0], settings)
+			out := cmd.OutOrStdout()
+			rep, err := providertest.CheckBinary(args[0], settings, func(r providertest.Result) { printResult(out, r) })
 			if err != nil {
 				return err
 			}
-			if !ok {
-				return errors.New("the plugin failed the conformance kit (see the report above)")
+			run, passed := rep.Run(), rep.Passed()
+			fmt.Fprintf(out, "%d checks run, %d passed, %d failed\n", run, passed, run-passed)
+			switch {
+			case run == 0:
+				return errors.New("no check ran: the conformance kit checked nothing")
+			case !rep.OK():
+				return fmt.Errorf("the plugin failed the conformance kit: %d of %d checks failed (see the report above)", run-passed, run)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "the plugin passed the conformance kit")
+			fmt.Fprintf(out, "the plugin passed the conformance kit (%d checks)\n", run)
 			return nil
 		},
 	}
@@ -88,4 +97,23 @@ func readSettingsFile(path string) (pluginsdk.Settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// printResult prints one check's result as go test -v would: a PASS or
+// FAIL line for the check (a parent only when it failed on its own), its
+// output indented below.
+func printResult(w io.Writer, r providertest.Result) {
+	if !r.Counted() {
+		return
+	}
+	verdict := "PASS"
+	if !r.Passed {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "--- %s: %s (%.2fs)\n", verdict, r.Name, r.Duration.Seconds())
+	for _, line := range r.Output {
+		for l := range strings.SplitSeq(line, "\n") {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
 }

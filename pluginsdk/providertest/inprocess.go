@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,7 +27,7 @@ import (
 //
 // The server and the connection end when the test ends. The plugin's log
 // goes to the test log.
-func InProcess(t testing.TB, p pluginsdk.Provider) pluginsdk.Provider {
+func InProcess(t TB, p pluginsdk.Provider) pluginsdk.Provider {
 	t.Helper()
 	out := &testWriter{t: t}
 	log := hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Debug, Output: out})
@@ -120,7 +119,7 @@ func (r *servedRunner) HostToPlugin(n, a string) (string, string, error) {
 
 // testWriter sends log lines to the test log until the test is over.
 type testWriter struct {
-	t    testing.TB
+	t    TB
 	mu   sync.Mutex
 	done bool
 }

@@ -2,13 +2,11 @@ package providertest
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,10 +70,16 @@ func LaunchWith(t *testing.T, binaryPath string, opts Options) {
 // Start launches a plugin binary as the kernel does and returns the
 // kernel's view of it (its gRPC client). The process is killed when the
 // test ends; its log goes to the test log.
-func Start(t testing.TB, binaryPath string) pluginsdk.Provider {
+func Start(t TB, binaryPath string) pluginsdk.Provider {
+	t.Helper()
+	return startLogging(t, binaryPath, launchLogLevel)
+}
+
+// startLogging is Start with the level of the plugin's log.
+func startLogging(t TB, binaryPath string, level hclog.Level) pluginsdk.Provider {
 	t.Helper()
 	out := &testWriter{t: t}
-	p, stop, err := start(binaryPath, out)
+	p, stop, err := start(binaryPath, out, level)
 	if err != nil {
 		out.stop()
 		t.Fatalf("providertest: %v", err)
@@ -90,12 +94,12 @@ func Start(t testing.TB, binaryPath string) pluginsdk.Provider {
 // start launches binaryPath with the kernel's go-plugin client settings and
 // checks its fingerprint (Describe reports the protocol version the
 // handshake settled on). stop kills the process.
-func start(binaryPath string, logOut io.Writer) (pluginsdk.Provider, func(), error) {
+func start(binaryPath string, logOut io.Writer, level hclog.Level) (pluginsdk.Provider, func(), error) {
 	abs, err := filepath.Abs(binaryPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: launchLogLevel, Output: logOut})
+	log := hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: level, Output: logOut})
 	cmd := exec.Command(abs) //nolint:gosec,noctx // go-plugin owns the process lifecycle; the binary under test
 	// No inherited environment: go-plugin adds only its handshake
 	// variables, as for the kernel's plugins.
@@ -142,40 +146,26 @@ func start(binaryPath string, logOut io.Writer) (pluginsdk.Provider, func(), err
 
 // CheckBinary runs the kit against a built plugin binary outside go test
 // (the kernel's `adminkernel providers test` command): it starts the binary
-// as Launch does, runs every check and prints go test's verbose report on
-// standard output. It reports whether every check passed; the error is a
-// binary that does not even start. It uses go test's own runner
-// (testing.RunTests), which registers the testing flags on
-// flag.CommandLine and writes to os.Stdout: call it from a command, not
-// from a test.
-func CheckBinary(binaryPath string, settings pluginsdk.Settings) (bool, error) {
+// as Launch does and runs every check with Check, each against a fresh
+// process. progress, when not nil, gets each result as its check ends. The
+// error is a binary that is misnamed or does not even start (no check
+// ran); otherwise Report.OK tells whether the plugin passed.
+func CheckBinary(binaryPath string, settings pluginsdk.Settings, progress func(Result)) (Report, error) {
 	code := CodeOf(binaryPath)
 	if code == "" {
-		return false, fmt.Errorf("%s is not named %s<code>", binaryPath, FilePrefix)
+		return Report{}, fmt.Errorf("%s is not named %s<code>", binaryPath, FilePrefix)
 	}
 	// A first start tells a binary that does not start apart from one that
 	// fails checks.
-	_, stop, err := start(binaryPath, io.Discard)
+	_, stop, err := start(binaryPath, io.Discard, hclog.Off)
 	if err != nil {
-		return false, err
+		return Report{}, err
 	}
 	stop()
-	checkOnce.Do(testing.Init)
-	launchLogLevel = hclog.Warn
-	// A verbose report, and only the kit's test (a caller's own -test.run
-	// would filter it out).
-	_ = flag.CommandLine.Set("test.v", "true")
-	_ = flag.CommandLine.Set("test.run", "^Conformance_")
-	ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{
-		Name: "Conformance_" + code,
-		F:    func(t *testing.T) { Launch(t, binaryPath, settings) },
-	}})
-	return ok, nil
+	return Check(func(t TB) pluginsdk.Provider { return startLogging(t, binaryPath, hclog.Warn) }, Options{Code: code, Settings: settings}, progress)
 }
 
-var checkOnce sync.Once
-
 // launchLogLevel is the level of the launched plugins' log (and go-plugin's
-// client log): everything in tests (go test shows it for failed checks and
-// with -v), warnings and errors in CheckBinary's report.
-var launchLogLevel = hclog.Debug
+// client log) under go test: everything (go test shows it for failed checks
+// and with -v). CheckBinary's report shows warnings and errors.
+const launchLogLevel = hclog.Debug

@@ -103,6 +103,15 @@ var codePattern = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
 // the subtest's t) and must return a fresh provider.
 func Run(t *testing.T, newProvider func(t *testing.T) pluginsdk.Provider, opts Options) {
 	t.Helper()
+	k := newKit(func(t TB) pluginsdk.Provider { return newProvider(t.(*testing.T)) }, opts)
+	if opts.Login != nil {
+		k.login = func(t TB, authorizeURL string) map[string]string { return opts.Login(t.(*testing.T), authorizeURL) }
+	}
+	k.run(t)
+}
+
+// newKit prepares the checks for opts.
+func newKit(newProvider func(t TB) pluginsdk.Provider, opts Options) *kit {
 	k := &kit{newProvider: newProvider, opts: opts}
 	if k.opts.Concurrency <= 0 {
 		k.opts.Concurrency = 16
@@ -115,36 +124,44 @@ func Run(t *testing.T, newProvider func(t *testing.T) pluginsdk.Provider, opts O
 			}
 		}
 	}
-	t.Run("Describe", k.describe)
-	if opts.Settings != nil {
-		t.Run("Configure", k.configure)
+	return k
+}
+
+// run runs every check as a subtest of t: the one list of checks, for go
+// test (Run) and for Check alike.
+func (k *kit) run(t TB) {
+	subtest(t, "Describe", k.describe)
+	if k.opts.Settings != nil {
+		subtest(t, "Configure", k.configure)
 	}
-	t.Run("AuthorizeURL", k.authorizeURL)
-	t.Run("ExchangeVendorError", k.exchangeVendorError)
-	t.Run("ExchangeGarbage", k.exchangeGarbage)
-	if opts.BadCode != "" {
-		t.Run("ExchangeBadCode", k.exchangeBadCode)
+	subtest(t, "AuthorizeURL", k.authorizeURL)
+	subtest(t, "ExchangeVendorError", k.exchangeVendorError)
+	subtest(t, "ExchangeGarbage", k.exchangeGarbage)
+	if k.opts.BadCode != "" {
+		subtest(t, "ExchangeBadCode", k.exchangeBadCode)
 	}
-	if opts.Login != nil {
-		t.Run("RoundTrip", k.roundTrip)
+	if k.login != nil {
+		subtest(t, "RoundTrip", k.roundTrip)
 	}
-	t.Run("Concurrency", k.concurrency)
-	t.Run("Cancellation", k.cancellation)
+	subtest(t, "Concurrency", k.concurrency)
+	subtest(t, "Cancellation", k.cancellation)
 }
 
 type kit struct {
-	newProvider func(t *testing.T) pluginsdk.Provider
-	opts        Options
+	newProvider func(t TB) pluginsdk.Provider
+	// login is Options.Login (nil without one).
+	login func(t TB, authorizeURL string) map[string]string
+	opts  Options
 }
 
-func callCtx(t *testing.T) context.Context {
+func callCtx(t TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // fresh returns a new provider, configured with Settings when set.
-func (k *kit) fresh(t *testing.T) pluginsdk.Provider {
+func (k *kit) fresh(t TB) pluginsdk.Provider {
 	t.Helper()
 	p := k.newProvider(t)
 	if p == nil {
@@ -158,7 +175,7 @@ func (k *kit) fresh(t *testing.T) pluginsdk.Provider {
 	return p
 }
 
-func (k *kit) code(t *testing.T, p pluginsdk.Provider) string {
+func (k *kit) code(t TB, p pluginsdk.Provider) string {
 	t.Helper()
 	d, err := p.Describe(callCtx(t))
 	if err != nil {
@@ -213,7 +230,7 @@ const (
 )
 
 // authorize runs AuthorizeURL and checks the answer.
-func (k *kit) authorize(t *testing.T, ctx context.Context, p pluginsdk.Provider, l login) pluginsdk.AuthorizeResponse {
+func (k *kit) authorize(t TB, ctx context.Context, p pluginsdk.Provider, l login) pluginsdk.AuthorizeResponse {
 	t.Helper()
 	resp, err := p.AuthorizeURL(ctx, l.req)
 	if err != nil {
@@ -262,7 +279,7 @@ func checkAuthorizeURL(resp pluginsdk.AuthorizeResponse, req pluginsdk.Authorize
 }
 
 // noSecrets fails when s contains the value of a secret setting.
-func (k *kit) noSecrets(t *testing.T, what, s string) {
+func (k *kit) noSecrets(t TB, what, s string) {
 	t.Helper()
 	for _, key := range k.opts.Secrets {
 		v := k.opts.Settings[key]
@@ -272,14 +289,14 @@ func (k *kit) noSecrets(t *testing.T, what, s string) {
 	}
 }
 
-func (k *kit) errText(t *testing.T, what string, err error) {
+func (k *kit) errText(t TB, what string, err error) {
 	t.Helper()
 	if err != nil {
 		k.noSecrets(t, what, err.Error())
 	}
 }
 
-func (k *kit) describe(t *testing.T) {
+func (k *kit) describe(t TB) {
 	p := k.newProvider(t)
 	if p == nil {
 		t.Fatal("newProvider returned nil")
@@ -316,15 +333,15 @@ func (k *kit) describe(t *testing.T) {
 	}
 }
 
-func (k *kit) configure(t *testing.T) {
-	t.Run("Accepted", func(t *testing.T) {
+func (k *kit) configure(t TB) {
+	subtest(t, "Accepted", func(t TB) {
 		p := k.fresh(t)
 		if err := p.Configure(callCtx(t), maps.Clone(k.opts.Settings)); err != nil {
 			t.Errorf("Configure(Settings) a second time = %v, want nil", err)
 		}
 	})
 	for _, key := range k.opts.Required {
-		t.Run("Missing"+key, func(t *testing.T) {
+		subtest(t, "Missing"+key, func(t TB) {
 			if _, ok := k.opts.Settings[key]; !ok {
 				t.Fatalf("Options.Required names %q, which Options.Settings lacks", key)
 			}
@@ -353,7 +370,7 @@ func (k *kit) configure(t *testing.T) {
 	}
 }
 
-func (k *kit) authorizeURL(t *testing.T) {
+func (k *kit) authorizeURL(t TB) {
 	p := k.fresh(t)
 	ctx := callCtx(t)
 	code := k.code(t, p)
@@ -371,7 +388,7 @@ func (k *kit) authorizeURL(t *testing.T) {
 }
 
 // checkFailure checks that an Exchange answered a ProviderError as data.
-func (k *kit) checkFailure(t *testing.T, what string, resp pluginsdk.ExchangeResponse, err error) {
+func (k *kit) checkFailure(t TB, what string, resp pluginsdk.ExchangeResponse, err error) {
 	t.Helper()
 	switch {
 	case err != nil:
@@ -391,7 +408,7 @@ func (k *kit) checkFailure(t *testing.T, what string, resp pluginsdk.ExchangeRes
 }
 
 // exchange calls Exchange, turning a panic into a test failure.
-func exchange(t *testing.T, ctx context.Context, p pluginsdk.Provider, req pluginsdk.ExchangeRequest) (resp pluginsdk.ExchangeResponse, err error) {
+func exchange(t TB, ctx context.Context, p pluginsdk.Provider, req pluginsdk.ExchangeRequest) (resp pluginsdk.ExchangeResponse, err error) {
 	t.Helper()
 	defer func() {
 		if r := recover(); r != nil {
@@ -401,7 +418,7 @@ func exchange(t *testing.T, ctx context.Context, p pluginsdk.Provider, req plugi
 	return p.Exchange(ctx, req)
 }
 
-func (k *kit) exchangeVendorError(t *testing.T) {
+func (k *kit) exchangeVendorError(t TB) {
 	p := k.fresh(t)
 	ctx := callCtx(t)
 	code := k.code(t, p)
@@ -414,7 +431,7 @@ func (k *kit) exchangeVendorError(t *testing.T) {
 	}
 }
 
-func (k *kit) exchangeGarbage(t *testing.T) {
+func (k *kit) exchangeGarbage(t TB) {
 	p := k.fresh(t)
 	ctx := callCtx(t)
 	code := k.code(t, p)
@@ -439,7 +456,7 @@ func (k *kit) exchangeGarbage(t *testing.T) {
 	}
 }
 
-func (k *kit) exchangeBadCode(t *testing.T) {
+func (k *kit) exchangeBadCode(t TB) {
 	p := k.fresh(t)
 	ctx := callCtx(t)
 	l := newLogin(k.redirectURI(k.code(t, p)), pluginsdk.PurposeLogin, desktopUA)
@@ -449,7 +466,7 @@ func (k *kit) exchangeBadCode(t *testing.T) {
 }
 
 // checkIdentity checks a successful Exchange.
-func checkIdentity(t *testing.T, resp pluginsdk.ExchangeResponse, err error) {
+func checkIdentity(t TB, resp pluginsdk.ExchangeResponse, err error) {
 	t.Helper()
 	switch {
 	case err != nil:
@@ -465,14 +482,14 @@ func checkIdentity(t *testing.T, resp pluginsdk.ExchangeResponse, err error) {
 	}
 }
 
-func (k *kit) roundTrip(t *testing.T) {
+func (k *kit) roundTrip(t TB) {
 	p := k.fresh(t)
 	ctx := callCtx(t)
 	code := k.code(t, p)
 	for _, purpose := range []string{pluginsdk.PurposeLogin, pluginsdk.PurposeBind} {
 		l := newLogin(k.redirectURI(code), purpose, desktopUA)
 		auth := k.authorize(t, ctx, p, l)
-		q := k.opts.Login(t, auth.URL)
+		q := k.login(t, auth.URL)
 		resp, err := exchange(t, ctx, p, l.exchange(auth, q))
 		checkIdentity(t, resp, err)
 		k.checkSubject(t, resp)
@@ -480,7 +497,7 @@ func (k *kit) roundTrip(t *testing.T) {
 }
 
 // checkSubject compares a round trip's subject with Options.WantSubject.
-func (k *kit) checkSubject(t *testing.T, resp pluginsdk.ExchangeResponse) {
+func (k *kit) checkSubject(t TB, resp pluginsdk.ExchangeResponse) {
 	t.Helper()
 	if k.opts.WantSubject != "" && resp.Identity != nil && resp.Identity.Subject != k.opts.WantSubject {
 		t.Errorf("Identity.Subject = %q, want %q: the subject must be the vendor's stable user id, not a changeable field such as the username", resp.Identity.Subject, k.opts.WantSubject)
@@ -494,7 +511,7 @@ func (k *kit) checkSubject(t *testing.T, resp pluginsdk.ExchangeResponse) {
 // the test, which only the test's goroutine may do). Under -race a provider
 // whose Configure writes what the other methods read without a lock fails
 // here.
-func (k *kit) concurrency(t *testing.T) {
+func (k *kit) concurrency(t TB) {
 	p := k.fresh(t)
 	code := k.code(t, p)
 	n := k.opts.Concurrency
@@ -504,11 +521,11 @@ func (k *kit) concurrency(t *testing.T) {
 		query map[string]string
 	}
 	var trips []prepared
-	if k.opts.Login != nil {
+	if k.login != nil {
 		for range n {
 			l := newLogin(k.redirectURI(code), pluginsdk.PurposeLogin, desktopUA)
 			auth := k.authorize(t, callCtx(t), p, l)
-			trips = append(trips, prepared{l, auth, k.opts.Login(t, auth.URL)})
+			trips = append(trips, prepared{l, auth, k.login(t, auth.URL)})
 		}
 	}
 	var wg sync.WaitGroup
@@ -559,7 +576,7 @@ func (k *kit) concurrency(t *testing.T) {
 
 // bounded runs f and fails the test when it does not return within
 // CancelGrace.
-func bounded(t *testing.T, what string, f func()) {
+func bounded(t TB, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() {
@@ -573,7 +590,7 @@ func bounded(t *testing.T, what string, f func()) {
 	}
 }
 
-func (k *kit) cancellation(t *testing.T) {
+func (k *kit) cancellation(t TB) {
 	p := k.fresh(t)
 	code := k.code(t, p)
 	canceled, cancel := context.WithCancel(context.Background())
@@ -582,7 +599,7 @@ func (k *kit) cancellation(t *testing.T) {
 	defer cancel2()
 
 	for name, ctx := range map[string]context.Context{"canceled": canceled, "expired": expired} {
-		t.Run(name, func(t *testing.T) {
+		subtest(t, name, func(t TB) {
 			l := newLogin(k.redirectURI(code), pluginsdk.PurposeLogin, desktopUA)
 			var auth pluginsdk.AuthorizeResponse
 			bounded(t, "AuthorizeURL", func() { auth, _ = p.AuthorizeURL(ctx, l.req) })
@@ -595,15 +612,15 @@ func (k *kit) cancellation(t *testing.T) {
 			}
 		})
 	}
-	if k.opts.Login == nil {
+	if k.login == nil {
 		return
 	}
-	t.Run("RealCode", func(t *testing.T) {
+	subtest(t, "RealCode", func(t TB) {
 		// A code the vendor would accept: with an ended context the
 		// exchange must not complete.
 		l := newLogin(k.redirectURI(code), pluginsdk.PurposeLogin, desktopUA)
 		auth := k.authorize(t, callCtx(t), p, l)
-		q := k.opts.Login(t, auth.URL)
+		q := k.login(t, auth.URL)
 		var resp pluginsdk.ExchangeResponse
 		var err error
 		bounded(t, "Exchange", func() { resp, err = p.Exchange(canceled, l.exchange(auth, q)) })

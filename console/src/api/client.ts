@@ -24,7 +24,16 @@ export class ApiError extends Error {
   get sessionDead(): boolean {
     return this.status === 401 || this.code === 40006 || this.code === 40007
   }
+
+  /** passwordChangeRequired: 40028, the session may only change the
+   * password (and read the profile and the policy, and log out). */
+  get passwordChangeRequired(): boolean {
+    return this.code === PASSWORD_CHANGE_REQUIRED
+  }
 }
+
+/** PASSWORD_CHANGE_REQUIRED is the kernel's 40028 (HTTP 403). */
+export const PASSWORD_CHANGE_REQUIRED = 40028
 
 export interface ClientOptions {
   session: Session
@@ -32,6 +41,9 @@ export interface ClientOptions {
   reauth?: () => Promise<boolean>
   /** sessionEnded runs once the session is dead (refresh refused). */
   sessionEnded?: () => void
+  /** passwordChangeRequired runs on every 40028 answer, after the session
+   * has recorded that the user must change the password. */
+  passwordChangeRequired?: () => void
   fetch?: typeof fetch
   base?: string
   cookies?: () => string
@@ -165,6 +177,10 @@ export class Client {
       return data
     } catch (e) {
       if (e instanceof ApiError && e.sessionDead && r.path !== LOGIN_PATH && r.path !== REFRESH_PATH && this.session.active) this.end()
+      if (e instanceof ApiError && e.passwordChangeRequired && this.session.active) {
+        this.session.setMustChangePassword(true)
+        this.opts.passwordChangeRequired?.()
+      }
       throw e
     }
   }

@@ -13,9 +13,16 @@ export function onSessionEnded(fn: () => void) {
   sessionEndedHandler = fn
 }
 
+let passwordChangeHandler: () => void = () => {}
+/** onPasswordChangeRequired runs on a 40028 answer (main.ts: to the form). */
+export function onPasswordChangeRequired(fn: () => void) {
+  passwordChangeHandler = fn
+}
+
 export const api = new Client({
   session,
   sessionEnded: () => sessionEndedHandler(),
+  passwordChangeRequired: () => passwordChangeHandler(),
   reauth: () =>
     new Promise<boolean>((resolve) => {
       reauthPrompt.resolve = resolve

@@ -66,6 +66,15 @@ export class Session {
     this.emit()
   }
 
+  /** setMustChangePassword records what the kernel says of the signed-in
+   * user (40028, or a successful change), kept across a reload. */
+  setMustChangePassword(v: boolean): void {
+    if (!this.user || this.user.mustChangePassword === v) return
+    this.user = { ...this.user, mustChangePassword: v }
+    this.save()
+    this.emit()
+  }
+
   clear(): void {
     this.accessToken = ''
     this.refreshToken = ''

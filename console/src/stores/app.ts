@@ -6,7 +6,9 @@ import { ApiError } from '@/api/client'
 
 const MODULE_KEY = 'ak.moduleId'
 
-export type BootResult = 'ok' | 'dead' | 'retry'
+/** BootResult: 'password' when the user must change the password first
+ * (the kernel refuses the portal with 40028 until then). */
+export type BootResult = 'ok' | 'dead' | 'retry' | 'password'
 
 export const useApp = defineStore('app', {
   state: () => ({
@@ -34,12 +36,16 @@ export const useApp = defineStore('app', {
       this.siteLoaded = true
       document.title = this.site.title || 'Admin Kernel'
     },
-    /** boot loads the portal after a login or on reload. */
+    /** boot loads the portal after a login or on reload. A session that
+     * must change the password gets 40028 for the portal: 'password', not
+     * a network failure. */
     async boot(): Promise<BootResult> {
       try {
         if (!session.accessToken) {
           if (!(await api.refresh())) return 'dead'
         }
+        // The refresh answers the flag too: no portal call to be refused.
+        if (session.user?.mustChangePassword) return 'password'
         const [mods, perms, profile] = await Promise.all([
           endpoints.modules(),
           endpoints.permissions().catch(() => [] as string[]), // fail closed: no buttons
@@ -60,6 +66,10 @@ export const useApp = defineStore('app', {
         return 'ok'
       } catch (e) {
         if (e instanceof ApiError && e.sessionDead) return 'dead'
+        if (e instanceof ApiError && e.passwordChangeRequired) {
+          session.setMustChangePassword(true)
+          return 'password'
+        }
         return 'retry'
       }
     },
