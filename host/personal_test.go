@@ -162,6 +162,18 @@ func TestLoginLog(t *testing.T) {
 	if strings.Contains(r.Raw, pw) || strings.Contains(r.Raw, "wrong-password") {
 		t.Fatal("a password reached the login log")
 	}
+	// every field of the contract's SysLoginLog and its base fields is present
+	var raw struct {
+		Items []map[string]json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(r.Data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"id", "account", "success", "resultCode", "userId", "ip", "userAgent", "name", "isDelete", "createTime", "createUserId", "updateTime", "updateUserId"} {
+		if _, ok := raw.Items[0][f]; !ok {
+			t.Errorf("login log item lacks %q: %v", f, raw.Items[0])
+		}
+	}
 	k.Do("GET", "/api/v1/sys/log/login/page?Success=false", admin.AccessToken, nil).Expect(t, "filter by success", 200, 0)
 	k.Do("GET", "/api/v1/sys/log/login/page?Success=maybe", admin.AccessToken, nil).Expect(t, "bad filter", 400, 48002)
 	k.Do("GET", "/api/v1/sys/log/login/page?Size=1000", admin.AccessToken, nil).Expect(t, "page too large", 200, 48001)

@@ -76,7 +76,7 @@ func (h *Handler) client(c fiber.Ctx) Client {
 }
 
 func (h *Handler) captcha(c fiber.Ctx) error {
-	ch, err := h.svc.d.Captcha.Issue(c.Context())
+	ch, err := h.svc.d.Captcha.IssueType(c.Context(), h.svc.captchaType(c.Context()))
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,11 @@ type LoginLogItem struct {
 	Name        *string `json:"name"`
 	IsDelete    bool    `json:"isDelete"`
 	CreateTime  string  `json:"createTime"`
+	// The base fields of the contract: a log row is never updated, so
+	// updateTime and updateUserId are always null (as on the other logs).
+	CreateUserID *int64  `json:"createUserId"`
+	UpdateTime   *string `json:"updateTime"`
+	UpdateUserID *int64  `json:"updateUserId"`
 }
 
 // LoginLogFilter filters the login-log page.
@@ -99,7 +104,7 @@ func (s *Service) LoginLogPage(ctx context.Context, f LoginLogFilter, p request.
 		items[i] = LoginLogItem{
 			ID: r.ID, Account: r.Account, Success: r.Success, ResultCode: r.ResultCode,
 			UserID: r.UserID, LoginMethod: r.LoginMethod, IP: r.IP, UserAgent: r.UserAgent,
-			CreateTime: request.EntityTime(r.CreateTime),
+			CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
 		}
 		if r.UserID != nil {
 			if n, ok := names[*r.UserID]; ok {

@@ -36,6 +36,7 @@ import (
 // Runtime config keys read by login (sys_config, wire contract §4.5).
 const (
 	KeyCaptchaEnabled  = "sys.security.captcha.enabled"
+	KeyCaptchaType     = "sys.security.captcha.type"
 	KeySmsLoginEnabled = "sys.security.smsLogin.enabled"
 	KeyLockMaxFail     = "sys.security.loginLock.maxFailCount"
 	KeyLockMinutes     = "sys.security.loginLock.lockMinutes"
@@ -261,6 +262,16 @@ func (s *Service) captchaRequired(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	return s.d.Settings.Bool(ctx, KeyCaptchaEnabled)
+}
+
+// captchaType is the challenge type the captcha endpoint draws (the
+// registry's default, char, when unset or unreadable).
+func (s *Service) captchaType(ctx context.Context) string {
+	typ, err := s.d.Settings.String(ctx, KeyCaptchaType)
+	if err != nil {
+		return captcha.TypeChar
+	}
+	return typ
 }
 
 func (s *Service) checkCaptcha(ctx context.Context, id, code string) error {

@@ -153,3 +153,59 @@ func TestCaptchaPendingCapBoundsMemory(t *testing.T) {
 		Cap: capAnswers, Beyond: beyond, MinPerValue: 100,
 	})
 }
+
+// TestCaptchaTypeSetting: sys.security.captcha.type picks what the captcha
+// endpoint draws — char (the characters as SVG text), path (stroked
+// outlines: no text element) and math (a sum whose result is not in the
+// markup) — and the original console's whole Security tab, captcha type
+// included, saves in one batch with code 0.
+func TestCaptchaTypeSetting(t *testing.T) {
+	k := kerneltest.Start(t, nil)
+	admin := k.Admin()
+	get := func(what string) captcha.Challenge {
+		t.Helper()
+		var ch captcha.Challenge
+		k.Do("GET", captchaPath, "", nil).Expect(t, what, http.StatusOK, 0).Decode(t, &ch)
+		return ch
+	}
+	if ch := get("default"); ch.Type != captcha.TypeChar || !strings.Contains(ch.SVG, "<text") {
+		t.Fatalf("default: type %q, want char drawn as text: %.200s", ch.Type, ch.SVG)
+	}
+	// Every key the original UI's Security tab sends, with the seeded values
+	// and the captcha type it offers.
+	tab := map[string]string{
+		"sys.security.loginLock.maxFailCount": "5", "sys.security.loginLock.lockMinutes": "10",
+		"sys.security.password.minLength": "8", "sys.security.password.expireDays": "0",
+		"sys.security.password.historyCount": "0", "sys.security.session.accessMinutes": "120",
+		"sys.security.session.refreshMinutes": "10080", "sys.security.rateLimit.windowSeconds": "60",
+		"sys.security.rateLimit.permitPerWindow": "300", "sys.security.rateLimit.authPermitPerWindow": "1200",
+		"sys.security.password.requireUpper": "true", "sys.security.password.requireLower": "true",
+		"sys.security.password.requireDigit": "true", "sys.security.password.requireSpecial": "false",
+		"sys.security.captcha.enabled": "false", "sys.security.totp.enabled": "false",
+		"sys.security.totp.requireForSuperAdmin": "false", "sys.security.mfa.enabled": "false",
+		"sys.security.smsLogin.enabled": "false", "sys.security.rateLimit.enabled": "true",
+	}
+	save := func(what, typ string, code int) {
+		t.Helper()
+		var rows []map[string]string
+		for key, v := range tab {
+			rows = append(rows, map[string]string{"configKey": key, "configValue": v})
+		}
+		rows = append(rows, map[string]string{"configKey": "sys.security.captcha.type", "configValue": typ})
+		k.Do("PUT", "/api/v1/sys/config/batch", admin, rows).Expect(t, what, http.StatusOK, code)
+	}
+	save("the Security tab with path", captcha.TypePath, 0)
+	ch := get("path")
+	if ch.Type != captcha.TypePath || strings.Contains(ch.SVG, "<text") || strings.Count(ch.SVG, "<path") < 4+4 {
+		t.Fatalf("path: type %q, want outlines and no text: %.300s", ch.Type, ch.SVG)
+	}
+	save("the Security tab with math", captcha.TypeMath, 0)
+	ch = get("math")
+	if ch.Type != captcha.TypeMath || !strings.Contains(ch.SVG, ">=<") || !strings.Contains(ch.SVG, ">?<") {
+		t.Fatalf("math: type %q, want a question ending in =?: %.300s", ch.Type, ch.SVG)
+	}
+	save("an unknown captcha type", "slider", 43012)
+	if ch := get("after the refused save"); ch.Type != captcha.TypeMath {
+		t.Fatalf("a refused batch changed the type to %q", ch.Type)
+	}
+}

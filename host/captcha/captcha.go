@@ -16,8 +16,13 @@
 // released when Verify takes it (a right or a wrong guess); an answer that
 // expires unchecked frees its slot when its counting bucket expires.
 //
-// Limits: the glyphs are SVG text, so a program that parses the markup can
-// read them. This captcha slows down casual scripts; the rate limiter and the
+// Three types (sys.security.captcha.type): char draws the characters as SVG
+// text; path draws them as stroked outlines from a small built-in stroke font
+// (each point jittered), so the markup does not contain them; math draws a
+// small sum, difference or product whose result is the answer.
+//
+// Limits: char glyphs are SVG text, so a program that parses the markup can
+// read them; path and math need a reader of the image. This captcha slows down casual scripts; the rate limiter and the
 // login lockout are the real defences against automated guessing.
 package captcha
 
@@ -50,8 +55,20 @@ const (
 	MaxLength = 8
 )
 
-// TypeChar is the challenge type of character captchas.
-const TypeChar = "char"
+// Challenge types (sys.security.captcha.type, the original's values).
+const (
+	// TypeChar: characters drawn as SVG text (the default).
+	TypeChar = "char"
+	// TypePath: the same characters drawn as stroked outlines (SVG paths):
+	// the answer's characters are not in the markup.
+	TypePath = "path"
+	// TypeMath: a small sum, difference or product drawn as SVG text; the
+	// answer is its result, which is not in the markup.
+	TypeMath = "math"
+)
+
+// Types lists the challenge types Issue draws.
+var Types = []string{TypeChar, TypePath, TypeMath}
 
 // KeyPrefix namespaces captcha answers in the cache.
 const KeyPrefix = "captcha:"
@@ -127,25 +144,47 @@ func (s *Service) TTL() time.Duration { return s.opts.TTL }
 // with retryAfterSeconds) and stores nothing; a cache failure is returned
 // as a plain error (fail closed).
 func (s *Service) Issue(ctx context.Context) (Challenge, error) {
+	return s.IssueType(ctx, TypeChar)
+}
+
+// IssueType is Issue with a challenge type (TypeChar, TypePath or
+// TypeMath); any other value draws TypeChar.
+func (s *Service) IssueType(ctx context.Context, typ string) (Challenge, error) {
 	// Reserve the answer's slot first: at the cap the request ends here,
 	// before any drawing.
 	slot, err := s.pending.Acquire(ctx)
 	if err != nil {
 		return Challenge{}, fmt.Errorf("captcha: %w", err)
 	}
-	ch, err := s.issue(ctx, slot)
+	ch, err := s.issue(ctx, slot, typ)
 	if err != nil {
 		s.pending.Release(ctx, slot)
 	}
 	return ch, err
 }
 
-func (s *Service) issue(ctx context.Context, slot oncecap.Slot) (Challenge, error) {
-	answer, err := randomAnswer(s.opts.Length)
+func (s *Service) issue(ctx context.Context, slot oncecap.Slot, typ string) (Challenge, error) {
+	var answer, shown string
+	var err error
+	switch typ {
+	case TypeMath:
+		shown, answer, err = randomSum()
+	case TypePath:
+		answer, err = randomAnswer(s.opts.Length)
+	default:
+		typ = TypeChar
+		answer, err = randomAnswer(s.opts.Length)
+		shown = answer
+	}
 	if err != nil {
 		return Challenge{}, fmt.Errorf("captcha: answer: %w", err)
 	}
-	svg, err := render(answer)
+	var svg string
+	if typ == TypePath {
+		svg, err = renderPaths(answer)
+	} else {
+		svg, err = render(shown)
+	}
 	if err != nil {
 		return Challenge{}, fmt.Errorf("captcha: render: %w", err)
 	}
@@ -154,7 +193,7 @@ func (s *Service) issue(ctx context.Context, slot oncecap.Slot) (Challenge, erro
 	if err := s.store.PutOnce(ctx, KeyPrefix+id, record(digestOf(answer), slot), s.opts.TTL); err != nil {
 		return Challenge{}, fmt.Errorf("captcha: store answer: %w", err)
 	}
-	return Challenge{ID: id, SVG: svg, Type: TypeChar}, nil
+	return Challenge{ID: id, SVG: svg, Type: typ}, nil
 }
 
 // Verify consumes the challenge id and checks answer against it
@@ -284,7 +323,7 @@ type painter struct {
 	rnd *mrand.Rand
 }
 
-func render(answer string) (string, error) {
+func render(text string) (string, error) {
 	var seed [32]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return "", err
@@ -292,12 +331,13 @@ func render(answer string) (string, error) {
 	// ChaCha8 is a cryptographically strong generator; the values only
 	// decorate the image.
 	p := &painter{rnd: mrand.New(mrand.NewChaCha8(seed))} //nolint:gosec // G404: ChaCha8 seeded from crypto/rand, used for visual noise only
-	return p.draw(answer), nil
+	return p.draw(text), nil
 }
 
-func (p *painter) draw(answer string) string {
+func (p *painter) draw(text string) string {
 	r, b := p.rnd, &p.b
-	n := len(answer)
+	glyphs := []rune(text)
+	n := len(glyphs)
 	width := padX*2 + glyphStep*float64(n)
 	b.Grow(1600 + 260*n)
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`, width, height, width, height)
@@ -314,7 +354,7 @@ func (p *painter) draw(answer string) string {
 		x := padX + glyphStep*float64(i) + glyphStep/2 + p.jitter(4)
 		y := height/2 + 9 + p.jitter(5)
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" transform="rotate(%.0f %.1f %.1f)" fill="%s" font-size="%d" font-family="Verdana,Arial,sans-serif" font-weight="bold" text-anchor="middle">%s</text>`,
-			x, y, p.jitter(28), x, y, p.rgb(20, 140), 24+r.IntN(7), xmlEscape(answer[i:i+1]))
+			x, y, p.jitter(28), x, y, p.rgb(20, 140), 24+r.IntN(7), xmlEscape(string(glyphs[i])))
 	}
 	p.curve(width) // one curve crosses the glyphs
 	b.WriteString(`</svg>`)

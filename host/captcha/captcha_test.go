@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"strconv"
@@ -302,5 +303,78 @@ func TestRandomAnswerUniform(t *testing.T) {
 	}
 	if len(counts) != len(Alphabet) {
 		t.Fatalf("%d distinct characters, want %d", len(counts), len(Alphabet))
+	}
+}
+
+// TestStrokeFontCoversAlphabet: every character an answer can hold has an
+// outline, each stroke at least two points inside the 10×14 grid.
+func TestStrokeFontCoversAlphabet(t *testing.T) {
+	for i := range len(Alphabet) {
+		c := Alphabet[i]
+		glyph, ok := strokeFont[c]
+		if !ok {
+			t.Errorf("no outline for %q", c)
+			continue
+		}
+		for _, stroke := range strings.Split(glyph, "|") {
+			pts := strings.Fields(stroke)
+			if len(pts) < 2 {
+				t.Errorf("%q: stroke %q has fewer than two points", c, stroke)
+			}
+			for _, pt := range pts {
+				var x, y int
+				if _, err := fmt.Sscanf(pt, "%d,%d", &x, &y); err != nil || x < 0 || x > 10 || y < 0 || y > 14 {
+					t.Errorf("%q: point %q outside the 10×14 grid", c, pt)
+				}
+			}
+		}
+	}
+	if len(strokeFont) != len(Alphabet) {
+		t.Errorf("%d outlines for an alphabet of %d", len(strokeFont), len(Alphabet))
+	}
+}
+
+// TestPathChallengeHasNoText: a path challenge is one <path> per glyph
+// over the noise, no <text>, and two drawings of one answer differ.
+func TestPathChallengeHasNoText(t *testing.T) {
+	a, err := renderPaths("AB23")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := renderPaths("AB23")
+	if strings.Contains(a, "<text") || strings.Count(a, "<path") != 4+noiseCurve {
+		t.Fatalf("want %d paths and no text: %s", 4+noiseCurve, a)
+	}
+	if a == b {
+		t.Fatal("two drawings of one answer are identical")
+	}
+}
+
+// TestRandomSumAnswers: the answer is the question's result, never negative.
+func TestRandomSumAnswers(t *testing.T) {
+	ops := map[string]int{}
+	for range 300 {
+		shown, answer, err := randomSum()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b int
+		var op string
+		q := strings.TrimSuffix(shown, "=?")
+		for _, o := range []string{"+", "-", "×"} {
+			if l, r, ok := strings.Cut(q, o); ok {
+				op = o
+				a, _ = strconv.Atoi(l)
+				b, _ = strconv.Atoi(r)
+			}
+		}
+		want := map[string]int{"+": a + b, "-": a - b, "×": a * b}[op]
+		if op == "" || answer != strconv.Itoa(want) || want < 0 {
+			t.Fatalf("%q answered %q (want %d)", shown, answer, want)
+		}
+		ops[op]++
+	}
+	if len(ops) != 3 {
+		t.Fatalf("operators drawn: %v, want all three", ops)
 	}
 }

@@ -53,8 +53,6 @@ func configGetCmd(load loader) *cobra.Command {
 				return write(out, "%s = %s\n  not registered: the consumer's free string\n", key, stored)
 			case !known:
 				return write(out, "%s = %s\n  unknown: no registry entry names this sys.* key, nothing reads it\n", key, stored)
-			case e.Planned:
-				return write(out, "%s = %s\n  not built: the %s area does not exist yet, nothing reads this key\n", key, stored, e.Area)
 			}
 			effective, err := s.settings.String(ctx, key)
 			if err != nil {

@@ -68,7 +68,8 @@ func TestConfigGetSetOnSqlite(t *testing.T) {
 	}{
 		{[]string{accessKey, "99999999999"}, "The value of " + accessKey + " is invalid: expected integer 1..1440. (error code 43012"},
 		{[]string{"sys.security.captcha.enabled", "TRUE"}, "expected true or false"},
-		{[]string{"sys.security.captcha.type", "30"}, "sys.security.captcha.type is not a setting the kernel knows. (error code 43013"},
+		{[]string{"sys.security.captcha.type", "slider"}, "expected one of char, path, math"},
+		{[]string{"sys.security.session.idleMinutes", "30"}, "sys.security.session.idleMinutes is not a setting the kernel knows. (error code 43013"},
 		{[]string{"sys.no.such.key", "1"}, "43013"},
 		{[]string{"biz.x", "1"}, "is not a sys.* key"},
 	}
@@ -110,9 +111,9 @@ func TestConfigGetSetOnSqlite(t *testing.T) {
 	if v := stored(t, k, "sys.externalauth.oidc.provisioning"); v != "provision" {
 		t.Fatalf("provisioning = %s", v)
 	}
-	out, err = cli("config", "get", "sys.security.captcha.type")
-	if err != nil || !strings.Contains(out, "(no row)") || !strings.Contains(out, "not built") {
-		t.Errorf("get of a retired key = %q, %v", out, err)
+	out, err = cli("config", "get", "sys.security.nothing")
+	if err != nil || !strings.Contains(out, "unknown: no registry entry") {
+		t.Errorf("get of an unknown sys.* key = %q, %v", out, err)
 	}
 	out, err = cli("config", "get", "biz.free")
 	if err != nil || !strings.Contains(out, "the consumer's free string") {

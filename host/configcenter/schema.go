@@ -54,9 +54,6 @@ func schema(reg *sysconfig.Registry) []SchemaEntry {
 		return out
 	}
 	for _, e := range reg.Entries() {
-		if e.Planned {
-			continue
-		}
 		s := SchemaEntry{
 			Key: e.Key, Kind: kindNames[e.Kind], MaxLen: e.MaxLen, Optional: e.Optional,
 			Default: e.Default, Group: e.Area, Expected: e.Expected(), Description: e.Description,

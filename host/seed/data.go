@@ -132,6 +132,7 @@ var configs = []configRow{
 	{9, "sys.security.session.accessMinutes", "120", "访问令牌有效期(分钟)", "security"},
 	{10, "sys.security.session.refreshMinutes", "10080", "刷新令牌有效期(分钟)", "security"},
 	{13, "sys.security.captcha.enabled", "false", "登录验证码", "security"},
+	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
 	{24, "sys.security.smsLogin.enabled", "false", "短信验证码登录", "security"},
 	{23, "sys.security.mfa.enabled", "false", "短信二次验证", "security"},
 	{14, "sys.security.rateLimit.enabled", "true", "接口限流", "security"},
@@ -156,19 +157,12 @@ var configs = []configRow{
 	{52, "sys.export.maxRows", "100000", "导出行数上限", "upload"},
 }
 
-// formerlyRetired are the ids of configs rows that an older release
-// retired (retiredConfigs) and a later one built: syncConfigs revives the
-// soft-deleted row, with the default value, instead of inserting one.
-var formerlyRetired = map[int64]bool{23: true, 29: true, 30: true, 27: true, 28: true, 11: true, 12: true}
-
-// retiredConfigs are rows older releases seeded for areas that are not
-// built (nothing reads them: switches that did nothing). The seeder
-// soft-deletes them at every start (retireConfigs). When a later release
-// builds one of these areas it moves the rows back to configs and the
-// registry, and revives the retired row (same id) instead of inserting one.
-var retiredConfigs = []configRow{
-	{21, "sys.security.captcha.type", "char", "验证码类型", "security"},
-}
+// formerlyRetired are the ids of configs rows that older releases
+// soft-deleted at every start while their area was not built (the captcha
+// type, MFA, TOTP, upload and job keys); every one is built now, and
+// syncConfigs revives such a row (same id, default value) instead of
+// inserting one.
+var formerlyRetired = map[int64]bool{21: true, 23: true, 29: true, 30: true, 27: true, 28: true, 11: true, 12: true}
 
 // kernelMenus is the menu tree for the areas the kernel implements. It grows
 // as areas land; every permission code here names a real route (a test

@@ -9,8 +9,7 @@ import (
 // TestSeededConfigsMatchTheRegistry: every seeded key is a registered key
 // of a built area, seeded with the registry's default; every registered
 // key of a built area is seeded (families — per provider code — are not
-// required to be); every retired row is a planned (not built) registry
-// key, seeded no more, with an id of its own.
+// required to be).
 func TestSeededConfigsMatchTheRegistry(t *testing.T) {
 	reg, err := sysconfig.NewRegistry()
 	if err != nil {
@@ -31,8 +30,6 @@ func TestSeededConfigsMatchTheRegistry(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("seeded key %s is not in the registry", c.key)
-		case e.Planned:
-			t.Errorf("seeded key %s belongs to an area that is not built (%s)", c.key, e.Area)
 		case c.value != e.Default:
 			t.Errorf("seeded %s = %q, the registry's default is %q", c.key, c.value, e.Default)
 		case c.group != e.Area:
@@ -40,26 +37,11 @@ func TestSeededConfigsMatchTheRegistry(t *testing.T) {
 		}
 	}
 	for _, e := range reg.Entries() {
-		if e.Planned || e.IsFamily() {
+		if e.IsFamily() {
 			continue
 		}
 		if !seeded[e.Key] {
 			t.Errorf("registered key %s (area %s) is not seeded", e.Key, e.Area)
-		}
-	}
-	for _, c := range retiredConfigs {
-		if seeded[c.key] {
-			t.Errorf("retired key %s is still seeded", c.key)
-		}
-		if prev, dup := ids[c.id]; dup {
-			t.Errorf("retired id %d is used by %s and %s", c.id, prev, c.key)
-		}
-		ids[c.id] = c.key
-		if e, ok := reg.Lookup(c.key); ok && !e.Planned {
-			t.Errorf("retired key %s is registered as built: move it back to configs", c.key)
-		}
-		if reg.Check(c.key, &c.value) == nil {
-			t.Errorf("the config center accepts the retired key %s", c.key)
 		}
 	}
 }

@@ -97,9 +97,6 @@ func Run(ctx context.Context, client *ent.Client, opts Options) (Result, error) 
 	if err := retryOnConflict(func() error { return syncConfigs(ctx, client) }); err != nil {
 		return Result{}, fmt.Errorf("config keys: %w", err)
 	}
-	if err := retireConfigs(ctx, client, opts.Log); err != nil {
-		return Result{}, fmt.Errorf("retired config keys: %w", err)
-	}
 	switch {
 	case res.PasswordFile != "":
 		opts.Log.Warn(fmt.Sprintf("super-admin created; its generated password is in %s (read it, then delete the file)", res.PasswordFile),
@@ -451,7 +448,7 @@ func syncConfigs(ctx context.Context, client *ent.Client) error {
 		}
 		present[r.ConfigKey] = true // live, or deleted by an administrator
 	}
-	// A row retired while its area was not built (retireConfigs) comes
+	// A row an older release retired while its area was not built comes
 	// back under its id with the default value: the value it held never
 	// had an effect, so it must not switch anything on now.
 	for _, id := range revive {
@@ -478,49 +475,6 @@ func syncConfigs(ctx context.Context, client *ent.Client) error {
 		return nil
 	}
 	return client.SysConfig.CreateBulk(create...).Exec(ctx)
-}
-
-// retireConfigs soft-deletes the live rows of retiredConfigs (matched by
-// fixed id and key), whatever their value: a switch nothing reads must not
-// be shown to an administrator as if it worked, even one an administrator
-// changed (that value never had an effect; it is logged with a WARN and
-// stays in the soft-deleted row). Rows an administrator created under such a
-// key with another id are left alone (the config center refuses to create
-// them now, 43013). Idempotent: it runs at every start.
-func retireConfigs(ctx context.Context, client *ent.Client, log hclog.Logger) error {
-	ids := make([]int64, len(retiredConfigs))
-	byID := make(map[int64]configRow, len(retiredConfigs))
-	for i, c := range retiredConfigs {
-		ids[i] = c.id
-		byID[c.id] = c
-	}
-	rows, err := client.SysConfig.Query().Where(sysconfig.IDIn(ids...), sysconfig.IsDelete(false)).All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		c := byID[r.ID]
-		if r.ConfigKey != c.key {
-			continue
-		}
-		n, err := client.SysConfig.Update().
-			Where(sysconfig.ID(r.ID), sysconfig.IsDelete(false)).
-			SetIsDelete(true).SetDeleteKey(r.ID).
-			Save(ctx)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			continue // another replica retired it first
-		}
-		if r.ConfigValue != nil && *r.ConfigValue != c.value {
-			log.Warn("retired a config key of an area that is not built; its changed value never had an effect",
-				"key", c.key, "value", *r.ConfigValue)
-		} else {
-			log.Info("retired a config key of an area that is not built", "key", c.key)
-		}
-	}
-	return nil
 }
 
 func retryOnConflict(f func() error) error {

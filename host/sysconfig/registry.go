@@ -61,11 +61,6 @@ type Entry struct {
 	// Area is the feature area that reads the key (the config group of a
 	// seeded row).
 	Area string
-	// Planned marks a key of an area that is not built yet: it is
-	// documented here so that older databases' rows of it are recognised,
-	// but it is neither seeded nor accepted by the config center (43013),
-	// and nothing reads it.
-	Planned bool
 	// Description is shown by `adminkernel config get`.
 	Description string
 }
@@ -120,7 +115,8 @@ func (e Entry) Valid(v string) bool {
 		n, err := strconv.ParseInt(v, 10, 64)
 		return err == nil && n >= e.Min && n <= e.Max
 	case KindEnum:
-		return slices.Contains(e.Values, v)
+		// any letter case: the spec spells provisioning Deny/Provision
+		return slices.ContainsFunc(e.Values, func(ev string) bool { return strings.EqualFold(ev, v) })
 	case KindURL:
 		return e.fits(v) && validURL(v)
 	case KindIDList:
@@ -202,6 +198,7 @@ func kernelEntries() []Entry {
 		{Key: "sys.security.session.accessMinutes", Kind: KindInt, Min: 1, Max: 1440, Default: "120", Area: AreaSecurity, Description: "access-token lifetime in minutes"},
 		{Key: "sys.security.session.refreshMinutes", Kind: KindInt, Min: 1, Max: 525600, Default: "10080", Area: AreaSecurity, Description: "refresh-token lifetime in minutes (at least the access lifetime)"},
 		{Key: "sys.security.captcha.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "login and SMS sending need a captcha (Service:Security:Captcha:Enabled forces it on)"},
+		{Key: "sys.security.captcha.type", Kind: KindEnum, Values: []string{"char", "path", "math"}, Default: "char", Area: AreaSecurity, Description: "captcha drawn: char (characters as text), path (characters as stroked outlines, not in the markup), math (a small sum; the answer is its result)"},
 		{Key: "sys.security.smsLogin.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "SMS-code login"},
 		{Key: "sys.security.rateLimit.enabled", Kind: KindBool, Default: "true", Area: AreaSecurity, Description: "per-client rate limiting of /api"},
 		{Key: "sys.realtime.maxConnectionsPerUser", Kind: KindInt, Min: 1, Max: 100, Default: "5", Area: AreaRealtime, Description: "open realtime-hub connections one user may hold; the oldest is closed beyond it"},
@@ -218,10 +215,6 @@ func kernelEntries() []Entry {
 		{Key: "sys.security.totp.requireForSuperAdmin", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "TOTP required of the super-admin"},
 		{Key: "sys.security.passkey.passwordless", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "passkey login without an account (discoverable credentials; Service:Security:Passkey names the relying party)"},
 
-		// Areas not built yet (issue 17): their rows seeded by older
-		// releases are retired by the seeder; a later issue that builds the
-		// area clears Planned and seeds them again.
-		{Key: "sys.security.captcha.type", Kind: KindEnum, Values: []string{"char"}, Default: "char", Area: AreaSecurity, Planned: true, Description: "captcha type (only char captchas exist)"},
 		{Key: "sys.security.mfa.enabled", Kind: KindBool, Default: "false", Area: AreaSecurity, Description: "SMS second factor after the password (users with a phone)"},
 		{Key: "sys.upload.maxSizeMb", Kind: KindInt, Min: 1, Max: 10240, Default: "20", Area: AreaUpload, Description: "largest accepted upload in MB (simple and chunked)"},
 		{Key: "sys.upload.allowedExtensions", Kind: KindString, MaxLen: 1024, Default: ".jpg,.png,.pdf,.xlsx,.docx,.zip", Area: AreaUpload, Description: "accepted upload extensions, comma-separated (case-insensitive)"},
@@ -339,7 +332,7 @@ func (r *Registry) Entries() []Entry { return slices.Clone(r.all) }
 // consumer's free strings.
 func (r *Registry) Check(key string, value *string) error {
 	e, ok := r.Lookup(key)
-	if !ok || e.Planned {
+	if !ok {
 		if IsSys(key) {
 			return errcode.New(errcode.ConfigKeyUnknown).With("key", key)
 		}

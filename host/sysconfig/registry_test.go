@@ -71,12 +71,7 @@ func scanLiterals(root string) (literals, error) {
 // with its last segment as a literal in the same package.
 func readerProblems(reg *Registry, lits literals) []string {
 	var problems []string
-	var built []Entry
-	for _, e := range reg.Entries() {
-		if !e.Planned {
-			built = append(built, e)
-		}
-	}
+	built := reg.Entries()
 	for v := range lits {
 		if !strings.HasPrefix(v, SysPrefix) {
 			continue
@@ -87,10 +82,8 @@ func readerProblems(reg *Registry, lits literals) []string {
 			}
 			continue
 		}
-		if e, ok := reg.Lookup(v); !ok {
+		if _, ok := reg.Lookup(v); !ok {
 			problems = append(problems, strconv.Quote(v)+" is read but not registered")
-		} else if e.Planned {
-			problems = append(problems, strconv.Quote(v)+" is read but registered as not built (Planned)")
 		}
 	}
 	for _, e := range built {
@@ -150,7 +143,6 @@ func TestReaderProblemsFindsBothDirections(t *testing.T) {
 	write("a/a.go", `package a
 const (
 	unregistered = "sys.security.session.idleMinutes"
-	planned      = "sys.security.captcha.type"
 	prefix       = "sys.nothing."
 	access       = "sys.security.session.accessMinutes"
 	ea           = "sys.externalauth."
@@ -174,7 +166,6 @@ const refresh = "sys.security.session.refreshMinutes" // tests are not readers
 	problems := strings.Join(readerProblems(reg, lits), "\n")
 	for _, want := range []string{
 		`"sys.security.session.idleMinutes" is read but not registered`,
-		`"sys.security.captcha.type" is read but registered as not built`,
 		`the prefix "sys.nothing." starts no registered key`,
 		"sys.security.session.refreshMinutes is registered but nothing reads it",
 		"sys.externalauth.*.linkByAccount is registered but nothing reads it",
@@ -228,7 +219,9 @@ func TestEntryValidAndExpected(t *testing.T) {
 		{"sys.externalauth.oidc.enabled", "false", true},
 		{"sys.externalauth.my_idp-2.linkByAccount", "true", true},
 		{"sys.externalauth.oidc.provisioning", "provision", true},
-		{"sys.externalauth.oidc.provisioning", "Provision", false},
+		{"sys.externalauth.oidc.provisioning", "Provision", true},
+		{"sys.externalauth.oidc.provisioning", "DENY", true},
+		{"sys.externalauth.oidc.provisioning", "provision ", false},
 		{"sys.externalauth.oidc.provisioning", "auto", false},
 		{"sys.externalauth.oidc.defaultRoleIds", "3, 1", true},
 		{"sys.externalauth.oidc.defaultRoleIds", "", true},
@@ -273,7 +266,8 @@ func TestCheckKeys(t *testing.T) {
 	}{
 		{"sys.no.such.key", v("x"), errcode.ConfigKeyUnknown},
 		{"SYS.security.session.accessMinutes", v("10"), errcode.ConfigKeyUnknown},
-		{"sys.security.captcha.type", v("20"), errcode.ConfigKeyUnknown},
+		{"sys.security.captcha.type", v("slider"), errcode.ConfigValueInvalid},
+		{"sys.security.captcha.type", v("math"), 0},
 		{"sys.externalauth.a.b.enabled", v("true"), errcode.ConfigKeyUnknown},
 		{"sys.externalauth..enabled", v("true"), errcode.ConfigKeyUnknown},
 		{"sys.security.session.accessMinutes", nil, 0},
