@@ -99,7 +99,7 @@ func TestImportPreviewBombs(t *testing.T) {
 			start := time.Now()
 			heap := heapDuring(func() { r = e.upload(e.admin, "bomb.xlsx", tc.file, "") })
 			t.Logf("%d KiB file: HTTP %d code %d %v, %d bytes answered, peak heap +%.1f MiB, %v", len(tc.file)>>10, r.Status, r.Code, r.Args, len(r.Raw), heap, time.Since(start))
-			e.expect(tc.name, r, int(tc.code))
+			r.ExpectCode(t, tc.name, tc.code)
 			if len(r.Raw) > 4<<10 {
 				t.Fatalf("answer of %d bytes", len(r.Raw))
 			}

@@ -22,6 +22,9 @@ type Part struct {
 	Fill   byte
 	N      int64
 	Suffix string
+	// Store writes the part uncompressed (a fuzz seed whose XML the
+	// mutator can reach).
+	Store bool
 }
 
 // Text is a part without a run.
@@ -96,12 +99,18 @@ func Zip(names []string, parts map[string]Part) ([]byte, error) {
 	zw := zip.NewWriter(&buf)
 	for _, name := range names {
 		p := parts[name]
+		method := zip.Deflate
 		data, crc, err := p.deflate()
+		if p.Store {
+			method = zip.Store
+			data = append(append([]byte(p.Prefix), bytes.Repeat([]byte{p.Fill}, int(p.N))...), p.Suffix...)
+			crc, err = crc32.ChecksumIEEE(data), nil
+		}
 		if err != nil {
 			return nil, err
 		}
 		w, err := zw.CreateRaw(&zip.FileHeader{
-			Name: name, Method: zip.Deflate, CRC32: crc,
+			Name: name, Method: method, CRC32: crc,
 			CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(p.Size()),
 		})
 		if err != nil {
@@ -125,6 +134,15 @@ const (
 // Workbook is a one-sheet workbook with the given sheet part and, when sst
 // is not nil, a shared-strings part.
 func Workbook(sheet Part, sst *Part) ([]byte, error) {
+	return workbook(sheet, sst, false)
+}
+
+// StoredWorkbook is Workbook with every part stored, not deflated.
+func StoredWorkbook(sheet Part, sst *Part) ([]byte, error) {
+	return workbook(sheet, sst, true)
+}
+
+func workbook(sheet Part, sst *Part, store bool) ([]byte, error) {
 	rels := header + `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
 		`<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/>`
 	if sst != nil {
@@ -153,6 +171,12 @@ func Workbook(sheet Part, sst *Part) ([]byte, error) {
 		names = append(names, "xl/sharedStrings.xml")
 	}
 	names = append(names, "xl/worksheets/sheet1.xml")
+	if store {
+		for n, p := range parts {
+			p.Store = true
+			parts[n] = p
+		}
+	}
 	return Zip(names, parts)
 }
 
