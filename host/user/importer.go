@@ -311,7 +311,9 @@ func clip(s string) string {
 }
 
 // clipPreview cuts the headers, the mapping's headers and the cells of a
-// preview to PreviewCellRunes.
+// preview to PreviewCellRunes. A cut cell its checks let through (a long
+// list of role codes) gets a 46008 (args max) on its column: what the
+// client would send back to commit is no longer the file's value.
 func clipPreview(p *ImportPreview) {
 	for i, h := range p.Headers {
 		p.Headers[i] = clip(h)
@@ -322,10 +324,20 @@ func clipPreview(p *ImportPreview) {
 	}
 	p.Mapping = mapping
 	for i := range p.Rows {
-		for k, v := range p.Rows[i].Cells {
-			if c := clip(v); c != v {
-				p.Rows[i].Cells[k] = c
+		r := &p.Rows[i]
+		for k, v := range r.Cells {
+			c := clip(v)
+			if c == v {
+				continue
 			}
+			r.Cells[k] = c
+			if slices.ContainsFunc(r.Errors, func(e CellError) bool { return e.ColumnKey == k }) {
+				continue
+			}
+			if len(r.Errors) == 0 && len(p.ColumnErrors) == 0 {
+				p.ErrorRows++
+			}
+			r.Errors = append(r.Errors, CellError{ColumnKey: k, Code: errcode.ImportCellFormatInvalid, Args: map[string]any{"max": PreviewCellRunes}})
 		}
 	}
 }
