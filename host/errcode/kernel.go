@@ -142,6 +142,8 @@ const (
 	ImportOrgOutOfScope     Code = 46011
 	ExportRowLimitExceeded  Code = 46012
 	ExportColumnInvalid     Code = 46013
+	ImportCellTooLarge      Code = 46014 // args row, column, max (or sharedString, max): a cell above 32 767 characters
+	ImportWorkbookTooLarge  Code = 46015 // args what, max: a workbook over one of host/spreadsheet's caps
 	JobNotFound             Code = 47001
 	JobCodeExists           Code = 47002
 	JobCronInvalid          Code = 47003
@@ -289,6 +291,8 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{ImportOrgOutOfScope, "ImportOrgOutOfScope", "error.import.orgOutOfScope"},
 	{ExportRowLimitExceeded, "ExportRowLimitExceeded", "error.export.tooManyRows"},
 	{ExportColumnInvalid, "ExportColumnInvalid", "error.export.columnInvalid"},
+	{ImportCellTooLarge, "ImportCellTooLarge", "error.import.cellTooLarge"},
+	{ImportWorkbookTooLarge, "ImportWorkbookTooLarge", "error.import.workbookTooLarge"},
 	{JobNotFound, "JobNotFound", "error.job.notFound"},
 	{JobCodeExists, "JobCodeExists", "error.job.codeExists"},
 	{JobCronInvalid, "JobCronInvalid", "error.job.cronInvalid"},

@@ -1,6 +1,7 @@
 // Package spreadsheet reads and writes the xlsx workbooks of the import and
-// export endpoints with github.com/xuri/excelize/v2: a bounded reader of
-// the first sheet, a streamed writer of one-sheet workbooks (stream.go: the
+// export endpoints: a streaming reader of the first sheet bounded by design
+// (read.go: caps on every size, checked before and while reading), a
+// streamed writer of one-sheet workbooks (stream.go: the
 // sheet goes through a small buffer to a temporary file, so memory is flat
 // in the number of rows), import templates with drop-down lists, and the
 // binary answer (no envelope, the xlsx content type, an attachment name).
@@ -29,13 +30,6 @@ const (
 	KeyExportMaxRows = "sys.export.maxRows"
 )
 
-// Limits of a read workbook: its unpacked size (a zip bomb ends there) and
-// the unpacked XML size above which excelize works from a temporary file.
-const (
-	maxUnzipped   = 256 << 20
-	maxUnzipedXML = 16 << 20
-)
-
 // Column is the contract's import column: {key, title, required?,
 // dictTypeCode?, hint?, width?}.
 type Column struct {
@@ -58,66 +52,6 @@ type Sheet struct {
 type Row struct {
 	Number int
 	Cells  []string
-}
-
-// Read reads the first worksheet of an xlsx workbook: the header row and at
-// most maxRows non-blank data rows. A workbook that is not xlsx answers
-// 48002 (field file), one without a header or data row 46002, more than
-// maxRows data rows 46003 (args max).
-func Read(r io.Reader, maxRows int) (*Sheet, error) {
-	f, err := excelize.OpenReader(r, excelize.Options{RawCellValue: true, UnzipSizeLimit: maxUnzipped, UnzipXMLSizeLimit: maxUnzipedXML})
-	if err != nil {
-		return nil, errcode.New(errcode.RequestInvalid).With("field", "file").Wrap(err)
-	}
-	defer func() { _ = f.Close() }()
-	sheets := f.GetSheetList()
-	if len(sheets) == 0 {
-		return nil, errcode.New(errcode.ImportFileEmpty)
-	}
-	rows, err := f.Rows(sheets[0])
-	if err != nil {
-		return nil, errcode.New(errcode.RequestInvalid).With("field", "file").Wrap(err)
-	}
-	defer func() { _ = rows.Close() }()
-	out := &Sheet{}
-	n := 0
-	for rows.Next() {
-		n++
-		cells, err := rows.Columns()
-		if err != nil {
-			return nil, errcode.New(errcode.RequestInvalid).With("field", "file").Wrap(err)
-		}
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		if blank(cells) {
-			continue
-		}
-		if out.Headers == nil {
-			out.Headers = cells
-			continue
-		}
-		if len(out.Rows) == maxRows {
-			return nil, errcode.New(errcode.ImportRowLimitExceeded).With("max", maxRows)
-		}
-		out.Rows = append(out.Rows, Row{Number: n, Cells: cells})
-	}
-	if err := rows.Error(); err != nil {
-		return nil, errcode.New(errcode.RequestInvalid).With("field", "file").Wrap(err)
-	}
-	if out.Headers == nil || len(out.Rows) == 0 {
-		return nil, errcode.New(errcode.ImportFileEmpty)
-	}
-	return out, nil
-}
-
-func blank(cells []string) bool {
-	for _, c := range cells {
-		if c != "" {
-			return false
-		}
-	}
-	return true
 }
 
 // sheetName is the name of the one worksheet of a written workbook.

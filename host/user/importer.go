@@ -25,6 +25,7 @@ import (
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/spreadsheet"
+	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // Import column keys (ImportRow.cells).
@@ -216,8 +217,10 @@ func headerKey(h string) string {
 
 // Preview reads an uploaded workbook, maps its headers to columns (by key
 // or title; mappingJSON {header: key} overrides, "" ignores a header) and
-// validates its rows.
-func (im *Importer) Preview(ctx context.Context, who datascope.Caller, file io.Reader, mappingJSON string) (*ImportPreview, error) {
+// validates its rows. The workbook is read by spreadsheet.ReadAt (bounded
+// whatever the file); the answer carries at most PreviewCellRunes
+// characters of a header or cell (clip), the checks see all of it.
+func (im *Importer) Preview(ctx context.Context, who datascope.Caller, file io.ReaderAt, size int64, mappingJSON string) (*ImportPreview, error) {
 	override := map[string]string{}
 	if strings.TrimSpace(mappingJSON) != "" {
 		if err := json.Unmarshal([]byte(mappingJSON), &override); err != nil {
@@ -238,7 +241,7 @@ func (im *Importer) Preview(ctx context.Context, who datascope.Caller, file io.R
 	if err != nil {
 		return nil, err
 	}
-	sheet, err := spreadsheet.Read(file, max)
+	sheet, err := spreadsheet.ReadAt(file, size, max)
 	if err != nil {
 		return nil, err
 	}
@@ -278,6 +281,7 @@ func (im *Importer) Preview(ctx context.Context, who datascope.Caller, file io.R
 			rows[i].Errors = []CellError{}
 		}
 		p.Rows, p.Total = rows, len(rows)
+		clipPreview(p)
 		return p, nil
 	}
 	checked, err := im.check(ctx, who, rows, -1)
@@ -285,7 +289,57 @@ func (im *Importer) Preview(ctx context.Context, who datascope.Caller, file io.R
 		return nil, err
 	}
 	p.Rows, p.Total, p.ErrorRows = checked.rows, len(rows), checked.errorRows
+	clipPreview(p)
 	return p, nil
+}
+
+// PreviewCellRunes is the most of a header or cell a preview answers: a
+// longer one is cut there and ends with PreviewEllipsis (it fails its
+// column's length check anyway, which saw all of it). A workbook cell may
+// hold 32 767 characters (host/spreadsheet); echoing them all back is what
+// made a preview answer grow with the file.
+const PreviewCellRunes = 256
+
+// PreviewEllipsis marks a cut header or cell.
+const PreviewEllipsis = "…"
+
+func clip(s string) string {
+	if len(s) <= PreviewCellRunes || utf8.RuneCountInString(s) <= PreviewCellRunes {
+		return s
+	}
+	return textclip.Runes(s, PreviewCellRunes) + PreviewEllipsis
+}
+
+// clipPreview cuts the headers, the mapping's headers and the cells of a
+// preview to PreviewCellRunes. A cut cell its checks let through (a long
+// list of role codes) gets a 46008 (args max) on its column: what the
+// client would send back to commit is no longer the file's value.
+func clipPreview(p *ImportPreview) {
+	for i, h := range p.Headers {
+		p.Headers[i] = clip(h)
+	}
+	mapping := make(map[string]string, len(p.Mapping))
+	for h, k := range p.Mapping {
+		mapping[clip(h)] = k
+	}
+	p.Mapping = mapping
+	for i := range p.Rows {
+		r := &p.Rows[i]
+		for k, v := range r.Cells {
+			c := clip(v)
+			if c == v {
+				continue
+			}
+			r.Cells[k] = c
+			if slices.ContainsFunc(r.Errors, func(e CellError) bool { return e.ColumnKey == k }) {
+				continue
+			}
+			if len(r.Errors) == 0 && len(p.ColumnErrors) == 0 {
+				p.ErrorRows++
+			}
+			r.Errors = append(r.Errors, CellError{ColumnKey: k, Code: errcode.ImportCellFormatInvalid, Args: map[string]any{"max": PreviewCellRunes}})
+		}
+	}
 }
 
 // Validate checks rows sent back by the client (after edits).

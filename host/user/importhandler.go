@@ -1,7 +1,6 @@
 package user
 
 import (
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -28,7 +27,7 @@ func mountSheets(api *route.Group, im *Importer, who bind.Caller[datascope.Calle
 	g.Post("/import/preview", route.Permission, h.preview).Doc("Preview a user import (multipart file, mapping)", nil, ImportPreview{})
 	g.Post("/import/validate", route.Permission, bind.Create(who, im.Validate)).Doc("Validate user import rows", ImportRowsInput{}, ImportPreview{})
 	g.Post("/import/error-report", route.Permission, h.errorReport).Doc("User import error report (xlsx)", ImportRowsInput{}, nil)
-	g.Post("/import/commit", route.Permission, noStore(bind.Create(who, im.Commit))).Doc("Commit a user import", ImportCommitInput{}, ImportResult{})
+	g.Post("/import/commit", route.Permission, noStore(bind.Create(who, im.Commit))).NeedsReauth().Doc("Commit a user import", ImportCommitInput{}, ImportResult{})
 	g.Get("/export", route.Permission, h.export).Doc("Export users (xlsx)", nil, nil).
 		Queries("Account", "Name", "OrgId:int64", "RoleId:int64", "Enabled:bool", "columns").OpLog = true
 }
@@ -73,7 +72,7 @@ func (h sheetHandler) preview(c fiber.Ctx) error {
 		return request.Invalid("file")
 	}
 	defer func() { _ = f.Close() }()
-	out, err := h.im.Preview(c.Context(), who, io.LimitReader(f, int64(mb)<<20), c.FormValue("mapping"))
+	out, err := h.im.Preview(c.Context(), who, f, fh.Size, c.FormValue("mapping"))
 	if err != nil {
 		return err
 	}
