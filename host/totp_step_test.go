@@ -37,13 +37,13 @@ func TestTotpOlderStepRefused(t *testing.T) {
 		t.Skip("two steps share a code")
 	}
 	totpLogin(k, totpChallenge(t, k, "tina"), newer).Expect(t, "the code of the next step", 200, 0)
+	totpLogin(k, totpChallenge(t, k, "tina"), older).ExpectCode(t, "an older step's code after a newer one", errcode.TotpWrong)
+	totpLogin(k, totpChallenge(t, k, "tina"), totpCode(t, seed, time.Unix(now*30, 0))).
+		ExpectCode(t, "the current step's code after the next one", errcode.TotpWrong)
 	last := k.Ent().SysUser.Query().Where(sysuser.ID(uid)).OnlyX(context.Background()).TotpLastStep
 	if last != now+1 {
 		t.Fatalf("totp_last_step = %d, want %d", last, now+1)
 	}
-	totpLogin(k, totpChallenge(t, k, "tina"), older).ExpectCode(t, "an older step's code after a newer one", errcode.TotpWrong)
-	totpLogin(k, totpChallenge(t, k, "tina"), totpCode(t, seed, time.Unix(now*30, 0))).
-		ExpectCode(t, "the current step's code after the next one", errcode.TotpWrong)
 }
 
 // TestTotpParallelSameCode: one code sent on several login challenges at
