@@ -28608,6 +28608,8 @@ type SysUserMutation struct {
 	force_totp           *bool
 	totp_enabled         *bool
 	totp_secret          *string
+	totp_last_step       *int64
+	addtotp_last_step    *int64
 	default_module_id    *int64
 	adddefault_module_id *int64
 	last_login_time      *time.Time
@@ -29932,6 +29934,62 @@ func (m *SysUserMutation) ResetTotpSecret() {
 	delete(m.clearedFields, sysuser.FieldTotpSecret)
 }
 
+// SetTotpLastStep sets the "totp_last_step" field.
+func (m *SysUserMutation) SetTotpLastStep(i int64) {
+	m.totp_last_step = &i
+	m.addtotp_last_step = nil
+}
+
+// TotpLastStep returns the value of the "totp_last_step" field in the mutation.
+func (m *SysUserMutation) TotpLastStep() (r int64, exists bool) {
+	v := m.totp_last_step
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTotpLastStep returns the old "totp_last_step" field's value of the SysUser entity.
+// If the SysUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysUserMutation) OldTotpLastStep(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTotpLastStep is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTotpLastStep requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTotpLastStep: %w", err)
+	}
+	return oldValue.TotpLastStep, nil
+}
+
+// AddTotpLastStep adds i to the "totp_last_step" field.
+func (m *SysUserMutation) AddTotpLastStep(i int64) {
+	if m.addtotp_last_step != nil {
+		*m.addtotp_last_step += i
+	} else {
+		m.addtotp_last_step = &i
+	}
+}
+
+// AddedTotpLastStep returns the value that was added to the "totp_last_step" field in this mutation.
+func (m *SysUserMutation) AddedTotpLastStep() (r int64, exists bool) {
+	v := m.addtotp_last_step
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTotpLastStep resets all changes to the "totp_last_step" field.
+func (m *SysUserMutation) ResetTotpLastStep() {
+	m.totp_last_step = nil
+	m.addtotp_last_step = nil
+}
+
 // SetDefaultModuleID sets the "default_module_id" field.
 func (m *SysUserMutation) SetDefaultModuleID(i int64) {
 	m.default_module_id = &i
@@ -30239,7 +30297,7 @@ func (m *SysUserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysUserMutation) Fields() []string {
-	fields := make([]string, 0, 30)
+	fields := make([]string, 0, 31)
 	if m.create_time != nil {
 		fields = append(fields, sysuser.FieldCreateTime)
 	}
@@ -30315,6 +30373,9 @@ func (m *SysUserMutation) Fields() []string {
 	if m.totp_secret != nil {
 		fields = append(fields, sysuser.FieldTotpSecret)
 	}
+	if m.totp_last_step != nil {
+		fields = append(fields, sysuser.FieldTotpLastStep)
+	}
 	if m.default_module_id != nil {
 		fields = append(fields, sysuser.FieldDefaultModuleID)
 	}
@@ -30388,6 +30449,8 @@ func (m *SysUserMutation) Field(name string) (ent.Value, bool) {
 		return m.TotpEnabled()
 	case sysuser.FieldTotpSecret:
 		return m.TotpSecret()
+	case sysuser.FieldTotpLastStep:
+		return m.TotpLastStep()
 	case sysuser.FieldDefaultModuleID:
 		return m.DefaultModuleID()
 	case sysuser.FieldLastLoginTime:
@@ -30457,6 +30520,8 @@ func (m *SysUserMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldTotpEnabled(ctx)
 	case sysuser.FieldTotpSecret:
 		return m.OldTotpSecret(ctx)
+	case sysuser.FieldTotpLastStep:
+		return m.OldTotpLastStep(ctx)
 	case sysuser.FieldDefaultModuleID:
 		return m.OldDefaultModuleID(ctx)
 	case sysuser.FieldLastLoginTime:
@@ -30651,6 +30716,13 @@ func (m *SysUserMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTotpSecret(v)
 		return nil
+	case sysuser.FieldTotpLastStep:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTotpLastStep(v)
+		return nil
 	case sysuser.FieldDefaultModuleID:
 		v, ok := value.(int64)
 		if !ok {
@@ -30712,6 +30784,9 @@ func (m *SysUserMutation) AddedFields() []string {
 	if m.adddirector_id != nil {
 		fields = append(fields, sysuser.FieldDirectorID)
 	}
+	if m.addtotp_last_step != nil {
+		fields = append(fields, sysuser.FieldTotpLastStep)
+	}
 	if m.adddefault_module_id != nil {
 		fields = append(fields, sysuser.FieldDefaultModuleID)
 	}
@@ -30738,6 +30813,8 @@ func (m *SysUserMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedPositionID()
 	case sysuser.FieldDirectorID:
 		return m.AddedDirectorID()
+	case sysuser.FieldTotpLastStep:
+		return m.AddedTotpLastStep()
 	case sysuser.FieldDefaultModuleID:
 		return m.AddedDefaultModuleID()
 	case sysuser.FieldLoginFailCount:
@@ -30792,6 +30869,13 @@ func (m *SysUserMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddDirectorID(v)
+		return nil
+	case sysuser.FieldTotpLastStep:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTotpLastStep(v)
 		return nil
 	case sysuser.FieldDefaultModuleID:
 		v, ok := value.(int64)
@@ -31019,6 +31103,9 @@ func (m *SysUserMutation) ResetField(name string) error {
 		return nil
 	case sysuser.FieldTotpSecret:
 		m.ResetTotpSecret()
+		return nil
+	case sysuser.FieldTotpLastStep:
+		m.ResetTotpLastStep()
 		return nil
 	case sysuser.FieldDefaultModuleID:
 		m.ResetDefaultModuleID()

@@ -1444,12 +1444,16 @@ func init() {
 	sysuserDescTotpSecret := sysuserFields[18].Descriptor()
 	// sysuser.TotpSecretValidator is a validator for the "totp_secret" field. It is called by the builders before save.
 	sysuser.TotpSecretValidator = sysuserDescTotpSecret.Validators[0].(func(string) error)
+	// sysuserDescTotpLastStep is the schema descriptor for totp_last_step field.
+	sysuserDescTotpLastStep := sysuserFields[19].Descriptor()
+	// sysuser.DefaultTotpLastStep holds the default value on creation for the totp_last_step field.
+	sysuser.DefaultTotpLastStep = sysuserDescTotpLastStep.Default.(int64)
 	// sysuserDescLastLoginIP is the schema descriptor for last_login_ip field.
-	sysuserDescLastLoginIP := sysuserFields[21].Descriptor()
+	sysuserDescLastLoginIP := sysuserFields[22].Descriptor()
 	// sysuser.LastLoginIPValidator is a validator for the "last_login_ip" field. It is called by the builders before save.
 	sysuser.LastLoginIPValidator = sysuserDescLastLoginIP.Validators[0].(func(string) error)
 	// sysuserDescLoginFailCount is the schema descriptor for login_fail_count field.
-	sysuserDescLoginFailCount := sysuserFields[22].Descriptor()
+	sysuserDescLoginFailCount := sysuserFields[23].Descriptor()
 	// sysuser.DefaultLoginFailCount holds the default value on creation for the login_fail_count field.
 	sysuser.DefaultLoginFailCount = sysuserDescLoginFailCount.Default.(int)
 	// sysuser.LoginFailCountValidator is a validator for the "login_fail_count" field. It is called by the builders before save.

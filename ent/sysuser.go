@@ -68,6 +68,8 @@ type SysUser struct {
 	TotpEnabled bool `json:"totp_enabled,omitempty"`
 	// TOTP seed, stored by the MFA feature (encrypted or plain, its choice)
 	TotpSecret *string `json:"-"`
+	// the last TOTP time step accepted (unix seconds / 30): a code of this step or an older one is refused
+	TotpLastStep int64 `json:"totp_last_step,omitempty"`
 	// DefaultModuleID holds the value of the "default_module_id" field.
 	DefaultModuleID *int64 `json:"default_module_id,omitempty"`
 	// LastLoginTime holds the value of the "last_login_time" field.
@@ -88,7 +90,7 @@ func (*SysUser) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case sysuser.FieldIsDelete, sysuser.FieldMustChangePassword, sysuser.FieldIsSuperAdmin, sysuser.FieldEnabled, sysuser.FieldForceTotp, sysuser.FieldTotpEnabled:
 			values[i] = new(sql.NullBool)
-		case sysuser.FieldID, sysuser.FieldCreateUserID, sysuser.FieldUpdateUserID, sysuser.FieldDeleteKey, sysuser.FieldOrgID, sysuser.FieldPositionID, sysuser.FieldDirectorID, sysuser.FieldDefaultModuleID, sysuser.FieldLoginFailCount:
+		case sysuser.FieldID, sysuser.FieldCreateUserID, sysuser.FieldUpdateUserID, sysuser.FieldDeleteKey, sysuser.FieldOrgID, sysuser.FieldPositionID, sysuser.FieldDirectorID, sysuser.FieldTotpLastStep, sysuser.FieldDefaultModuleID, sysuser.FieldLoginFailCount:
 			values[i] = new(sql.NullInt64)
 		case sysuser.FieldAccount, sysuser.FieldAccountNorm, sysuser.FieldName, sysuser.FieldNickname, sysuser.FieldPasswordHash, sysuser.FieldPhone, sysuser.FieldEmail, sysuser.FieldGender, sysuser.FieldAvatar, sysuser.FieldTotpSecret, sysuser.FieldLastLoginIP:
 			values[i] = new(sql.NullString)
@@ -278,6 +280,12 @@ func (_m *SysUser) assignValues(columns []string, values []any) error {
 				_m.TotpSecret = new(string)
 				*_m.TotpSecret = value.String
 			}
+		case sysuser.FieldTotpLastStep:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field totp_last_step", values[i])
+			} else if value.Valid {
+				_m.TotpLastStep = value.Int64
+			}
 		case sysuser.FieldDefaultModuleID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field default_module_id", values[i])
@@ -444,6 +452,9 @@ func (_m *SysUser) String() string {
 	builder.WriteString(fmt.Sprintf("%v", _m.TotpEnabled))
 	builder.WriteString(", ")
 	builder.WriteString("totp_secret=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("totp_last_step=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TotpLastStep))
 	builder.WriteString(", ")
 	if v := _m.DefaultModuleID; v != nil {
 		builder.WriteString("default_module_id=")

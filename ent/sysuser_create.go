@@ -356,6 +356,20 @@ func (_c *SysUserCreate) SetNillableTotpSecret(v *string) *SysUserCreate {
 	return _c
 }
 
+// SetTotpLastStep sets the "totp_last_step" field.
+func (_c *SysUserCreate) SetTotpLastStep(v int64) *SysUserCreate {
+	_c.mutation.SetTotpLastStep(v)
+	return _c
+}
+
+// SetNillableTotpLastStep sets the "totp_last_step" field if the given value is not nil.
+func (_c *SysUserCreate) SetNillableTotpLastStep(v *int64) *SysUserCreate {
+	if v != nil {
+		_c.SetTotpLastStep(*v)
+	}
+	return _c
+}
+
 // SetDefaultModuleID sets the "default_module_id" field.
 func (_c *SysUserCreate) SetDefaultModuleID(v int64) *SysUserCreate {
 	_c.mutation.SetDefaultModuleID(v)
@@ -503,6 +517,10 @@ func (_c *SysUserCreate) defaults() {
 		v := sysuser.DefaultTotpEnabled
 		_c.mutation.SetTotpEnabled(v)
 	}
+	if _, ok := _c.mutation.TotpLastStep(); !ok {
+		v := sysuser.DefaultTotpLastStep
+		_c.mutation.SetTotpLastStep(v)
+	}
 	if _, ok := _c.mutation.LoginFailCount(); !ok {
 		v := sysuser.DefaultLoginFailCount
 		_c.mutation.SetLoginFailCount(v)
@@ -593,6 +611,9 @@ func (_c *SysUserCreate) check() error {
 		if err := sysuser.TotpSecretValidator(v); err != nil {
 			return &ValidationError{Name: "totp_secret", err: fmt.Errorf(`ent: validator failed for field "SysUser.totp_secret": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.TotpLastStep(); !ok {
+		return &ValidationError{Name: "totp_last_step", err: errors.New(`ent: missing required field "SysUser.totp_last_step"`)}
 	}
 	if v, ok := _c.mutation.LastLoginIP(); ok {
 		if err := sysuser.LastLoginIPValidator(v); err != nil {
@@ -744,6 +765,10 @@ func (_c *SysUserCreate) createSpec() (*SysUser, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.TotpSecret(); ok {
 		_spec.SetField(sysuser.FieldTotpSecret, field.TypeString, value)
 		_node.TotpSecret = &value
+	}
+	if value, ok := _c.mutation.TotpLastStep(); ok {
+		_spec.SetField(sysuser.FieldTotpLastStep, field.TypeInt64, value)
+		_node.TotpLastStep = value
 	}
 	if value, ok := _c.mutation.DefaultModuleID(); ok {
 		_spec.SetField(sysuser.FieldDefaultModuleID, field.TypeInt64, value)
@@ -1168,6 +1193,24 @@ func (u *SysUserUpsert) UpdateTotpSecret() *SysUserUpsert {
 // ClearTotpSecret clears the value of the "totp_secret" field.
 func (u *SysUserUpsert) ClearTotpSecret() *SysUserUpsert {
 	u.SetNull(sysuser.FieldTotpSecret)
+	return u
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (u *SysUserUpsert) SetTotpLastStep(v int64) *SysUserUpsert {
+	u.Set(sysuser.FieldTotpLastStep, v)
+	return u
+}
+
+// UpdateTotpLastStep sets the "totp_last_step" field to the value that was provided on create.
+func (u *SysUserUpsert) UpdateTotpLastStep() *SysUserUpsert {
+	u.SetExcluded(sysuser.FieldTotpLastStep)
+	return u
+}
+
+// AddTotpLastStep adds v to the "totp_last_step" field.
+func (u *SysUserUpsert) AddTotpLastStep(v int64) *SysUserUpsert {
+	u.Add(sysuser.FieldTotpLastStep, v)
 	return u
 }
 
@@ -1737,6 +1780,27 @@ func (u *SysUserUpsertOne) UpdateTotpSecret() *SysUserUpsertOne {
 func (u *SysUserUpsertOne) ClearTotpSecret() *SysUserUpsertOne {
 	return u.Update(func(s *SysUserUpsert) {
 		s.ClearTotpSecret()
+	})
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (u *SysUserUpsertOne) SetTotpLastStep(v int64) *SysUserUpsertOne {
+	return u.Update(func(s *SysUserUpsert) {
+		s.SetTotpLastStep(v)
+	})
+}
+
+// AddTotpLastStep adds v to the "totp_last_step" field.
+func (u *SysUserUpsertOne) AddTotpLastStep(v int64) *SysUserUpsertOne {
+	return u.Update(func(s *SysUserUpsert) {
+		s.AddTotpLastStep(v)
+	})
+}
+
+// UpdateTotpLastStep sets the "totp_last_step" field to the value that was provided on create.
+func (u *SysUserUpsertOne) UpdateTotpLastStep() *SysUserUpsertOne {
+	return u.Update(func(s *SysUserUpsert) {
+		s.UpdateTotpLastStep()
 	})
 }
 
@@ -2488,6 +2552,27 @@ func (u *SysUserUpsertBulk) UpdateTotpSecret() *SysUserUpsertBulk {
 func (u *SysUserUpsertBulk) ClearTotpSecret() *SysUserUpsertBulk {
 	return u.Update(func(s *SysUserUpsert) {
 		s.ClearTotpSecret()
+	})
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (u *SysUserUpsertBulk) SetTotpLastStep(v int64) *SysUserUpsertBulk {
+	return u.Update(func(s *SysUserUpsert) {
+		s.SetTotpLastStep(v)
+	})
+}
+
+// AddTotpLastStep adds v to the "totp_last_step" field.
+func (u *SysUserUpsertBulk) AddTotpLastStep(v int64) *SysUserUpsertBulk {
+	return u.Update(func(s *SysUserUpsert) {
+		s.AddTotpLastStep(v)
+	})
+}
+
+// UpdateTotpLastStep sets the "totp_last_step" field to the value that was provided on create.
+func (u *SysUserUpsertBulk) UpdateTotpLastStep() *SysUserUpsertBulk {
+	return u.Update(func(s *SysUserUpsert) {
+		s.UpdateTotpLastStep()
 	})
 }
 

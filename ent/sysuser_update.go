@@ -421,6 +421,27 @@ func (_u *SysUserUpdate) ClearTotpSecret() *SysUserUpdate {
 	return _u
 }
 
+// SetTotpLastStep sets the "totp_last_step" field.
+func (_u *SysUserUpdate) SetTotpLastStep(v int64) *SysUserUpdate {
+	_u.mutation.ResetTotpLastStep()
+	_u.mutation.SetTotpLastStep(v)
+	return _u
+}
+
+// SetNillableTotpLastStep sets the "totp_last_step" field if the given value is not nil.
+func (_u *SysUserUpdate) SetNillableTotpLastStep(v *int64) *SysUserUpdate {
+	if v != nil {
+		_u.SetTotpLastStep(*v)
+	}
+	return _u
+}
+
+// AddTotpLastStep adds value to the "totp_last_step" field.
+func (_u *SysUserUpdate) AddTotpLastStep(v int64) *SysUserUpdate {
+	_u.mutation.AddTotpLastStep(v)
+	return _u
+}
+
 // SetDefaultModuleID sets the "default_module_id" field.
 func (_u *SysUserUpdate) SetDefaultModuleID(v int64) *SysUserUpdate {
 	_u.mutation.ResetDefaultModuleID()
@@ -756,6 +777,12 @@ func (_u *SysUserUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.TotpSecretCleared() {
 		_spec.ClearField(sysuser.FieldTotpSecret, field.TypeString)
+	}
+	if value, ok := _u.mutation.TotpLastStep(); ok {
+		_spec.SetField(sysuser.FieldTotpLastStep, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedTotpLastStep(); ok {
+		_spec.AddField(sysuser.FieldTotpLastStep, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.DefaultModuleID(); ok {
 		_spec.SetField(sysuser.FieldDefaultModuleID, field.TypeInt64, value)
@@ -1203,6 +1230,27 @@ func (_u *SysUserUpdateOne) ClearTotpSecret() *SysUserUpdateOne {
 	return _u
 }
 
+// SetTotpLastStep sets the "totp_last_step" field.
+func (_u *SysUserUpdateOne) SetTotpLastStep(v int64) *SysUserUpdateOne {
+	_u.mutation.ResetTotpLastStep()
+	_u.mutation.SetTotpLastStep(v)
+	return _u
+}
+
+// SetNillableTotpLastStep sets the "totp_last_step" field if the given value is not nil.
+func (_u *SysUserUpdateOne) SetNillableTotpLastStep(v *int64) *SysUserUpdateOne {
+	if v != nil {
+		_u.SetTotpLastStep(*v)
+	}
+	return _u
+}
+
+// AddTotpLastStep adds value to the "totp_last_step" field.
+func (_u *SysUserUpdateOne) AddTotpLastStep(v int64) *SysUserUpdateOne {
+	_u.mutation.AddTotpLastStep(v)
+	return _u
+}
+
 // SetDefaultModuleID sets the "default_module_id" field.
 func (_u *SysUserUpdateOne) SetDefaultModuleID(v int64) *SysUserUpdateOne {
 	_u.mutation.ResetDefaultModuleID()
@@ -1568,6 +1616,12 @@ func (_u *SysUserUpdateOne) sqlSave(ctx context.Context) (_node *SysUser, err er
 	}
 	if _u.mutation.TotpSecretCleared() {
 		_spec.ClearField(sysuser.FieldTotpSecret, field.TypeString)
+	}
+	if value, ok := _u.mutation.TotpLastStep(); ok {
+		_spec.SetField(sysuser.FieldTotpLastStep, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedTotpLastStep(); ok {
+		_spec.AddField(sysuser.FieldTotpLastStep, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.DefaultModuleID(); ok {
 		_spec.SetField(sysuser.FieldDefaultModuleID, field.TypeInt64, value)

@@ -36,23 +36,30 @@ func totpCode(t *testing.T, seed string, at time.Time) string {
 }
 
 // steps records the time steps a test has used a code of, so that each
-// code it sends is of a step not used yet (a code is accepted once per
-// step), whatever the time the test takes.
+// code it sends is of a step newer than every step used so far (a code is
+// accepted only for a step newer than the last one the user had
+// accepted), whatever the time the test takes.
 type steps map[int64]bool
 
-// fresh returns the code of an unused step within ±1 of now, preferring
-// now and the next step (valid longest), and marks the step used.
+// fresh returns the code of the oldest step within 0..+1 of now that is
+// newer than every used step, waiting for the next step when both are
+// spent, and marks the step used.
 func (u steps) fresh(t *testing.T, seed string) string {
 	t.Helper()
-	now := time.Now().Unix() / 30
-	for _, d := range []int64{0, 1, -1} {
-		if !u[now+d] {
-			u[now+d] = true
-			return totpCode(t, seed, time.Unix((now+d)*30, 0))
+	for {
+		var last int64
+		for s := range u {
+			last = max(last, s)
 		}
+		now := time.Now().Unix() / 30
+		for _, d := range []int64{0, 1} {
+			if now+d > last {
+				u[now+d] = true
+				return totpCode(t, seed, time.Unix((now+d)*30, 0))
+			}
+		}
+		time.Sleep(time.Until(time.Unix((now+1)*30, 0)) + 50*time.Millisecond)
 	}
-	t.Fatal("no unused step")
-	return ""
 }
 
 // wrongCode is a well-formed code no step within ±2 of now accepts.

@@ -45,6 +45,9 @@ func begin(t *testing.T, r kerneltest.Reply, what string) begun {
 // returns the item.
 func registerPasskey(t *testing.T, k *kerneltest.Kernel, tok string, a *passkeytest.Authenticator, name string) passkey.Item {
 	t.Helper()
+	// Enrolling a factor needs a re-authentication window (whatever the
+	// TOTP switch says).
+	reauthPassword(k, tok, passkeyPassword).Expect(t, "re-auth before registering", http.StatusOK, 0)
 	b := begin(t, k.Do("POST", "/api/v1/personal/passkeys/register/begin", tok, nil), "register begin")
 	cred, err := a.Create(b.Options)
 	if err != nil {
@@ -90,6 +93,8 @@ func TestPasskeyLifecycle(t *testing.T) {
 		t.Fatalf("list before registering: %+v", list)
 	}
 
+	k.Do("POST", "/api/v1/personal/passkeys/register/begin", tok, nil).ExpectCode(t, "register begin without a window (TOTP off)", errcode.ReauthRequired)
+	reauthPassword(k, tok, passkeyPassword).Expect(t, "re-auth", http.StatusOK, 0)
 	b := begin(t, k.Do("POST", "/api/v1/personal/passkeys/register/begin", tok, nil), "register begin")
 	var opts struct {
 		RP struct {
@@ -193,6 +198,9 @@ func TestPasskeyLifecycle(t *testing.T) {
 	k.User("pkother", passkeyPassword)
 	totpOn(t, k, false)
 	otherTok := k.Login("pkother", passkeyPassword).AccessToken
+	k.Do("DELETE", "/api/v1/personal/passkeys/"+itoa(item.ID), tok, nil).ExpectCode(t, "removing a passkey without a window (TOTP off)", errcode.ReauthRequired)
+	reauthPassword(k, tok, passkeyPassword).Expect(t, "re-auth", http.StatusOK, 0)
+	reauthPassword(k, otherTok, passkeyPassword).Expect(t, "re-auth of the other user", http.StatusOK, 0)
 	k.Do("DELETE", "/api/v1/personal/passkeys/"+itoa(item.ID), otherTok, nil).ExpectCode(t, "removing another user's passkey", errcode.PasskeyNotFound)
 	k.Do("DELETE", "/api/v1/personal/passkeys/abc", tok, nil).ExpectCode(t, "a malformed id", errcode.RequestInvalid)
 	if n := k.Ent().SysUserPasskey.Query().Where(sysuserpasskey.UserID(uid)).CountX(ctx); n != 1 {

@@ -46,6 +46,9 @@ func TestPersonalPasswordAndProfile(t *testing.T) {
 	}
 
 	r = k.Do("PUT", "/api/v1/personal/profile", tab1.AccessToken, map[string]any{"name": "Carol C", "email": "c@example.com", "phone": "13800000001"})
+	r.Expect(t, "a phone and e-mail change without a re-authentication window", 403, 40024)
+	reauthPassword(k, tab1.AccessToken, "Better#Pass2").Expect(t, "re-auth", 200, 0)
+	r = k.Do("PUT", "/api/v1/personal/profile", tab1.AccessToken, map[string]any{"name": "Carol C", "email": "c@example.com", "phone": "13800000001"})
 	r.Expect(t, "update profile", 200, 0)
 	r = k.Do("GET", "/api/v1/personal/profile", tab1.AccessToken, nil)
 	var p struct {

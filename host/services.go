@@ -112,6 +112,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	// One TOTP service for the login gate, the self-service and the
 	// re-authentication and administrator's clear.
 	totp := mfa.New(client, store, cfg)
+	windows := reauth.NewWindows(store, time.Duration(cfg.Service.Security.Reauth.WindowSeconds)*time.Second)
 	k.auth, err = auth.New(auth.Deps{
 		Mfa:       totp,
 		Client:    client,
@@ -124,6 +125,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Captcha:   k.captcha,
 		SmsCodes:  sms.New(store, sms.CodeOptions{}),
 		SmsSender: sender,
+		Windows:   windows,
 		Log:       k.logs.For("AdminKernel.Auth"),
 		Metrics:   k.metrics,
 	})
@@ -134,7 +136,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Client:    client,
 		Settings:  k.settings,
 		Sessions:  k.sessions,
-		Windows:   reauth.NewWindows(store, time.Duration(cfg.Service.Security.Reauth.WindowSeconds)*time.Second),
+		Windows:   windows,
 		Sensitive: reauth.NewSensitive(client, store, k.routes.Routes),
 		Passwords: k.auth,
 		Totp:      totpByID{totp},

@@ -36,6 +36,7 @@ TARGETS=(
 	"./host/outbound FuzzCheckHost"
 	"./host/file/link FuzzLinkVerify"
 	"./host/spreadsheet FuzzReadAt"
+	"./host/passkey FuzzFinish"
 )
 [ "${FUZZ_SKIP_PG:-0}" = 1 ] || TARGETS+=("./host/fuzz FuzzJSONEndpoints ADMINKERNEL_TEST_DB=PostgreSQL")
 

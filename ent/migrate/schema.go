@@ -842,6 +842,7 @@ var (
 		{Name: "force_totp", Type: field.TypeBool, Default: false},
 		{Name: "totp_enabled", Type: field.TypeBool, Default: false},
 		{Name: "totp_secret", Type: field.TypeString, Nullable: true, Size: 256},
+		{Name: "totp_last_step", Type: field.TypeInt64, Default: 0},
 		{Name: "default_module_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "last_login_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "last_login_ip", Type: field.TypeString, Nullable: true, Size: 64},
@@ -868,6 +869,11 @@ var (
 				Name:    "sysuser_phone",
 				Unique:  false,
 				Columns: []*schema.Column{SysUserColumns[16]},
+			},
+			{
+				Name:    "sysuser_phone_delete_key",
+				Unique:  true,
+				Columns: []*schema.Column{SysUserColumns[16], SysUserColumns[6]},
 			},
 			{
 				Name:    "sysuser_org_id",

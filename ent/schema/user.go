@@ -49,6 +49,8 @@ func (SysUser) Fields() []ent.Field {
 		field.Bool("totp_enabled").Default(false),
 		field.String("totp_secret").MaxRuneLen(256).Optional().Nillable().Sensitive().
 			Comment("TOTP seed, stored by the MFA feature (encrypted or plain, its choice)"),
+		field.Int64("totp_last_step").Default(0).
+			Comment("the last TOTP time step accepted (unix seconds / 30): a code of this step or an older one is refused"),
 		field.Int64("default_module_id").Optional().Nillable(),
 		field.Time("last_login_time").SchemaType(timeTypes).Optional().Nillable(),
 		field.String("last_login_ip").MaxRuneLen(64).Optional().Nillable(),
@@ -69,6 +71,8 @@ func (SysUser) Indexes() []ent.Index {
 		index.Fields("account", "delete_key").Unique(),
 		index.Fields("account_norm", "delete_key").Unique(),
 		index.Fields("phone"),
+		// A phone signs in by SMS: at most one live user holds it.
+		index.Fields("phone", "delete_key").Unique(),
 		index.Fields("org_id"),
 		index.Fields("position_id"),
 		// The user page at a million rows (docs/benchmarks.md, "A million

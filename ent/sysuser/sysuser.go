@@ -63,6 +63,8 @@ const (
 	FieldTotpEnabled = "totp_enabled"
 	// FieldTotpSecret holds the string denoting the totp_secret field in the database.
 	FieldTotpSecret = "totp_secret"
+	// FieldTotpLastStep holds the string denoting the totp_last_step field in the database.
+	FieldTotpLastStep = "totp_last_step"
 	// FieldDefaultModuleID holds the string denoting the default_module_id field in the database.
 	FieldDefaultModuleID = "default_module_id"
 	// FieldLastLoginTime holds the string denoting the last_login_time field in the database.
@@ -105,6 +107,7 @@ var Columns = []string{
 	FieldForceTotp,
 	FieldTotpEnabled,
 	FieldTotpSecret,
+	FieldTotpLastStep,
 	FieldDefaultModuleID,
 	FieldLastLoginTime,
 	FieldLastLoginIP,
@@ -163,6 +166,8 @@ var (
 	DefaultTotpEnabled bool
 	// TotpSecretValidator is a validator for the "totp_secret" field. It is called by the builders before save.
 	TotpSecretValidator func(string) error
+	// DefaultTotpLastStep holds the default value on creation for the "totp_last_step" field.
+	DefaultTotpLastStep int64
 	// LastLoginIPValidator is a validator for the "last_login_ip" field. It is called by the builders before save.
 	LastLoginIPValidator func(string) error
 	// DefaultLoginFailCount holds the default value on creation for the "login_fail_count" field.
@@ -304,6 +309,11 @@ func ByTotpEnabled(opts ...sql.OrderTermOption) OrderOption {
 // ByTotpSecret orders the results by the totp_secret field.
 func ByTotpSecret(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTotpSecret, opts...).ToFunc()
+}
+
+// ByTotpLastStep orders the results by the totp_last_step field.
+func ByTotpLastStep(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTotpLastStep, opts...).ToFunc()
 }
 
 // ByDefaultModuleID orders the results by the default_module_id field.

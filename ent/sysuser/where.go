@@ -179,6 +179,11 @@ func TotpSecret(v string) predicate.SysUser {
 	return predicate.SysUser(sql.FieldEQ(FieldTotpSecret, v))
 }
 
+// TotpLastStep applies equality check predicate on the "totp_last_step" field. It's identical to TotpLastStepEQ.
+func TotpLastStep(v int64) predicate.SysUser {
+	return predicate.SysUser(sql.FieldEQ(FieldTotpLastStep, v))
+}
+
 // DefaultModuleID applies equality check predicate on the "default_module_id" field. It's identical to DefaultModuleIDEQ.
 func DefaultModuleID(v int64) predicate.SysUser {
 	return predicate.SysUser(sql.FieldEQ(FieldDefaultModuleID, v))
@@ -1412,6 +1417,46 @@ func TotpSecretEqualFold(v string) predicate.SysUser {
 // TotpSecretContainsFold applies the ContainsFold predicate on the "totp_secret" field.
 func TotpSecretContainsFold(v string) predicate.SysUser {
 	return predicate.SysUser(sql.FieldContainsFold(FieldTotpSecret, v))
+}
+
+// TotpLastStepEQ applies the EQ predicate on the "totp_last_step" field.
+func TotpLastStepEQ(v int64) predicate.SysUser {
+	return predicate.SysUser(sql.FieldEQ(FieldTotpLastStep, v))
+}
+
+// TotpLastStepNEQ applies the NEQ predicate on the "totp_last_step" field.
+func TotpLastStepNEQ(v int64) predicate.SysUser {
+	return predicate.SysUser(sql.FieldNEQ(FieldTotpLastStep, v))
+}
+
+// TotpLastStepIn applies the In predicate on the "totp_last_step" field.
+func TotpLastStepIn(vs ...int64) predicate.SysUser {
+	return predicate.SysUser(sql.FieldIn(FieldTotpLastStep, vs...))
+}
+
+// TotpLastStepNotIn applies the NotIn predicate on the "totp_last_step" field.
+func TotpLastStepNotIn(vs ...int64) predicate.SysUser {
+	return predicate.SysUser(sql.FieldNotIn(FieldTotpLastStep, vs...))
+}
+
+// TotpLastStepGT applies the GT predicate on the "totp_last_step" field.
+func TotpLastStepGT(v int64) predicate.SysUser {
+	return predicate.SysUser(sql.FieldGT(FieldTotpLastStep, v))
+}
+
+// TotpLastStepGTE applies the GTE predicate on the "totp_last_step" field.
+func TotpLastStepGTE(v int64) predicate.SysUser {
+	return predicate.SysUser(sql.FieldGTE(FieldTotpLastStep, v))
+}
+
+// TotpLastStepLT applies the LT predicate on the "totp_last_step" field.
+func TotpLastStepLT(v int64) predicate.SysUser {
+	return predicate.SysUser(sql.FieldLT(FieldTotpLastStep, v))
+}
+
+// TotpLastStepLTE applies the LTE predicate on the "totp_last_step" field.
+func TotpLastStepLTE(v int64) predicate.SysUser {
+	return predicate.SysUser(sql.FieldLTE(FieldTotpLastStep, v))
 }
 
 // DefaultModuleIDEQ applies the EQ predicate on the "default_module_id" field.

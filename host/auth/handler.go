@@ -46,6 +46,7 @@ func (h *Handler) Routes(api *route.Group) {
 	a.Post("/login/totp", route.Anonymous, h.totpLogin).Doc("Complete a login with a TOTP code", TotpLoginInput{}, LoginOutput{})
 	a.Post("/mfa/bind/start", route.Anonymous, h.bindStart).Doc("Start binding TOTP", BindStartInput{}, BindStartOutput{})
 	a.Post("/mfa/bind/complete", route.Anonymous, h.bindComplete).Doc("Complete binding TOTP", BindCompleteInput{}, BindCompleteOutput{}).OpLog = true
+	api.Post("/personal/mfa/bind/start", route.Session, h.bindStartSession).Doc("Start binding TOTP from a signed-in session (re-authentication window required)", nil, BindStartOutput{})
 	a.Post("/mfa/recovery", route.Anonymous, h.recovery).Doc("Unbind TOTP with a recovery code", RecoveryInput{}, nil).OpLog = true
 	a.Post("/refresh", route.Anonymous, h.refresh).Doc("Refresh tokens", refreshInput{}, LoginOutput{})
 	a.Post("/logout", route.Token, h.logout).Doc("Logout", nil, true)
@@ -142,6 +143,21 @@ func (h *Handler) bindStart(c fiber.Ctx) error {
 		return err
 	}
 	out, err := h.svc.BindStart(c.Context(), in, h.client(c))
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return envelope.OK(c, out)
+}
+
+// bindStartSession starts binding TOTP for the signed-in caller (a
+// re-authentication window required).
+func (h *Handler) bindStartSession(c fiber.Ctx) error {
+	p, err := authn.Require(c)
+	if err != nil {
+		return err
+	}
+	out, err := h.svc.BindStartSession(c.Context(), p.UserID, p.SessionID)
 	if err != nil {
 		return err
 	}
@@ -247,7 +263,7 @@ func (h *Handler) updateProfile(c fiber.Ctx) error {
 	if err := request.JSON(c, &in); err != nil {
 		return err
 	}
-	if err := h.svc.UpdateProfile(c.Context(), p.UserID, in); err != nil {
+	if err := h.svc.UpdateProfile(c.Context(), p.UserID, p.SessionID, in); err != nil {
 		return err
 	}
 	return envelope.OK(c, true)

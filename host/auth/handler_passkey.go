@@ -90,7 +90,7 @@ func (h *Handler) passkeyRegisterBegin(c fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.svc.BeginPasskeyRegistration(c.Context(), p.UserID)
+	out, err := h.svc.BeginPasskeyRegistration(c.Context(), p.UserID, p.SessionID)
 	if err != nil {
 		return err
 	}

@@ -288,7 +288,9 @@ var errTotpKeys = errors.New("TOTP seeds cannot be sealed or opened")
 // BindStart checks the account's password (a failure counts toward the
 // lockout and answers as the login does) and starts binding a new seed.
 // A user with TOTP bound must unbind first (recovery code, or an
-// administrator's clear): 40021.
+// administrator's clear): 40021. The password alone binds only an account
+// without another factor (passwordBindAllowed: 40035 otherwise, the
+// signed-in path is BindStartSession).
 func (s *Service) BindStart(ctx context.Context, in BindStartInput, cl Client) (*BindStartOutput, error) {
 	if !validAccount(in.Account) {
 		return nil, errcode.New(errcode.RequestInvalid).With("field", "account")
@@ -305,9 +307,14 @@ func (s *Service) BindStart(ctx context.Context, in BindStartInput, cl Client) (
 		return nil, err
 	}
 	u := pc.user
-	if mfa.Bound(u) {
-		return nil, errcode.New(errcode.MfaBindInvalid).With("reason", "alreadyBound")
+	if err := s.passwordBindAllowed(ctx, u); err != nil {
+		return nil, err
 	}
+	return s.newBind(ctx, u)
+}
+
+// newBind creates a seed for u and its bind challenge.
+func (s *Service) newBind(ctx context.Context, u *ent.SysUser) (*BindStartOutput, error) {
 	issuer := s.d.Config.Service.Security.Jwt.Issuer
 	if issuer == "" {
 		issuer = "AdminKernel"

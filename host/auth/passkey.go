@@ -201,10 +201,15 @@ func (s *Service) ListPasskeys(ctx context.Context, userID int64) ([]passkey.Ite
 	return s.pk.List(ctx, userID)
 }
 
-// BeginPasskeyRegistration starts registering a passkey for the caller.
-func (s *Service) BeginPasskeyRegistration(ctx context.Context, userID int64) (*passkey.Begin, error) {
+// BeginPasskeyRegistration starts registering a passkey for the caller;
+// the caller's session sid needs an open re-authentication window (40024,
+// whatever sys.security.totp.enabled says).
+func (s *Service) BeginPasskeyRegistration(ctx context.Context, userID int64, sid string) (*passkey.Begin, error) {
 	if !s.pk.Enabled() {
 		return nil, errcode.New(errcode.PasskeyDisabled).With("reason", "notConfigured")
+	}
+	if err := s.requireReauth(ctx, userID, sid); err != nil {
+		return nil, err
 	}
 	u, err := s.liveUser(ctx, userID)
 	if err != nil {
@@ -236,10 +241,15 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, userID int64, s
 }
 
 // DeletePasskey removes one of the caller's passkeys (40033 for an id
-// that is not the caller's) and ends the caller's other sessions.
+// that is not the caller's) and ends the caller's other sessions. The
+// caller's session sid needs an open re-authentication window (40024,
+// whatever sys.security.totp.enabled says).
 func (s *Service) DeletePasskey(ctx context.Context, userID int64, sid string, id int64) error {
 	if !s.pk.Enabled() {
 		return errcode.New(errcode.PasskeyDisabled).With("reason", "notConfigured")
+	}
+	if err := s.requireReauth(ctx, userID, sid); err != nil {
+		return err
 	}
 	if err := s.pk.Delete(ctx, userID, id); err != nil {
 		return err

@@ -76,8 +76,12 @@ type ProfileInput struct {
 }
 
 // UpdateProfile replaces the caller's editable fields; a missing field
-// becomes null.
-func (s *Service) UpdateProfile(ctx context.Context, userID int64, in ProfileInput) error {
+// becomes null. Changing the phone (a factor: SMS login and the SMS second
+// factor) or the e-mail needs an open re-authentication window of the
+// caller's session sid (40024, whatever sys.security.totp.enabled says); a
+// phone another live user holds answers 40036; the old phone is told of a
+// change (sms.Notifier).
+func (s *Service) UpdateProfile(ctx context.Context, userID int64, sid string, in ProfileInput) error {
 	name := strings.TrimSpace(in.Name)
 	if name == "" || utf8.RuneCountInString(name) > 64 {
 		return errcode.New(errcode.RequestInvalid).With("field", "name")
@@ -108,13 +112,50 @@ func (s *Service) UpdateProfile(ctx context.Context, userID int64, in ProfileInp
 	if err != nil {
 		return err
 	}
+	oldPhone, newPhone := strings.TrimSpace(deref(u.Phone)), deref(blankToNil(in.Phone))
+	oldEmail, newEmail := strings.TrimSpace(deref(u.Email)), deref(blankToNil(in.Email))
+	if oldPhone != newPhone || oldEmail != newEmail {
+		if err := s.requireReauth(ctx, userID, sid); err != nil {
+			return err
+		}
+	}
+	if newPhone != "" && newPhone != oldPhone {
+		if err := PhoneFree(ctx, s.d.Client, newPhone, userID); err != nil {
+			return err
+		}
+	}
 	upd := s.d.Client.SysUser.UpdateOne(u).SetName(name).SetUpdateUserID(userID)
 	setOrClear(in.Nickname, upd.SetNickname, upd.ClearNickname)
 	setOrClear(in.Phone, upd.SetPhone, upd.ClearPhone)
 	setOrClear(in.Email, upd.SetEmail, upd.ClearEmail)
 	setOrClear(in.Gender, upd.SetGender, upd.ClearGender)
 	setOrClear(avatar, upd.SetAvatar, upd.ClearAvatar)
-	return upd.Exec(ctx)
+	if err := upd.Exec(ctx); err != nil {
+		if ent.IsConstraintError(err) && newPhone != oldPhone {
+			return errcode.New(errcode.PhoneTaken).With("field", "phone")
+		}
+		return err
+	}
+	s.notifyContactChange(ctx, u, oldPhone, newPhone, oldEmail, newEmail)
+	return nil
+}
+
+// PhoneFree answers 40036 when a live user other than self (0: none)
+// holds phone. UNIQUE(phone, delete_key) (migration 0016) is the guard
+// against a race; this check names the field first.
+func PhoneFree(ctx context.Context, c *ent.Client, phone string, self int64) error {
+	phone = strings.TrimSpace(phone)
+	if phone == "" {
+		return nil
+	}
+	taken, err := c.SysUser.Query().Where(sysuser.Phone(phone), sysuser.IsDelete(false), sysuser.IDNEQ(self)).Exist(ctx)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return errcode.New(errcode.PhoneTaken).With("field", "phone")
+	}
+	return nil
 }
 
 // setOrClear applies the full-replace rule: a blank or missing value is null.

@@ -90,7 +90,11 @@ type Deps struct {
 	// Passkeys is the WebAuthn relying party; nil builds one from Config
 	// (host/passkey).
 	Passkeys *passkey.Service
-	Log      hclog.Logger
+	// Windows are the re-authentication windows (host/reauth): enrolling
+	// or removing a factor and changing the phone or e-mail need one. Nil
+	// refuses those changes with 40024.
+	Windows ReauthWindows
+	Log     hclog.Logger
 	// Metrics counts logins, refreshes and lockouts (nil = none).
 	Metrics *telemetry.Metrics
 }

@@ -155,6 +155,8 @@ func dataSteps(version int) (before, after dataStep) {
 			func(ctx context.Context, d *DB, q querier) error { return d.backfillAccountNorm(ctx, q) }
 	case trigramVersion:
 		return nil, func(ctx context.Context, d *DB, q querier) error { return d.trigramIndexes(ctx, q) }
+	case phoneVersion:
+		return func(ctx context.Context, d *DB, q querier) error { return d.checkPhones(ctx, q) }, nil
 	}
 	return nil, nil
 }
@@ -168,6 +170,10 @@ func dataStepNote(version int) string {
 	if version == trigramVersion {
 		return "plus a Go data step on PostgreSQL (run by `adminkernel migrate` and at start): " +
 			"CREATE EXTENSION IF NOT EXISTS pg_trgm and GIN trigram indexes on sys_user.name and sys_user.account"
+	}
+	if version == phoneVersion {
+		return "plus a Go data step before it (run by `adminkernel migrate`, not by this script): blank phones become NULL; " +
+			"live users sharing a phone stop the migration"
 	}
 	if version == 2 {
 		return "plus Go data steps (run by `adminkernel migrate`, not by this script): before, refuse live accounts that differ only in case; " +

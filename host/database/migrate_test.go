@@ -774,3 +774,49 @@ func TestRevisionTableGainsCompatibility(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeRefusesPhoneDuplicates: live users sharing a phone stop
+// migration 0016 (UNIQUE(phone, delete_key)) before it changes anything;
+// nobody's phone is cleared but blank ones; once one is deleted the
+// upgrade runs and a second live holder is refused by the index.
+func TestUpgradeRefusesPhoneDuplicates(t *testing.T) {
+	for _, d := range dbtest.Dialects(t) {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			db := dbtest.Open(t, d)
+			if _, err := db.ApplyMigrationsTo(ctx, 15); err != nil {
+				t.Fatal(err)
+			}
+			exec := execer(t, db)
+			now := time.Now().UTC()
+			exec("INSERT INTO sys_user (id, create_time, account, account_norm, name, phone) VALUES (?, ?, ?, ?, ?, ?)", 21, now, "victim", "victim", "v", "13800000021")
+			exec("INSERT INTO sys_user (id, create_time, account, account_norm, name, phone) VALUES (?, ?, ?, ?, ?, ?)", 22, now, "copier", "copier", "c", "13800000021")
+			exec("INSERT INTO sys_user (id, create_time, account, account_norm, name, phone) VALUES (?, ?, ?, ?, ?, ?)", 23, now, "blank1", "blank1", "b", "")
+			exec("INSERT INTO sys_user (id, create_time, account, account_norm, name, phone) VALUES (?, ?, ?, ?, ?, ?)", 24, now, "blank2", "blank2", "b", " ")
+
+			err := db.Migrate(ctx)
+			if !errors.Is(err, database.ErrPhoneDuplicates) {
+				t.Fatalf("Migrate with a shared phone = %v, want ErrPhoneDuplicates", err)
+			}
+			for _, want := range []string{`"victim" (id 21)`, `"copier" (id 22)`} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+			if got := revisions(t, db); got[len(got)-1] != 15 {
+				t.Fatalf("revisions after the refusal: %v, want up to 15", got)
+			}
+			exec("UPDATE sys_user SET is_delete = ?, delete_key = ? WHERE id = ?", true, 22, 22)
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatalf("Migrate after deleting the copier: %v", err)
+			}
+			var blanks int
+			if err := db.SQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM sys_user WHERE id IN (23, 24) AND phone IS NULL").Scan(&blanks); err != nil || blanks != 2 {
+				t.Fatalf("blank phones left = %d, %v; want NULL", 2-blanks, err)
+			}
+			if err := db.Client.SysUser.UpdateOneID(23).SetPhone("13800000021").Exec(ctx); err == nil {
+				t.Fatal("a second live user took the phone; want the unique index to refuse it")
+			}
+		})
+	}
+}

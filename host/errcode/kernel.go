@@ -1,5 +1,5 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
-// kernel adds: 40028-40034, 41006, 42031-42034, 48002-48006 and 50001-50003 (see
+// kernel adds: 40028-40036, 41006, 42031-42034, 48002-48006 and 50001-50003 (see
 // docs/compatibility.md and docs/security.md).
 
 package errcode
@@ -58,11 +58,20 @@ const (
 	PasskeyCeremonyInvalid Code = 40032
 	PasskeyNotFound        Code = 40033
 	PasskeyExists          Code = 40034
-	NoPermission           Code = 41001
-	DemoModeReadOnly       Code = 41002
-	SuperAdminRequired     Code = 41003
-	RoleNotDelegatable     Code = 41004
-	UserOutOfDataScope     Code = 41005
+	// MfaEnrolSessionRequired: the password-only TOTP binding
+	// (POST /auth/mfa/bind/start) is refused to an account that already
+	// has a second factor (a passkey, or a phone under the SMS second
+	// factor): a new factor is added from a signed-in session with a
+	// re-authentication window (POST /personal/mfa/bind/start). HTTP 200.
+	MfaEnrolSessionRequired Code = 40035
+	// PhoneTaken: the phone number is held by another live user (a phone
+	// signs in by SMS, so it names one account). HTTP 200.
+	PhoneTaken         Code = 40036
+	NoPermission       Code = 41001
+	DemoModeReadOnly   Code = 41002
+	SuperAdminRequired Code = 41003
+	RoleNotDelegatable Code = 41004
+	UserOutOfDataScope Code = 41005
 	// AuthorityExceeded: the target user holds permission codes or a data
 	// scope beyond the caller's own, or a grant would give more than the
 	// caller holds. Only the super-admin passes.
@@ -219,6 +228,8 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{PasskeyCeremonyInvalid, "PasskeyCeremonyInvalid", "error.auth.passkeyCeremonyInvalid"},
 	{PasskeyNotFound, "PasskeyNotFound", "error.auth.passkeyNotFound"},
 	{PasskeyExists, "PasskeyExists", "error.auth.passkeyExists"},
+	{MfaEnrolSessionRequired, "MfaEnrolSessionRequired", "error.auth.mfaEnrolSessionRequired"},
+	{PhoneTaken, "PhoneTaken", "error.auth.phoneTaken"},
 	{NoPermission, "NoPermission", "error.perm.denied"},
 	{DemoModeReadOnly, "DemoModeReadOnly", "error.perm.demoReadOnly"},
 	{SuperAdminRequired, "SuperAdminRequired", "error.perm.superAdminRequired"},

@@ -2,7 +2,6 @@ package mfa
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,15 +17,12 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 )
 
-// KeyPrefix is the one-time-store prefix of every TOTP record (used
-// steps, login and bind challenges).
+// KeyPrefix is the one-time-store prefix of every TOTP record (login and
+// bind challenges; the used step is sys_user.totp_last_step).
 const KeyPrefix = "mfa:totp:"
 
-// usedTTL outlives every step a code can be accepted in.
-const usedTTL = (2*Skew + 2) * Period * time.Second
-
 // Service holds the TOTP state of users: the encrypted seed on sys_user,
-// the recovery codes, and the used-step markers in the one-time store.
+// the recovery codes, and the last accepted step (sys_user.totp_last_step).
 type Service struct {
 	client *ent.Client
 	store  cache.Store
@@ -94,20 +90,24 @@ func Bound(u *ent.SysUser) bool {
 }
 
 // Check verifies code against seed for the user: 40019 when it matches no
-// step within Skew of now, or when the step it matches was already used by
-// the user (replay). The used step is recorded atomically (PutOnce), so of
-// parallel requests with one code exactly one succeeds.
+// step within Skew of now, or when the step it matches is not newer than
+// the last step the user had accepted (sys_user.totp_last_step): a replay,
+// or an older code after a newer one. The step is recorded with a
+// compare-and-set (UPDATE ... WHERE totp_last_step < step), so of parallel
+// requests with one code exactly one succeeds, on every replica.
 func (s *Service) Check(ctx context.Context, userID int64, seed, code string) error {
 	step, ok := matchStep(seed, code, s.now())
 	if !ok {
 		return errcode.New(errcode.TotpWrong)
 	}
-	key := KeyPrefix + "used:" + strconv.FormatInt(userID, 10) + ":" + strconv.FormatInt(step, 10)
-	if err := s.store.PutOnce(ctx, key, []byte{1}, usedTTL); err != nil {
-		if errors.Is(err, cache.ErrExists) {
-			return errcode.New(errcode.TotpWrong)
-		}
-		return fmt.Errorf("recording a used TOTP step: %w", err)
+	n, err := s.client.SysUser.Update().
+		Where(sysuser.ID(userID), sysuser.TotpLastStepLT(step)).
+		SetTotpLastStep(step).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("recording the used TOTP step: %w", err)
+	}
+	if n != 1 {
+		return errcode.New(errcode.TotpWrong)
 	}
 	return nil
 }

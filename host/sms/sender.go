@@ -23,6 +23,18 @@ type Sender interface {
 	Send(ctx context.Context, phone, code string) error
 }
 
+// Notifier is a Sender that can also deliver a notice without a code (a
+// template name the gateway turns into text). Both kernel senders are
+// Notifiers; the kernel sends TemplatePhoneChanged to the old phone when a
+// user's phone changes.
+type Notifier interface {
+	Notify(ctx context.Context, phone, template string) error
+}
+
+// TemplatePhoneChanged tells the old phone that the account's phone
+// number was changed.
+const TemplatePhoneChanged = "phoneChanged"
+
 // MaskPhone hides the middle of a phone number for logs and UI hints:
 // 13812341234 → 138****1234. Numbers of 7 to 10 characters keep two at each
 // end; shorter ones are fully masked.
@@ -57,6 +69,16 @@ func (s LogSender) Send(_ context.Context, phone, code string) error {
 	return nil
 }
 
+// Notify logs the notice at Warn (development sender).
+func (s LogSender) Notify(_ context.Context, phone, template string) error {
+	log := s.Log
+	if log == nil {
+		log = hclog.L()
+	}
+	log.Warn("development SMS sender: the notice is written to the log and NOT sent", "phone", MaskPhone(phone), "template", template)
+	return nil
+}
+
 // Webhook defaults.
 const (
 	DefaultWebhookHeader   = "X-Webhook-Secret"
@@ -72,6 +94,9 @@ const (
 //	Content-Type: application/json
 //	<Header>: <secret>
 //	{"phone":"…","code":"…","template":"login"}
+//
+// Notices (Notify) have an empty code and their template, e.g.
+// "phoneChanged".
 //
 // Any 2xx answer is success. Redirects are not followed (a 3xx is a
 // failure), the answer is read up to 64 KiB and discarded, and errors name
@@ -121,11 +146,20 @@ type webhookBody struct {
 
 // Send posts the code to the gateway.
 func (s *WebhookSender) Send(ctx context.Context, phone, code string) error {
+	return s.post(ctx, webhookBody{Phone: phone, Code: code, Template: s.template})
+}
+
+// Notify posts a notice without a code: {"phone":"…","code":"","template":"<template>"}.
+func (s *WebhookSender) Notify(ctx context.Context, phone, template string) error {
+	return s.post(ctx, webhookBody{Phone: phone, Template: template})
+}
+
+func (s *WebhookSender) post(ctx context.Context, msg webhookBody) error {
 	u, err := url.Parse(s.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("sms webhook: invalid webhook URL (need an absolute http or https URL)")
 	}
-	body, err := json.Marshal(webhookBody{Phone: phone, Code: code, Template: s.template})
+	body, err := json.Marshal(msg)
 	if err != nil {
 		return fmt.Errorf("sms webhook: encode: %w", err)
 	}

@@ -427,13 +427,15 @@ type checkContext struct {
 	orgs, posts    ref
 	roles          map[string]roleRef
 	existing       map[string]*ent.SysUser
+	// phones are the live holders of the file's phones (phone -> user id).
+	phones map[string]int64
 	// holds caches the authority verdict per (org, roles).
 	holds map[string]*errcode.Error
 }
 
 func (im *Importer) load(ctx context.Context, rows []ImportRow) (*checkContext, error) {
 	c := im.s.d.Client
-	cc := &checkContext{roles: map[string]roleRef{}, existing: map[string]*ent.SysUser{}, holds: map[string]*errcode.Error{}}
+	cc := &checkContext{roles: map[string]roleRef{}, existing: map[string]*ent.SysUser{}, phones: map[string]int64{}, holds: map[string]*errcode.Error{}}
 	var err error
 	if cc.gender, err = im.choices(ctx, dictGender); err != nil {
 		return nil, err
@@ -485,6 +487,24 @@ func (im *Importer) load(ctx context.Context, rows []ImportRow) (*checkContext, 
 			cc.existing[u.AccountNorm] = u
 		}
 	}
+	var phones []string
+	for _, r := range rows {
+		if p := strings.TrimSpace(r.Cells[colPhone]); p != "" {
+			phones = append(phones, p)
+		}
+	}
+	for chunk := range slices.Chunk(phones, 500) {
+		list, err := c.SysUser.Query().Where(sysuser.PhoneIn(chunk...), sysuser.IsDelete(false)).
+			Select(sysuser.FieldID, sysuser.FieldPhone).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range list {
+			if u.Phone != nil {
+				cc.phones[*u.Phone] = u.ID
+			}
+		}
+	}
 	return cc, nil
 }
 
@@ -501,7 +521,7 @@ func (im *Importer) check(ctx context.Context, who datascope.Caller, rows []Impo
 		return nil, err
 	}
 	out := &checked{rows: make([]ImportRow, len(rows)), plans: make([]planned, len(rows))}
-	seen := map[string]int{}
+	seen, phones := map[string]int{}, map[string]int{}
 	for i, r := range rows {
 		cells := r.Cells
 		if cells == nil {
@@ -520,6 +540,17 @@ func (im *Importer) check(ctx context.Context, who datascope.Caller, rows []Impo
 					if e := im.existingErr(ctx, who, u, p, strategy); e != nil {
 						errs = append(errs, *e)
 					}
+				}
+			}
+		}
+		if p.phone != nil && (p.existing == nil || strategy == StrategyOverwrite) {
+			// A phone signs in by SMS: one live holder (40036), once per file.
+			if first, dup := phones[*p.phone]; dup {
+				errs = append(errs, cellErr(colPhone, errcode.ImportDuplicateInFile, map[string]any{"row": first}))
+			} else {
+				phones[*p.phone] = r.Index
+				if holder, ok := cc.phones[*p.phone]; ok && (p.existing == nil || holder != p.existing.ID) {
+					errs = append(errs, cellErr(colPhone, errcode.PhoneTaken, nil))
 				}
 			}
 		}

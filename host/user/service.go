@@ -360,6 +360,23 @@ type fields struct {
 func invalid(field string) error { return request.Invalid(field) }
 
 // clean trims an optional string; blank becomes nil.
+// phoneFree answers 40036 when a live user other than self (0: none)
+// holds phone (nil: no phone). UNIQUE(phone, delete_key) (migration 0016)
+// guards against a race; this check names the field first.
+func phoneFree(ctx context.Context, c *ent.Client, phone *string, self int64) error {
+	if phone == nil || *phone == "" {
+		return nil
+	}
+	taken, err := c.SysUser.Query().Where(sysuser.Phone(*phone), sysuser.IsDelete(false), sysuser.IDNEQ(self)).Exist(ctx)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return errcode.New(errcode.PhoneTaken).With("field", "phone")
+	}
+	return nil
+}
+
 func clean(v *string) *string {
 	if v == nil {
 		return nil
@@ -594,6 +611,9 @@ func (s *Service) Create(ctx context.Context, who datascope.Caller, in AddInput)
 	if err := s.references(ctx, who, f, 0, nil, nil); err != nil {
 		return nil, err
 	}
+	if err := phoneFree(ctx, s.d.Client, f.phone, 0); err != nil {
+		return nil, err
+	}
 	if err := s.grantable(ctx, who, f.roleIDs); err != nil {
 		return nil, err
 	}
@@ -625,7 +645,11 @@ func (s *Service) Create(ctx context.Context, who datascope.Caller, in AddInput)
 		return linkRoles(ctx, tx, who.UserID, id, f.roleIDs)
 	})
 	if ent.IsConstraintError(err) {
-		// Another request took the account between the check and the insert.
+		// Another request took the account or the phone between the check
+		// and the insert.
+		if perr := phoneFree(ctx, s.d.Client, f.phone, 0); perr != nil {
+			return nil, perr
+		}
 		return nil, errcode.New(errcode.AccountExists).Wrap(err)
 	}
 	if err != nil {
@@ -702,6 +726,11 @@ func (s *Service) Update(ctx context.Context, who datascope.Caller, id int64, in
 	if err := s.limits.WouldHold(ctx, who, u.ID, f.orgID, f.roleIDs); err != nil {
 		return err
 	}
+	if f.phone != nil && (u.Phone == nil || *u.Phone != *f.phone) {
+		if err := phoneFree(ctx, s.d.Client, f.phone, id); err != nil {
+			return err
+		}
+	}
 	err = database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
 		upd := tx.SysUser.UpdateOneID(id).Where(sysuser.IsDelete(false)).
 			SetName(f.name).SetEnabled(f.enabled).SetForceTotp(f.forceTotp).SetUpdateUserID(who.UserID)
@@ -716,6 +745,10 @@ func (s *Service) Update(ctx context.Context, who datascope.Caller, id int64, in
 		if err := upd.Exec(ctx); err != nil {
 			if ent.IsNotFound(err) {
 				return errcode.New(errcode.UserNotFound)
+			}
+			if ent.IsConstraintError(err) {
+				// Another request took the phone since the check.
+				return errcode.New(errcode.PhoneTaken).With("field", "phone").Wrap(err)
 			}
 			return err
 		}
