@@ -35,6 +35,7 @@ TARGETS=(
 	"./host/outbound FuzzPolicy"
 	"./host/outbound FuzzCheckHost"
 	"./host/file/link FuzzLinkVerify"
+	"./host/job FuzzParseCron"
 )
 [ "${FUZZ_SKIP_PG:-0}" = 1 ] || TARGETS+=("./host/fuzz FuzzJSONEndpoints ADMINKERNEL_TEST_DB=PostgreSQL")
 
