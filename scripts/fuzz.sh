@@ -37,6 +37,7 @@ TARGETS=(
 	"./host/file/link FuzzLinkVerify"
 	"./host/spreadsheet FuzzReadAt"
 	"./host/passkey FuzzFinish"
+	"./host/job FuzzParseCron"
 )
 [ "${FUZZ_SKIP_PG:-0}" = 1 ] || TARGETS+=("./host/fuzz FuzzJSONEndpoints ADMINKERNEL_TEST_DB=PostgreSQL")
 

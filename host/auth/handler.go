@@ -69,7 +69,7 @@ func (h *Handler) Routes(api *route.Group) {
 	l := api.Group("/sys/log/login")
 	l.Get("/page", route.Permission, h.loginLogPage).Doc("Login log", nil, request.PagedList[LoginLogItem]{}).
 		Paged("Account", "Success:bool", "StartTime:date-time", "EndTime:date-time")
-	l.Delete("", route.Permission, h.clearLoginLog).Title = "Clear the login log"
+	l.Delete("", route.Permission, h.clearLoginLog).NeedsReauth().Title = "Clear the login log"
 }
 
 func (h *Handler) client(c fiber.Ctx) Client {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	osuser "os/user"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sysconfig"
+	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // maxStdinPassword bounds what readPassword reads: the API's own limit
@@ -159,4 +162,55 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// osOperator names the operating-system user running a command:
+// os/user.Current, else $USER (or $USERNAME), else "unknown".
+func osOperator() string {
+	if u, err := osuser.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	for _, v := range []string{"USER", "USERNAME"} {
+		if s := strings.TrimSpace(os.Getenv(v)); s != "" {
+			return s
+		}
+	}
+	return "unknown"
+}
+
+// auditMethod is the http_method of a break-glass row in the operation log.
+const auditMethod = "CLI"
+
+// audit writes a break-glass action to the operation log (sys_op_log):
+// title "cli.<command>", method CLI, path the command ("adminkernel user
+// reset-password"), the parameters (never a password) with the operator's
+// OS user as osUser, the outcome, and "adminkernel-cli (os user <name>)"
+// as the user agent; no operator id (no kernel user acted). The stores
+// must be opened withIDs. A failure to write is reported on stderr and
+// does not undo the action.
+func (s *stores) audit(cmd *cobra.Command, command string, params map[string]any, started time.Time, actionErr error) {
+	who := osOperator()
+	p := map[string]any{"osUser": who}
+	for k, v := range params {
+		if t, ok := v.(string); ok {
+			v = textclip.Runes(t, 256)
+		}
+		p[k] = v
+	}
+	b, _ := json.Marshal(p)
+	js := string(b)
+	c := s.db.Client.SysOpLog.Create().SetCreateTime(time.Now()).
+		SetTitle("cli." + strings.ReplaceAll(command, " ", ".")).SetHTTPMethod(auditMethod).
+		SetPath("adminkernel " + command).SetParamJSON(js).SetSuccess(actionErr == nil).
+		SetElapsedMs(time.Since(started).Milliseconds()).SetIP("local").
+		SetUserAgent("adminkernel-cli (os user " + textclip.Runes(who, 128) + ")")
+	if actionErr != nil {
+		c.SetResultCode(1).SetExceptionMessage(textclip.Runes(actionErr.Error(), 2000))
+		if e, ok := errcode.As(actionErr); ok {
+			c.SetResultCode(int(e.Code))
+		}
+	}
+	if err := c.Exec(context.WithoutCancel(cmd.Context())); err != nil {
+		_, _ = fmt.Fprintf(cmd.ErrOrStderr(), "warning: the action was not written to the operation log: %v\n", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,7 +55,7 @@ func revokeCmd(load loader) *cobra.Command {
 			"the in-process cache the refresh tokens are refused at once and the command says how long\n" +
 			"a running service keeps accepting the access tokens.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			account = strings.TrimSpace(account)
 			switch {
 			case all && account != "":
@@ -64,11 +65,15 @@ func revokeCmd(load loader) *cobra.Command {
 			case all && !yes:
 				return errors.New("--all ends every session of every user: add --yes to confirm")
 			}
-			st, svc, err := openServices(cmd, load)
+			st, svc, err := openServices(cmd, load, withIDs)
 			if err != nil {
 				return err
 			}
 			defer st.close()
+			started := time.Now()
+			defer func() {
+				st.audit(cmd, "session revoke", map[string]any{"account": account, "all": all}, started, err)
+			}()
 			o := revokeOutput{Scope: "all", SharedCache: st.shared != nil}
 			if all {
 				o.Revoked, err = svc.sessions.RevokeAll(cmd.Context(), reasonCommandAll)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -44,8 +45,8 @@ func unlockCmd(load loader) *cobra.Command {
 			"(Service:Cache:Provider=Redis). With the in-process cache the counters live inside the\n" +
 			"running service: restarting it clears them, and this command says so.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStores(cmd, load, true)
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			st, err := openStores(cmd, load, true, withIDs)
 			if errors.Is(err, errNoSharedCache) {
 				return fmt.Errorf("the lockout counters live in the in-process cache of the running service " +
 					"(Service:Cache:Provider is not Redis): restart the service to clear them")
@@ -54,6 +55,8 @@ func unlockCmd(load loader) *cobra.Command {
 				return err
 			}
 			defer st.close()
+			started := time.Now()
+			defer func() { st.audit(cmd, "user unlock", map[string]any{"account": args[0]}, started, err) }()
 			found, err := auth.ClearLockout(cmd.Context(), st.db.Client, st.shared, args[0])
 			if err != nil {
 				return err
@@ -100,7 +103,7 @@ func resetPasswordCmd(load loader) *cobra.Command {
 			"replicas' near copies, so running replicas refuse them at once. With the in-process cache\n" +
 			"the command says what a running service still accepts.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			var given string
 			if fromStdin {
 				pw, err := readPassword(cmd.InOrStdin())
@@ -109,11 +112,15 @@ func resetPasswordCmd(load loader) *cobra.Command {
 				}
 				given = pw
 			}
-			st, svc, err := openServices(cmd, load)
+			st, svc, err := openServices(cmd, load, withIDs)
 			if err != nil {
 				return err
 			}
 			defer st.close()
+			started := time.Now()
+			defer func() {
+				st.audit(cmd, "user reset-password", map[string]any{"account": args[0], "stdin": fromStdin}, started, err)
+			}()
 			res, err := auth.ResetPassword(cmd.Context(), auth.ResetDeps{
 				Client: st.db.Client, Settings: svc.settings, Hasher: svc.hasher, Sessions: svc.sessions, Store: st.shared,
 			}, auth.ResetInput{Account: args[0], Password: given, GenerateLen: seed.GeneratedPasswordLen, Reason: reasonCommandReset})
@@ -184,7 +191,7 @@ func createSuperAdminCmd(load loader) *cobra.Command {
 			"one is leased like a replica leases one; without Redis it is 63 (62 when the service is\n" +
 			"configured with Service:Snowflake:WorkerId 63).",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			account := strings.TrimSpace(args[0])
 			if !user.ValidAccount(account) {
 				return fmt.Errorf("%q is not a valid account: 1 to 64 characters without spaces or control characters", args[0])
@@ -205,6 +212,10 @@ func createSuperAdminCmd(load loader) *cobra.Command {
 				return err
 			}
 			defer st.close()
+			started := time.Now()
+			defer func() {
+				st.audit(cmd, "user create-superadmin", map[string]any{"account": account, "stdin": fromStdin}, started, err)
+			}()
 			policy, err := auth.ReadPolicy(cmd.Context(), svc.settings)
 			if err != nil {
 				return err
@@ -271,12 +282,14 @@ func clearMfaCmd(load loader) *cobra.Command {
 			"TOTP is still required of the user (forceTotp, requireForSuperAdmin), the next password login\n" +
 			"answers 40020 and the user binds again at /mfa/bind.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := openServices(cmd, load)
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			st, svc, err := openServices(cmd, load, withIDs)
 			if err != nil {
 				return err
 			}
 			defer st.close()
+			started := time.Now()
+			defer func() { st.audit(cmd, "user clear-mfa", map[string]any{"account": args[0]}, started, err) }()
 			ctx := cmd.Context()
 			u, err := st.db.Client.SysUser.Query().
 				Where(sysuser.AccountNorm(schema.NormalizeAccount(args[0])), sysuser.IsDelete(false)).

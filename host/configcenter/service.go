@@ -11,6 +11,7 @@ import (
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysconfig"
+	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -288,6 +289,9 @@ func (s *Service) SetValues(ctx context.Context, userID int64, items []BatchItem
 		if err := s.settings.Registry().Check(it.ConfigKey, it.ConfigValue); err != nil {
 			return nil, err
 		}
+		if err := s.superOnly(ctx, userID, it.ConfigKey); err != nil {
+			return nil, err
+		}
 		if !keyPattern.MatchString(it.ConfigKey) {
 			continue // cannot name an existing key (and is not a sys.* one)
 		}
@@ -367,6 +371,9 @@ func (s *Service) Add(ctx context.Context, userID int64, in Input) (int64, error
 	if err := s.settings.Registry().Check(key, in.ConfigValue); err != nil {
 		return 0, err
 	}
+	if err := s.superOnly(ctx, userID, key); err != nil {
+		return 0, err
+	}
 	taken, err := s.client.SysConfig.Query().Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).Exist(ctx)
 	if err != nil {
 		return 0, err
@@ -410,6 +417,9 @@ func (s *Service) Update(ctx context.Context, userID, id int64, in Input) error 
 	if err := s.settings.Registry().Check(row.ConfigKey, in.ConfigValue); err != nil {
 		return err
 	}
+	if err := s.superOnly(ctx, userID, row.ConfigKey); err != nil {
+		return err
+	}
 	u := s.client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).
 		SetName(in.Name).SetSort(int(in.Sort)).SetUpdateUserID(userID)
 	if in.ConfigValue == nil {
@@ -445,6 +455,9 @@ func (s *Service) Delete(ctx context.Context, userID, id int64) error {
 		return errcode.New(errcode.ConfigNotFound)
 	}
 	if err != nil {
+		return err
+	}
+	if err := s.superOnly(ctx, userID, row.ConfigKey); err != nil {
 		return err
 	}
 	err = s.client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).
@@ -492,4 +505,21 @@ func equalPtr(a, b *string) bool {
 		return a == nil && b == nil
 	}
 	return *a == *b
+}
+
+// superOnly refuses (41003, arg key) a write of a SuperAdminOnly key by a
+// user other than the super-admin; userID 0 is the host's command line.
+func (s *Service) superOnly(ctx context.Context, userID int64, key string) error {
+	e, ok := s.settings.Registry().Lookup(key)
+	if !ok || !e.SuperAdminOnly || userID == 0 {
+		return nil
+	}
+	super, err := s.client.SysUser.Query().Where(sysuser.ID(userID), sysuser.IsSuperAdmin(true), sysuser.IsDelete(false)).Exist(ctx)
+	if err != nil {
+		return err
+	}
+	if !super {
+		return errcode.New(errcode.SuperAdminRequired).With("key", key)
+	}
+	return nil
 }

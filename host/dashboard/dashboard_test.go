@@ -8,6 +8,8 @@ import (
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysrole"
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/ent/sysuserrole"
+	"github.com/adminkernel/kernel/host/dashboard"
 	"github.com/adminkernel/kernel/host/kerneltest"
 )
 
@@ -16,6 +18,17 @@ type summary struct {
 	Users            int      `json:"users"`
 	Perms            int      `json:"perms"`
 	OnlineSessions   int      `json:"onlineSessions"`
+	TrendDays        []string `json:"trendDays"`
+	TrendLogins      []int    `json:"trendLogins"`
+	TrendActiveUsers []int    `json:"trendActiveUsers"`
+}
+
+// partial is the summary as a caller without every code sees it.
+type partial struct {
+	Roles            *int     `json:"roles"`
+	Users            *int     `json:"users"`
+	Perms            *int     `json:"perms"`
+	OnlineSessions   *int     `json:"onlineSessions"`
 	TrendDays        []string `json:"trendDays"`
 	TrendLogins      []int    `json:"trendLogins"`
 	TrendActiveUsers []int    `json:"trendActiveUsers"`
@@ -67,8 +80,14 @@ func TestSummary(t *testing.T) {
 	c.SysLoginLog.Create().SetAccount("dash").SetSuccess(false).SetResultCode(40001).SetLoginMethod("password").SetCreateTime(today.AddDate(0, 0, -2).Add(time.Hour)).ExecX(ctx)
 	c.SysLoginLog.Create().SetAccount("dash").SetSuccess(true).SetResultCode(0).SetUserID(uid).SetLoginMethod("password").SetCreateTime(today.AddDate(0, 0, -8)).ExecX(ctx)
 
-	// Any signed-in user reads it (no permission code).
-	s1 := get(t, k, tok)
+	// A signed-in user without the areas' read codes sees no figure.
+	var p partial
+	k.Do("GET", "/api/v1/dashboard/summary", tok, nil).Expect(t, "summary without codes", 200, 0).Decode(t, &p)
+	if p.Roles != nil || p.Users != nil || p.Perms != nil || p.OnlineSessions != nil || p.TrendLogins != nil ||
+		p.TrendActiveUsers != nil || len(p.TrendDays) != 7 {
+		t.Fatalf("summary without codes = %+v, want only the days", p)
+	}
+	s1 := get(t, k, admin)
 	if s1.Roles != s0.Roles+1 || s1.Users != s0.Users+1 || s1.Perms != s0.Perms+1 || s1.OnlineSessions != s0.OnlineSessions+2 {
 		t.Fatalf("after: %+v, before: %+v", s1, s0)
 	}
@@ -87,4 +106,37 @@ func TestSummary(t *testing.T) {
 		t.Fatalf("today before = %d logins %d users, want the admin's one", s0.TrendLogins[6], s0.TrendActiveUsers[6])
 	}
 	k.Do("GET", "/api/v1/dashboard/summary", "", nil).Expect(t, "anonymous", 401, 40006)
+}
+
+// TestSummaryFollowsCodesAndScope: each figure needs its area's read code;
+// the users and online-session counts of a scoped caller are within the
+// caller's data scope.
+func TestSummaryFollowsCodesAndScope(t *testing.T) {
+	k := kerneltest.Start(t, nil)
+	ctx := context.Background()
+	c := k.Ent()
+	admin := k.Admin()
+	org := c.SysOrg.Create().SetName("dash org").SetCode("dash-org").SetParentID(1).SaveX(ctx).ID
+	const pw = "Dash#Passw0rd1"
+	uid := k.User("scoped", pw, dashboard.CodeUsers, dashboard.CodeSessions)
+	c.SysUser.UpdateOneID(uid).SetOrgID(org).ExecX(ctx)
+	c.SysUser.Create().SetAccount("colleague").SetName("colleague").SetOrgID(org).ExecX(ctx)
+	role := c.SysUserRole.Query().Where(sysuserrole.UserID(uid)).OnlyX(ctx).RoleID
+	k.Do("PUT", "/api/v1/sys/role/datascope", admin, map[string]any{"roleId": role, "scopeType": 3}).Expect(t, "own org scope", 200, 0)
+	tok := k.Login("scoped", pw).AccessToken
+
+	var p partial
+	k.Do("GET", "/api/v1/dashboard/summary", tok, nil).Expect(t, "scoped summary", 200, 0).Decode(t, &p)
+	if p.Users == nil || *p.Users != 2 {
+		t.Fatalf("users of an own-org caller = %v, want 2 (the org's)", p.Users)
+	}
+	if p.OnlineSessions == nil || *p.OnlineSessions != 1 {
+		t.Fatalf("online sessions of an own-org caller = %v, want 1 (the caller's; not the admin's)", p.OnlineSessions)
+	}
+	if p.Roles != nil || p.Perms != nil || p.TrendLogins != nil {
+		t.Fatalf("figures without their codes: %+v", p)
+	}
+	if all := c.SysUser.Query().Where(sysuser.IsDelete(false)).CountX(ctx); all <= 2 {
+		t.Fatalf("the test needs users outside the org (have %d)", all)
+	}
 }

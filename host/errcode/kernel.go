@@ -1,5 +1,5 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
-// kernel adds: 40028-40036, 41006, 42031-42034, 48002-48006 and 50001-50003 (see
+// kernel adds: 40028-40036, 41006-41007, 42031-42034, 46014-46015, 47015-47016, 48002-48006 and 50001-50003 (see
 // docs/compatibility.md and docs/security.md).
 
 package errcode
@@ -75,37 +75,41 @@ const (
 	// AuthorityExceeded: the target user holds permission codes or a data
 	// scope beyond the caller's own, or a grant would give more than the
 	// caller holds. Only the super-admin passes.
-	AuthorityExceeded     Code = 41006
-	UserNotFound          Code = 42001
-	RoleNotFound          Code = 42002
-	OrgNotFound           Code = 42003
-	OrgHasChildren        Code = 42004
-	PositionNotFound      Code = 42005
-	AccountExists         Code = 42006
-	SuperAdminProtected   Code = 42007
-	OrgInvalidParent      Code = 42008
-	OrgCodeExists         Code = 42009
-	PositionCodeExists    Code = 42010
-	ModuleNotFound        Code = 42011
-	ModuleCodeExists      Code = 42012
-	ModuleProtected       Code = 42013
-	ModuleAccessDenied    Code = 42014
-	MenuNotFound          Code = 42015
-	MenuHasChildren       Code = 42016
-	MenuInvalidParent     Code = 42017
-	RoleCodeExists        Code = 42018
-	PasswordTooWeak       Code = 42019
-	RecycleNotFound       Code = 42020
-	RecycleUniqueConflict Code = 42021
-	RecycleInvalidType    Code = 42022
-	ModuleHasMenus        Code = 42023
-	SessionNotFound       Code = 42024
-	PasswordReused        Code = 42025
-	AvatarUrlInvalid      Code = 42026
-	OrgHasUsers           Code = 42027
-	PositionHasUsers      Code = 42028
-	CannotOperateSelf     Code = 42029
-	OrgOutOfScope         Code = 42030
+	AuthorityExceeded Code = 41006
+	// AreaPermissionRequired: an action on another area's rows (a recycle
+	// bin restore or purge) also needs that area's own write code, which
+	// the caller does not hold (arg code).
+	AreaPermissionRequired Code = 41007
+	UserNotFound           Code = 42001
+	RoleNotFound           Code = 42002
+	OrgNotFound            Code = 42003
+	OrgHasChildren         Code = 42004
+	PositionNotFound       Code = 42005
+	AccountExists          Code = 42006
+	SuperAdminProtected    Code = 42007
+	OrgInvalidParent       Code = 42008
+	OrgCodeExists          Code = 42009
+	PositionCodeExists     Code = 42010
+	ModuleNotFound         Code = 42011
+	ModuleCodeExists       Code = 42012
+	ModuleProtected        Code = 42013
+	ModuleAccessDenied     Code = 42014
+	MenuNotFound           Code = 42015
+	MenuHasChildren        Code = 42016
+	MenuInvalidParent      Code = 42017
+	RoleCodeExists         Code = 42018
+	PasswordTooWeak        Code = 42019
+	RecycleNotFound        Code = 42020
+	RecycleUniqueConflict  Code = 42021
+	RecycleInvalidType     Code = 42022
+	ModuleHasMenus         Code = 42023
+	SessionNotFound        Code = 42024
+	PasswordReused         Code = 42025
+	AvatarUrlInvalid       Code = 42026
+	OrgHasUsers            Code = 42027
+	PositionHasUsers       Code = 42028
+	CannotOperateSelf      Code = 42029
+	OrgOutOfScope          Code = 42030
 	// MenuPermissionInvalid: a menu's permission string is not a
 	// permission code of the route table.
 	MenuPermissionInvalid Code = 42031
@@ -167,11 +171,17 @@ const (
 	JobLogNotFound          Code = 47012
 	JobRunLimitReached      Code = 47013
 	JobProtected            Code = 47014
-	PageSizeExceeded        Code = 48001
-	RequestInvalid          Code = 48002
-	RouteNotFound           Code = 48003
-	MethodNotAllowed        Code = 48004
-	BodyTooLarge            Code = 48005
+	// JobSystemBounds: a system job's property is outside the bounds a
+	// system job keeps (arg field).
+	JobSystemBounds Code = 47015
+	// JobRetentionBelowFloor: a log retention below
+	// sys.job.logRetentionFloorDays (arg floor).
+	JobRetentionBelowFloor Code = 47016
+	PageSizeExceeded       Code = 48001
+	RequestInvalid         Code = 48002
+	RouteNotFound          Code = 48003
+	MethodNotAllowed       Code = 48004
+	BodyTooLarge           Code = 48005
 	// UnsupportedMediaType: a JSON endpoint got a body of another
 	// Content-Type. HTTP 415.
 	UnsupportedMediaType Code = 48006
@@ -236,6 +246,7 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{RoleNotDelegatable, "RoleNotDelegatable", "error.role.notDelegatable"},
 	{UserOutOfDataScope, "UserOutOfDataScope", "error.user.outOfDataScope"},
 	{AuthorityExceeded, "AuthorityExceeded", "error.perm.authorityExceeded"},
+	{AreaPermissionRequired, "AreaPermissionRequired", "error.perm.areaPermissionRequired"},
 	{UserNotFound, "UserNotFound", "error.user.notFound"},
 	{RoleNotFound, "RoleNotFound", "error.role.notFound"},
 	{OrgNotFound, "OrgNotFound", "error.org.notFound"},
@@ -318,6 +329,8 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{JobLogNotFound, "JobLogNotFound", "error.job.logNotFound"},
 	{JobRunLimitReached, "JobRunLimitReached", "error.job.runLimitReached"},
 	{JobProtected, "JobProtected", "error.job.protected"},
+	{JobSystemBounds, "JobSystemBounds", "error.job.systemBounds"},
+	{JobRetentionBelowFloor, "JobRetentionBelowFloor", "error.job.retentionBelowFloor"},
 	{PageSizeExceeded, "PageSizeExceeded", "error.request.pageSizeExceeded"},
 	{RequestInvalid, "RequestInvalid", "error.request.invalid"},
 	{RouteNotFound, "RouteNotFound", "error.request.notFound"},

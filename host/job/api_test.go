@@ -319,6 +319,7 @@ func TestJobWritesNeedReauth(t *testing.T) {
 		{"DELETE", fmt.Sprintf("%s/%d", base, id)},
 		{"POST", base + "/batch-delete"},
 		{"POST", fmt.Sprintf("%s/%d/run", base, id)},
+		{"POST", base + "/log/clear"},
 	} {
 		k.Do(c.method, c.path, tok, echoJob("r2")).ExpectCode(t, c.method+" "+c.path+" without a re-authentication window", errcode.ReauthRequired)
 	}

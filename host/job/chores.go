@@ -26,7 +26,7 @@ import (
 const (
 	// HandlerLogRetention deletes operation, login, exception and job log
 	// rows older than sys.job.logRetentionDays (handlerParam {"days":n}
-	// overrides it).
+	// overrides it), never fewer days than sys.job.logRetentionFloorDays.
 	HandlerLogRetention = "kernel.logRetention"
 	// HandlerSessionCleanup deletes sessions (and their refresh tokens)
 	// that expired or were revoked more than graceDays (default 7) ago.
@@ -84,6 +84,11 @@ func (e *Engine) logRetention(ctx context.Context, run module.JobRun) (string, e
 		days = *p.Days
 	} else if days, err = e.settings.Int(ctx, KeyLogRetentionDays); err != nil {
 		return "", err
+	}
+	// Never below the floor, whatever the parameter or the setting say (a
+	// row written before the floor, or by hand, included).
+	if floor := e.retentionFloor(ctx); days < floor {
+		days = floor
 	}
 	cutoff := e.now().AddDate(0, 0, -days)
 	op, err := e.client.SysOpLog.Delete().Where(sysoplog.CreateTimeLT(cutoff)).Exec(ctx)

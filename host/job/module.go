@@ -68,7 +68,7 @@ func routes(d *module.Deps, api *route.Group, e *Engine) error {
 	g.Get("/log/page", route.Permission, bind.Page(maxPage, readLogFilter, svc.LogPage)).Doc("Run log page", nil, request.PagedList[Log]{}).
 		Paged("JobId:int64", "RunStatus:int64", "StartFrom:date-time", "StartTo:date-time", "FireInstanceId")
 	op(g.Post("/log/{id}/kill", route.Permission, bind.ReadID(svc.Kill)).Doc("Kill a run", nil, true))
-	op(g.Post("/log/clear", route.Permission, bind.Create(bind.UserID, svc.Clear)).Doc("Clear the run log", ClearInput{}, 0))
+	op(g.Post("/log/clear", route.Permission, bind.Create(bind.UserID, svc.Clear)).NeedsReauth().Doc("Clear the run log", ClearInput{}, 0))
 	g.Get("/dashboard", route.Permission, bind.Read(svc.Dashboard)).Doc("Job dashboard", nil, Dashboard{})
 	return nil
 }

@@ -458,7 +458,8 @@ func (s *Service) live(ctx context.Context, id int64) (*ent.SysJob, error) {
 }
 
 // Update replaces a job (code is immutable; a system job keeps its
-// handler: 47014). The schedule restarts from now.
+// handler, 47014, and the bounds of checkSystem, 47015-47016). The
+// schedule restarts from now.
 func (s *Service) Update(ctx context.Context, userID, id int64, in Input) error {
 	j, err := s.live(ctx, id)
 	if err != nil {
@@ -470,6 +471,11 @@ func (s *Service) Update(ctx context.Context, userID, id int64, in Input) error 
 	}
 	if j.IsSystem && (c.in.HandlerKind != j.HandlerKind || c.in.HandlerName != j.HandlerName) {
 		return errcode.New(errcode.JobProtected)
+	}
+	if j.IsSystem {
+		if err := s.checkSystem(ctx, c); err != nil {
+			return err
+		}
 	}
 	now := s.now()
 	u := s.client.SysJob.UpdateOneID(id).Where(sysjob.IsDelete(false)).SetUpdateUserID(userID).SetScheduleAnchor(now)

@@ -59,7 +59,7 @@ func routes(d *module.Deps, api *route.Group) error {
 	op := api.Group("/sys/log/op")
 	op.Get("/page", route.Permission, bind.Page(maxPageSize, readOpFilter, l.OpPage)).Doc("Operation log", nil, request.PagedList[Item]{}).
 		Paged("Title", "Path", "Success:bool", "OperatorId:int64", "StartTime:date-time", "EndTime:date-time")
-	op.Delete("", route.Permission, bind.Read(l.ClearOp)).Doc(TitleClearOpLog, nil, true)
+	op.Delete("", route.Permission, bind.Read(l.ClearOp)).NeedsReauth().Doc(TitleClearOpLog, nil, true)
 	// Exports are operation-logged explicitly (wire contract §4.9).
 	op.Get("/export", route.Permission, l.export).Doc("Export the operation log (xlsx)", nil, nil).
 		Queries("Title", "Path", "Success:bool", "OperatorId:int64", "StartTime:date-time", "EndTime:date-time", "columns").OpLog = true
@@ -67,7 +67,7 @@ func routes(d *module.Deps, api *route.Group) error {
 	ex := api.Group("/sys/log/exception")
 	ex.Get("/page", route.Permission, bind.Page(maxPageSize, readExceptionFilter, l.ExceptionPage)).Doc("Exception log", nil, request.PagedList[exceptionlog.Item]{}).
 		Paged("Path", "ExceptionType", "StartTime:date-time", "EndTime:date-time")
-	ex.Delete("", route.Permission, bind.Read(l.ClearException)).Doc(TitleClearExceptionLog, nil, true)
+	ex.Delete("", route.Permission, bind.Read(l.ClearException)).NeedsReauth().Doc(TitleClearExceptionLog, nil, true)
 	return nil
 }
 

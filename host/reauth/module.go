@@ -1,6 +1,7 @@
 package reauth
 
 import (
+	"context"
 	"errors"
 	"net"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/authority"
 	"github.com/adminkernel/kernel/host/bind"
+	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
@@ -44,7 +46,9 @@ func Module(svc *Service) module.Module {
 		if svc == nil {
 			return errors.New("reauth: the service is missing")
 		}
-		h := &handler{svc: svc, trusted: d.Trusted, targets: authority.NewTargets(d.Client, d.Store, d.Config)}
+		scopes := d.Scopes()
+		h := &handler{svc: svc, trusted: d.Trusted, targets: authority.NewTargets(d.Client, d.Store, d.Config),
+			scopes: scopes, limits: authority.New(d.Client, d.Perms, scopes)}
 		h.routes(api)
 		return nil
 	}}
@@ -54,6 +58,8 @@ type handler struct {
 	svc     *Service
 	trusted []*net.IPNet
 	targets *authority.Targets
+	scopes  *datascope.Cache
+	limits  *authority.Checker
 }
 
 func (h *handler) routes(api *route.Group) {
@@ -62,7 +68,7 @@ func (h *handler) routes(api *route.Group) {
 	g.Post("/clear", route.Permission, h.clear).NeedsReauth().Doc("Clear a user's second factors", ClearInput{}, nil).OpLog = true
 	hs := g.Group("/high-sensitivity")
 	hs.Get("", route.Permission, bind.Read(h.svc.d.Sensitive.Get)).Doc("High-sensitivity list", nil, List{})
-	hs.Post("", route.Permission, bind.Create(bind.UserID, h.svc.d.Sensitive.Add)).NeedsReauth().Doc("Add a high-sensitivity code", AddInput{}, Item{})
+	hs.Post("", route.Permission, h.addSensitive).NeedsReauth().Doc("Add a high-sensitivity code", AddInput{}, Item{})
 	hs.Delete("/{id:long}", route.Permission, h.deleteSensitive).NeedsReauth().Doc("Remove a high-sensitivity code", nil, nil)
 }
 
@@ -104,12 +110,50 @@ func (h *handler) clear(c fiber.Ctx) error {
 	return emptyOK(c)
 }
 
+// allow is the authority rule of the high-sensitivity list: a caller
+// other than the super-admin adds or removes only codes they hold
+// (41006, arg code). The defaults (the +R routes) are no rows: nobody
+// removes them.
+func (h *handler) allow(c fiber.Ctx) (Allow, error) {
+	who, err := h.scopes.RequestCaller(c)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, code string) error {
+		return h.limits.Codes(ctx, who, []string{code})
+	}, nil
+}
+
+func (h *handler) addSensitive(c fiber.Ctx) error {
+	var in AddInput
+	if err := request.JSON(c, &in); err != nil {
+		return err
+	}
+	allow, err := h.allow(c)
+	if err != nil {
+		return err
+	}
+	userID, err := bind.UserID(c)
+	if err != nil {
+		return err
+	}
+	item, err := h.svc.d.Sensitive.AddChecked(c.Context(), userID, in, allow)
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, item)
+}
+
 func (h *handler) deleteSensitive(c fiber.Ctx) error {
 	id, err := request.ParamInt64(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := h.svc.d.Sensitive.Delete(c.Context(), id); err != nil {
+	allow, err := h.allow(c)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.d.Sensitive.DeleteChecked(c.Context(), id, allow); err != nil {
 		return err
 	}
 	return emptyOK(c)

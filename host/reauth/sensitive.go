@@ -107,6 +107,18 @@ func normalize(code string) string {
 // on the list, by default or added, is refused with 48002 naming the field
 // permissionCode and reason "duplicate".
 func (s *Sensitive) Add(ctx context.Context, userID int64, in AddInput) (Item, error) {
+	return s.AddChecked(ctx, userID, in, nil)
+}
+
+// Allow refuses a caller's change of the list concerning code (nil: any
+// change is allowed).
+type Allow func(ctx context.Context, code string) error
+
+// AddChecked is Add for a caller whose change allow refuses or lets
+// through, once the code is known to name a permission route (the
+// administration route passes the authority rule: only codes the caller
+// holds).
+func (s *Sensitive) AddChecked(ctx context.Context, userID int64, in AddInput, allow Allow) (Item, error) {
 	code := normalize(in.PermissionCode)
 	if code == "" || utf8.RuneCountInString(code) > 256 {
 		return Item{}, request.Invalid("permissionCode")
@@ -120,6 +132,11 @@ func (s *Sensitive) Add(ctx context.Context, userID int64, in AddInput) (Item, e
 	}
 	if !known {
 		return Item{}, errcode.New(errcode.MenuPermissionInvalid).With("code", code)
+	}
+	if allow != nil {
+		if err := allow(ctx, code); err != nil {
+			return Item{}, err
+		}
 	}
 	duplicate := func() error {
 		return request.Invalid("permissionCode").With("reason", "duplicate")
@@ -148,6 +165,24 @@ func (s *Sensitive) Add(ctx context.Context, userID int64, in AddInput) (Item, e
 // Delete removes an added code; an unknown id is 48002 naming the field
 // id.
 func (s *Sensitive) Delete(ctx context.Context, id int64) error {
+	return s.DeleteChecked(ctx, id, nil)
+}
+
+// DeleteChecked is Delete for a caller whose change allow refuses or lets
+// through (given the removed row's code).
+func (s *Sensitive) DeleteChecked(ctx context.Context, id int64, allow Allow) error {
+	if allow != nil {
+		row, err := s.client.SysMfaHighSensitivity.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			return request.Invalid("id")
+		}
+		if err != nil {
+			return err
+		}
+		if err := allow(ctx, row.PermissionCode); err != nil {
+			return err
+		}
+	}
 	n, err := s.client.SysMfaHighSensitivity.Delete().Where(sysmfahighsensitivity.ID(id)).Exec(ctx)
 	if err != nil {
 		return err

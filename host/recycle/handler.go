@@ -16,7 +16,7 @@ func mount(api *route.Group, s *Service, maxPageSize int) {
 	g := api.Group("/sys/recycle")
 	g.Get("/{type}/page", route.Permission, s.pageHandler(maxPageSize)).
 		Doc("Recycle bin page", nil, request.PagedList[Item]{}).Paged()
-	g.Post("/{type}/{id}/restore", route.Permission, s.actionHandler(s.Restore)).
+	g.Post("/{type}/{id}/restore", route.Permission, s.actionHandler(s.Restore)).NeedsReauth().
 		Doc("Restore from the recycle bin", nil, true).OpLog = true
 	g.Delete("/{type}/{id}", route.Permission, s.actionHandler(s.Purge)).NeedsReauth().
 		Doc("Purge from the recycle bin", nil, true).OpLog = true

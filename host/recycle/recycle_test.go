@@ -27,6 +27,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/file/storage"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/recycle"
 )
 
 const (
@@ -349,8 +350,9 @@ func TestParentDeleted(t *testing.T) {
 	e.expect("restore user of a deleted org", e.restore(e.admin, "user", u), errcode.RecycleParentDeleted)
 }
 
-// TestPermissionsAndReauth: each operation needs its code; the purge is
-// +R (refused without a re-authentication window while TOTP is on).
+// TestPermissionsAndReauth: each operation needs its code; the restore
+// and the purge are +R (refused without a re-authentication window while
+// TOTP is on).
 func TestPermissionsAndReauth(t *testing.T) {
 	e := setup(t)
 	e.k.User("binreader", userPw, cPage)
@@ -371,9 +373,13 @@ func TestPermissionsAndReauth(t *testing.T) {
 	if r.Status != http.StatusForbidden || r.Code != int(errcode.ReauthRequired) {
 		t.Fatalf("purge without re-authentication = HTTP %d code %d, want 403 40024", r.Status, r.Code)
 	}
-	e.expect("restore is not +R", e.restore(e.admin, "position", id), 0)
-	e.expect("delete again", e.k.Do("DELETE", fmt.Sprintf("%s/sys/position/%d", api, id), e.admin, nil), 0)
+	r = e.restore(e.admin, "position", id)
+	if r.Status != http.StatusForbidden || r.Code != int(errcode.ReauthRequired) {
+		t.Fatalf("restore without re-authentication = HTTP %d code %d, want 403 40024", r.Status, r.Code)
+	}
 	e.expect("re-authenticate", e.k.Do("POST", api+"/auth/reauth", e.admin, map[string]any{"method": "password", "password": kerneltest.AdminPassword}), 0)
+	e.expect("restore after re-authentication", e.restore(e.admin, "position", id), 0)
+	e.expect("delete again", e.k.Do("DELETE", fmt.Sprintf("%s/sys/position/%d", api, id), e.admin, nil), 0)
 	e.expect("purge after re-authentication", e.purge(e.admin, "position", id), 0)
 }
 
@@ -381,7 +387,12 @@ func TestPermissionsAndReauth(t *testing.T) {
 // scope on its role and returns its token.
 func (e *env) scoped(account string, org int64, scopeType int, extra ...string) string {
 	e.t.Helper()
-	id := e.k.User(account, userPw, append([]string{cPage, cRestore, cPurge}, extra...)...)
+	codes := []string{cPage, cRestore, cPurge}
+	for _, typ := range []string{"user", "org", "role", "menu"} { // the areas the scope tests act on
+		restore, purge := recycle.AreaCodes(typ)
+		codes = append(codes, restore[0], purge)
+	}
+	id := e.k.User(account, userPw, append(codes, extra...)...)
 	e.c.SysUser.UpdateOneID(id).SetOrgID(org).ExecX(e.ctx)
 	role := e.c.SysUserRole.Query().Where(sysuserrole.UserID(id)).OnlyX(e.ctx).RoleID
 	e.expect("data scope of "+account, e.k.Do("PUT", api+"/sys/role/datascope", e.admin,
@@ -606,5 +617,50 @@ func TestFilePurgeContent(t *testing.T) {
 		case i == 1 && !errors.Is(err, storage.ErrNotFound):
 			t.Fatalf("content after the last row's purge: err %v, want not found", err)
 		}
+	}
+}
+
+// TestAreaCodes: the recycle codes alone restore and purge nothing: a
+// restore needs one of the owning area's write codes, a purge its delete
+// code (41007), for every type; with them it works.
+func TestAreaCodes(t *testing.T) {
+	e := setup(t)
+	e.k.User("binonly", userPw, cPage, cRestore, cPurge)
+	binOnly := e.k.Login("binonly", userPw).AccessToken
+
+	// The row of each type, created live and deleted through its area's
+	// own route; two of each (one to restore, one to purge).
+	paths := map[string]string{"config": "/sys/config/%d", "dict": "/sys/dict/type/%d", "dictitem": "/sys/dict/item/%d",
+		"module": "/sys/module/%d", "position": "/sys/position/%d", "job": "/sys/job/%d"}
+	create := map[string]func(n string) int64{
+		"config": func(n string) int64 {
+			return e.c.SysConfig.Create().SetName(n).SetConfigKey("app.ac" + n).SetConfigValue("v").SaveX(e.ctx).ID
+		},
+		"dict": func(n string) int64 { return e.c.SysDictType.Create().SetName(n).SetCode("ac_" + n).SaveX(e.ctx).ID },
+		"dictitem": func(n string) int64 {
+			return e.c.SysDictItem.Create().SetDictTypeCode("gender").SetLabel(n).SetValue("ac" + n).SaveX(e.ctx).ID
+		},
+		"module":   func(n string) int64 { return e.c.SysModule.Create().SetTitle(n).SetCode("ac_" + n).SaveX(e.ctx).ID },
+		"position": func(n string) int64 { return e.c.SysPosition.Create().SetName(n).SetCode("ac_" + n).SaveX(e.ctx).ID },
+		"job": func(n string) int64 {
+			return e.c.SysJob.Create().SetCode("ac-" + n).SetName(n).SetHandlerKind(1).SetHandlerName("kernel.sessionCleanup").
+				SetTriggerKind(1).SetCronExpression("0 0 3 * * ?").SaveX(e.ctx).ID
+		},
+	}
+	for typ, mk := range create {
+		var ids [2]int64
+		for i := range ids {
+			ids[i] = mk(fmt.Sprintf("%s%d", typ, i))
+			e.expect("delete "+typ, e.k.Do("DELETE", api+fmt.Sprintf(paths[typ], ids[i]), e.admin, nil), 0)
+		}
+		restore, purge := recycle.AreaCodes(typ)
+		e.expect("restore "+typ+" with the recycle codes only", e.restore(binOnly, typ, ids[0]), errcode.AreaPermissionRequired)
+		e.expect("purge "+typ+" with the recycle codes only", e.purge(binOnly, typ, ids[1]), errcode.AreaPermissionRequired)
+
+		acct := "ac" + typ
+		e.k.User(acct, userPw, cPage, cRestore, cPurge, restore[len(restore)-1], purge)
+		tok := e.k.Login(acct, userPw).AccessToken
+		e.expect("restore "+typ+" with the area's update code", e.restore(tok, typ, ids[0]), 0)
+		e.expect("purge "+typ+" with the area's delete code", e.purge(tok, typ, ids[1]), 0)
 	}
 }

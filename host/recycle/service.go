@@ -79,19 +79,78 @@ func (s *Service) kind(typ string) (kind, error) {
 	return k, nil
 }
 
-// Restore brings a deleted row of typ back.
+// areaCode is the owning area's codes a restore or purge needs besides the
+// recycle bin's own: a restore one of the area's write codes (add or
+// update), a purge the area's delete code.
+type areaCode struct {
+	restore []string
+	purge   string
+}
+
+// areaCodes are the codes of each type's owning area (the routes of
+// host/user, role, job, org, menu, configcenter, dict and file).
+var areaCodes = map[string]areaCode{
+	"user":     {[]string{"POST:/api/v1/sys/user", "PUT:/api/v1/sys/user/{id}"}, "DELETE:/api/v1/sys/user/{id}"},
+	"role":     {[]string{"POST:/api/v1/sys/role/add", "PUT:/api/v1/sys/role/{id}"}, "DELETE:/api/v1/sys/role/{id}"},
+	"job":      {[]string{"POST:/api/v1/sys/job", "PUT:/api/v1/sys/job/{id}"}, "DELETE:/api/v1/sys/job/{id}"},
+	"org":      {[]string{"POST:/api/v1/sys/org/add", "PUT:/api/v1/sys/org/{id}"}, "DELETE:/api/v1/sys/org/{id}"},
+	"position": {[]string{"POST:/api/v1/sys/position/add", "PUT:/api/v1/sys/position/{id}"}, "DELETE:/api/v1/sys/position/{id}"},
+	"module":   {[]string{"POST:/api/v1/sys/module/add", "PUT:/api/v1/sys/module/{id}"}, "DELETE:/api/v1/sys/module/{id}"},
+	"config":   {[]string{"POST:/api/v1/sys/config", "PUT:/api/v1/sys/config/{id}"}, "DELETE:/api/v1/sys/config/{id}"},
+	"dict":     {[]string{"POST:/api/v1/sys/dict/type", "PUT:/api/v1/sys/dict/type/{id}"}, "DELETE:/api/v1/sys/dict/type/{id}"},
+	"dictitem": {[]string{"POST:/api/v1/sys/dict/item", "PUT:/api/v1/sys/dict/item/{id}"}, "DELETE:/api/v1/sys/dict/item/{id}"},
+	"menu":     {[]string{"POST:/api/v1/sys/menu/add", "PUT:/api/v1/sys/menu/{id}"}, "DELETE:/api/v1/sys/menu/{id}"},
+	"file":     {[]string{"POST:/api/v1/sys/file/upload"}, "DELETE:/api/v1/sys/file/{id}"},
+}
+
+// AreaCodes returns the owning area's codes of a type: those of which a
+// restore needs one, and the one a purge needs.
+func AreaCodes(typ string) (restore []string, purge string) {
+	c := areaCodes[strings.ToLower(strings.TrimSpace(typ))]
+	return c.restore, c.purge
+}
+
+// holdsAny refuses (41007, arg code = the first of codes) unless the
+// caller is the super-admin or holds one of codes.
+func (s *Service) holdsAny(ctx context.Context, who datascope.Caller, codes ...string) error {
+	if who.SuperAdmin {
+		return nil
+	}
+	for _, code := range codes {
+		ok, err := s.d.Perms.Has(ctx, who.UserID, code)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+	}
+	return errcode.New(errcode.AreaPermissionRequired).With("code", codes[0])
+}
+
+// Restore brings a deleted row of typ back: the caller needs one of the
+// owning area's write codes too (41007).
 func (s *Service) Restore(ctx context.Context, who datascope.Caller, typ string, id int64) error {
 	k, err := s.kind(typ)
 	if err != nil {
 		return err
 	}
+	codes, _ := AreaCodes(typ)
+	if err := s.holdsAny(ctx, who, codes...); err != nil {
+		return err
+	}
 	return k.restore(ctx, who, id)
 }
 
-// Purge removes a deleted row of typ and the rows depending on it.
+// Purge removes a deleted row of typ and the rows depending on it: the
+// caller needs the owning area's delete code too (41007).
 func (s *Service) Purge(ctx context.Context, who datascope.Caller, typ string, id int64) error {
 	k, err := s.kind(typ)
 	if err != nil {
+		return err
+	}
+	_, code := AreaCodes(typ)
+	if err := s.holdsAny(ctx, who, code); err != nil {
 		return err
 	}
 	return k.purge(ctx, who, id)

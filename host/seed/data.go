@@ -150,6 +150,7 @@ var configs = []configRow{
 	{46, "sys.security.passkey.passwordless", "false", "通行密钥免密登录", "security"},
 	{50, "sys.realtime.maxConnectionsPerUser", "5", "每用户实时连接上限", "realtime"},
 	{27, "sys.job.logRetentionDays", "30", "任务日志保留天数", "job"},
+	{53, "sys.job.logRetentionFloorDays", "30", "日志保留天数下限", "job"},
 	{28, "sys.job.alertEmails", "", "任务告警邮箱", "job"},
 	{11, "sys.upload.maxSizeMb", "20", "上传大小上限(MB)", "upload"},
 	{12, "sys.upload.allowedExtensions", ".jpg,.png,.pdf,.xlsx,.docx,.zip", "允许上传的扩展名", "upload"},

@@ -61,6 +61,11 @@ type Entry struct {
 	// Area is the feature area that reads the key (the config group of a
 	// seeded row).
 	Area string
+	// SuperAdminOnly marks a key only the super-admin writes through the
+	// config center (41007 for anyone else; `adminkernel config set` on the
+	// host is not refused): a bound that guards what other administrators
+	// may do, such as the log retention floor.
+	SuperAdminOnly bool
 	// Description is shown by `adminkernel config get`.
 	Description string
 }
@@ -221,6 +226,7 @@ func kernelEntries() []Entry {
 		{Key: "sys.import.maxRows", Kind: KindInt, Min: 1, Max: 100000, Default: "10000", Area: AreaUpload, Description: "data rows one user import may hold (46003 beyond)"},
 		{Key: "sys.export.maxRows", Kind: KindInt, Min: 1, Max: 10000000, Default: "100000", Area: AreaUpload, Description: "rows one export may hold (46012 beyond: narrow the filters)"},
 		{Key: "sys.job.logRetentionDays", Kind: KindInt, Min: 1, Max: 3650, Default: "30", Area: AreaJob, Description: "days the operation, login, exception and job logs are kept (the kernel.logRetention job handler)"},
+		{Key: "sys.job.logRetentionFloorDays", Kind: KindInt, Min: 1, Max: 3650, Default: "30", Area: AreaJob, SuperAdminOnly: true, Description: "the fewest days the log retention keeps (sys.job.logRetentionDays and a system job's handlerParam days never go below it; only the super-admin changes it)"},
 		{Key: "sys.job.alertEmails", Kind: KindString, MaxLen: 1024, Area: AreaJob, Description: "job alert e-mail addresses (recorded; no mailer is built: a job reaching failAlertThreshold is logged)"},
 	}
 }

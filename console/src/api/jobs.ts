@@ -90,15 +90,17 @@ export interface CronPreview {
   everySecondWarning: boolean
 }
 
-/** The workbench summary (GET /dashboard/summary). */
+/** The workbench summary (GET /dashboard/summary). A figure is null when
+ * the caller lacks its area's read code (users and sessions count within
+ * the caller's data scope); trendDays is always there. */
 export interface Summary {
-  roles: number
-  users: number
-  perms: number
-  onlineSessions: number
+  roles: number | null
+  users: number | null
+  perms: number | null
+  onlineSessions: number | null
   trendDays: string[]
-  trendLogins: number[]
-  trendActiveUsers: number[]
+  trendLogins: number[] | null
+  trendActiveUsers: number[] | null
 }
 
 export const jobs = {
