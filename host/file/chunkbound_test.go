@@ -81,6 +81,8 @@ func TestChunkBound(t *testing.T) {
 		{20 << 20, 3, 8 << 20, true},
 		{0, 1, 0, false},
 		{5, 6, 0, false},
+		{5, 4, 2, true},
+		{10000, 10000, 1, true},
 		{5, 0, 0, false},
 	} {
 		got, ok := file.ChunkBound(c.total, c.count)

@@ -47,22 +47,25 @@ const MaxChunkBytes = 8 << 20
 // ChunkBound is the largest chunk an upload of total bytes in count chunks
 // takes: the chunk size the client declared implicitly by splitting total
 // into count chunks, that is the largest size C with (count-1)·C < total
-// (every chunk but the last is C, the last is smaller or equal), and never
-// more than MaxChunkBytes. ok is false when total cannot be split into
+// (every chunk but the last is C, the last is smaller or equal; at least
+// ceil(total/count), so any split into count chunks fits), and never more
+// than MaxChunkBytes. ok is false when total cannot be split into
 // count chunks of at most MaxChunkBytes (or the arguments are out of
 // range).
 func ChunkBound(total, count int64) (bound int64, ok bool) {
 	if total <= 0 || count < 1 || count > total {
 		return 0, false
 	}
-	if (total+count-1)/count > MaxChunkBytes {
+	even := total/count + min(total%count, 1) // ceil(total / count)
+	if even > MaxChunkBytes {
 		return 0, false
 	}
 	bound = total
 	if count > 1 {
 		bound = (total - 1) / (count - 1)
 	}
-	return min(bound, MaxChunkBytes), true
+	// A split no fixed size gives (5 bytes in 4 chunks) still fits.
+	return min(max(bound, even), MaxChunkBytes), true
 }
 
 // sweepEvery is how often chunk/init looks for abandoned uploads.
