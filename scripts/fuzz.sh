@@ -35,6 +35,8 @@ TARGETS=(
 	"./host/outbound FuzzPolicy"
 	"./host/outbound FuzzCheckHost"
 	"./host/file/link FuzzLinkVerify"
+	"./host/file FuzzChunkMeta"
+	"./host/notice FuzzNoticeAction"
 )
 [ "${FUZZ_SKIP_PG:-0}" = 1 ] || TARGETS+=("./host/fuzz FuzzJSONEndpoints ADMINKERNEL_TEST_DB=PostgreSQL")
 
