@@ -573,6 +573,10 @@ type Upload struct {
 	// ChunkExpiryHours (default 24, 1..720): a chunked upload that receives
 	// nothing for this long is abandoned and removed with its chunks.
 	ChunkExpiryHours int `koanf:"ChunkExpiryHours"`
+	// PendingMaxMb (default 2048, 1..1048576): the total size one user's
+	// unfinished chunked uploads may declare; chunk/init refuses a new
+	// upload beyond it (44008).
+	PendingMaxMb int `koanf:"PendingMaxMb"`
 }
 
 // Storage kinds of Service:Upload:Storage.
@@ -737,7 +741,7 @@ func Defaults() Config {
 				QueueCapacity: 10000,
 				ParamMaxChars: 8192,
 			}},
-			Upload:  Upload{Storage: StorageLocal, ChunkExpiryHours: 24},
+			Upload:  Upload{Storage: StorageLocal, ChunkExpiryHours: 24, PendingMaxMb: 2048},
 			DataDir: "data",
 		},
 		API:     API{MaxPageSize: 200},

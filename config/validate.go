@@ -561,6 +561,12 @@ func (c *Config) validateUpload(p *problems) {
 	if v := u.ChunkExpiryHours; v < 1 || v > 720 {
 		p.add("%s:ChunkExpiryHours %d is out of range 1..720", key, v)
 	}
+	if u.PendingMaxMb == 0 {
+		u.PendingMaxMb = 2048
+	}
+	if v := u.PendingMaxMb; v < 1 || v > 1048576 {
+		p.add("%s:PendingMaxMb %d is out of range 1..1048576", key, v)
+	}
 	seen := make(map[string]int, len(u.SigningKeys))
 	for i, k := range u.SigningKeys {
 		at := fmt.Sprintf("%s:SigningKeys:%d", key, i)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v3"
 
+	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/hub"
 	"github.com/adminkernel/kernel/host/notice"
@@ -22,7 +23,7 @@ import (
 func (k *Kernel) mountHub() {
 	var notices hub.Notices
 	if !moduleDisabled(k.cfg.API.DisabledModules, notice.Name) {
-		notices = notice.NewService(k.db.Client, k.events)
+		notices = notice.NewService(k.db.Client, k.events, nil, nil)
 	}
 	var origins []string
 	for _, o := range k.cfg.API.Cors.AllowedOrigins {
@@ -81,9 +82,9 @@ func (k *Kernel) jobAlertNotice() func(ctx context.Context, userID int64, title,
 	if moduleDisabled(k.cfg.API.DisabledModules, notice.Name) {
 		return nil
 	}
-	notices := notice.NewService(k.db.Client, k.events)
+	notices := notice.NewService(k.db.Client, k.events, nil, nil)
 	return func(ctx context.Context, userID int64, title, content string) error {
-		_, err := notices.Publish(ctx, 0, notice.Input{
+		_, err := notices.Publish(ctx, datascope.Caller{}, notice.Input{ // the system: no actions
 			Title: title, Content: &content, Type: notice.TypeMessage,
 			ReceiverType: notice.ReceiversUsers, ReceiverIDs: []request.Int64{request.Int64(userID)},
 		})

@@ -38,6 +38,8 @@ TARGETS=(
 	"./host/spreadsheet FuzzReadAt"
 	"./host/passkey FuzzFinish"
 	"./host/job FuzzParseCron"
+	"./host/file FuzzChunkMeta"
+	"./host/notice FuzzNoticeAction"
 )
 [ "${FUZZ_SKIP_PG:-0}" = 1 ] || TARGETS+=("./host/fuzz FuzzJSONEndpoints ADMINKERNEL_TEST_DB=PostgreSQL")
 

@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { Blob as NodeBlob } from 'node:buffer'
 import { Sha256, hashFile } from '../src/components/file/sha256'
 import { chunkSize } from '../src/components/file/upload'
-import { sitePath, validAction } from '../src/components/notice/rules'
+import { sitePath, validAction, callsApi, needsActionConfirm, actionSummary } from '../src/components/notice/rules'
 import { adminC2 } from '../src/i18n/admin-c2'
 import { admin } from '../src/i18n/admin'
 import { RECYCLE_TYPES } from '../src/api/c2'
@@ -89,6 +89,35 @@ describe('admin-c2 texts', () => {
       for (const k of RECYCLE_TYPES) expect(adminC2[l][`admin.recycle.type.${k}`], `${l} ${k}`).toBeTruthy()
       for (const n of [1, 2, 3]) expect(adminC2[l][`admin.notice.type${n}`]).toBeTruthy()
       for (const n of [0, 1, 2]) expect(adminC2[l][`admin.notice.receiver${n}`]).toBeTruthy()
+    }
+  })
+})
+
+describe('notice actions the reader confirms (host/notice CallsAPI)', () => {
+  it.each([
+    [{ method: 'GET', url: '/system/user?x=1' }, false, false],
+    [{ method: 'GET', url: '/api/v1/sys/notice/page?Title=x' }, true, false],
+    [{ method: 'GET', url: '/API/v1/sys/user/page' }, true, false],
+    [{ method: 'GET', url: '/api' }, true, false],
+    [{ method: 'GET', url: '/apix' }, false, false],
+    [{ method: 'POST', url: '/api/v1/sys/recycle/user/5/restore' }, true, true],
+    [{ method: 'post', url: '/system/user' }, true, true],
+  ])('%j calls the API %s, confirmed %s', (a, api, confirm) => {
+    expect(callsApi(a)).toBe(api)
+    expect(needsActionConfirm(a)).toBe(confirm)
+  })
+  it('the confirmation names method, path and publisher', () => {
+    expect(actionSummary({ method: 'post', url: '/api/v1/sys/recycle/user/5/restore' }, 'Ann (ann)')).toEqual({
+      method: 'POST',
+      path: '/api/v1/sys/recycle/user/5/restore',
+      publisher: 'Ann (ann)',
+    })
+    expect(actionSummary({ method: 'POST', url: '/api/x' }, null).publisher).toBe('?')
+    for (const pack of Object.values(adminC2)) {
+      const text = (pack as Record<string, string>)['admin.notice.actionCallConfirm']
+      expect(text).toContain('{method}')
+      expect(text).toContain('{path}')
+      expect(text).toContain('{publisher}')
     }
   })
 })

@@ -1,5 +1,5 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
-// kernel adds: 40028-40036, 41006-41007, 42031-42034, 46014-46015, 47015-47016, 48002-48006 and 50001-50003 (see
+// kernel adds: 40028-40036, 41006-41007, 42031-42034, 44007-44008, 45005-45006, 46014-46015, 47015-47016, 48002-48006 and 50001-50003 (see
 // docs/compatibility.md and docs/security.md).
 
 package errcode
@@ -122,55 +122,68 @@ const (
 	ProviderNotFound Code = 42033
 	// ProviderDoctorBusy: a setup doctor run for this provider (or too
 	// many runs at once) is under way; try again when it ends.
-	ProviderDoctorBusy      Code = 42034
-	DictTypeNotFound        Code = 43001
-	DictTypeCodeExists      Code = 43002
-	DictItemNotFound        Code = 43003
-	ConfigNotFound          Code = 43004
-	ConfigKeyExists         Code = 43005
-	SeedDataProtected       Code = 43010
-	DictItemValueExists     Code = 43011
-	ConfigValueInvalid      Code = 43012 // args key, expected (sysconfig registry)
-	ConfigKeyUnknown        Code = 43013 // args key: a sys.* key the registry does not name
-	FileEmpty               Code = 44001
-	FileTooLarge            Code = 44002
-	FileExtNotAllowed       Code = 44003
-	FileNotFound            Code = 44004
-	ChunkMissing            Code = 44005
-	ChunkHashMismatch       Code = 44006
-	NoticeNotFound          Code = 45001
-	NoticeReceiverRequired  Code = 45002
-	NoticeReceiverNotFound  Code = 45003
-	NoticeActionInvalid     Code = 45004
-	ExcelProviderMissing    Code = 46001
-	ImportFileEmpty         Code = 46002
-	ImportRowLimitExceeded  Code = 46003
-	ImportColumnMissing     Code = 46004
-	ImportCellRequired      Code = 46005
-	ImportCellDictInvalid   Code = 46006
-	ImportCellRefNotFound   Code = 46007
-	ImportCellFormatInvalid Code = 46008
-	ImportDuplicateInFile   Code = 46009
-	ImportDuplicateInDb     Code = 46010
-	ImportOrgOutOfScope     Code = 46011
-	ExportRowLimitExceeded  Code = 46012
-	ExportColumnInvalid     Code = 46013
-	ImportCellTooLarge      Code = 46014 // args row, column, max (or sharedString, max): a cell above 32 767 characters
-	ImportWorkbookTooLarge  Code = 46015 // args what, max: a workbook over one of host/spreadsheet's caps
-	JobNotFound             Code = 47001
-	JobCodeExists           Code = 47002
-	JobCronInvalid          Code = 47003
-	JobTriggerInvalid       Code = 47004
-	JobHandlerNotFound      Code = 47005
-	JobAlreadyRunning       Code = 47006
-	JobRunNotAlive          Code = 47007
-	JobSqlDisabled          Code = 47008
-	JobHttpUrlBlocked       Code = 47009
-	JobStatusConflict       Code = 47010
-	JobPropsInvalid         Code = 47011
-	JobLogNotFound          Code = 47012
-	JobRunLimitReached      Code = 47013
-	JobProtected            Code = 47014
+	ProviderDoctorBusy  Code = 42034
+	DictTypeNotFound    Code = 43001
+	DictTypeCodeExists  Code = 43002
+	DictItemNotFound    Code = 43003
+	ConfigNotFound      Code = 43004
+	ConfigKeyExists     Code = 43005
+	SeedDataProtected   Code = 43010
+	DictItemValueExists Code = 43011
+	ConfigValueInvalid  Code = 43012 // args key, expected (sysconfig registry)
+	ConfigKeyUnknown    Code = 43013 // args key: a sys.* key the registry does not name
+	FileEmpty           Code = 44001
+	FileTooLarge        Code = 44002
+	FileExtNotAllowed   Code = 44003
+	FileNotFound        Code = 44004
+	ChunkMissing        Code = 44005
+	ChunkHashMismatch   Code = 44006
+	// ChunkTooLarge: a chunk over the upload's chunk size (args max, in
+	// bytes), or a chunk/init whose chunkCount would need chunks over the
+	// largest chunk size.
+	ChunkTooLarge Code = 44007
+	// UploadPendingExceeded: the caller's unfinished chunked uploads
+	// would hold more than Service:Upload:PendingMaxMb (args max, in MB).
+	UploadPendingExceeded  Code = 44008
+	NoticeNotFound         Code = 45001
+	NoticeReceiverRequired Code = 45002
+	NoticeReceiverNotFound Code = 45003
+	NoticeActionInvalid    Code = 45004
+	// NoticeOutOfDataScope: the notice's publisher is outside the
+	// caller's data scope.
+	NoticeOutOfDataScope Code = 45005
+	// NoticeActionNotPermitted: a notice action calls an API route whose
+	// permission code the publisher does not hold (args method, path).
+	NoticeActionNotPermitted Code = 45006
+	ExcelProviderMissing     Code = 46001
+	ImportFileEmpty          Code = 46002
+	ImportRowLimitExceeded   Code = 46003
+	ImportColumnMissing      Code = 46004
+	ImportCellRequired       Code = 46005
+	ImportCellDictInvalid    Code = 46006
+	ImportCellRefNotFound    Code = 46007
+	ImportCellFormatInvalid  Code = 46008
+	ImportDuplicateInFile    Code = 46009
+	ImportDuplicateInDb      Code = 46010
+	ImportOrgOutOfScope      Code = 46011
+	ExportRowLimitExceeded   Code = 46012
+	ExportColumnInvalid      Code = 46013
+	ImportCellTooLarge       Code = 46014 // args row, column, max (or sharedString, max): a cell above 32 767 characters
+	ImportWorkbookTooLarge   Code = 46015 // args what, max: a workbook over one of host/spreadsheet's caps
+	JobNotFound              Code = 47001
+	JobCodeExists            Code = 47002
+	JobCronInvalid           Code = 47003
+	JobTriggerInvalid        Code = 47004
+	JobHandlerNotFound       Code = 47005
+	JobAlreadyRunning        Code = 47006
+	JobRunNotAlive           Code = 47007
+	JobSqlDisabled           Code = 47008
+	JobHttpUrlBlocked        Code = 47009
+	JobStatusConflict        Code = 47010
+	JobPropsInvalid          Code = 47011
+	JobLogNotFound           Code = 47012
+	JobRunLimitReached       Code = 47013
+	JobProtected             Code = 47014
 	// JobSystemBounds: a system job's property is outside the bounds a
 	// system job keeps (arg field).
 	JobSystemBounds Code = 47015
@@ -296,10 +309,14 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{FileNotFound, "FileNotFound", "error.file.notFound"},
 	{ChunkMissing, "ChunkMissing", "error.file.chunkMissing"},
 	{ChunkHashMismatch, "ChunkHashMismatch", "error.file.chunkHashMismatch"},
+	{ChunkTooLarge, "ChunkTooLarge", "error.file.chunkTooLarge"},
+	{UploadPendingExceeded, "UploadPendingExceeded", "error.file.pendingExceeded"},
 	{NoticeNotFound, "NoticeNotFound", "error.notice.notFound"},
 	{NoticeReceiverRequired, "NoticeReceiverRequired", "error.notice.receiverRequired"},
 	{NoticeReceiverNotFound, "NoticeReceiverNotFound", "error.notice.receiverNotFound"},
 	{NoticeActionInvalid, "NoticeActionInvalid", "error.notice.actionInvalid"},
+	{NoticeOutOfDataScope, "NoticeOutOfDataScope", "error.notice.outOfDataScope"},
+	{NoticeActionNotPermitted, "NoticeActionNotPermitted", "error.notice.actionNotPermitted"},
 	{ExcelProviderMissing, "ExcelProviderMissing", "error.excel.providerMissing"},
 	{ImportFileEmpty, "ImportFileEmpty", "error.import.fileEmpty"},
 	{ImportRowLimitExceeded, "ImportRowLimitExceeded", "error.import.rowLimitExceeded"},

@@ -166,16 +166,13 @@ func (h *handler) chunk(c fiber.Ctx) error {
 			if err != nil {
 				return request.Invalid(p.FormName())
 			}
-			n, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
-			if err != nil || n < 0 {
-				return request.Invalid(p.FormName())
+			n, err := ChunkField(p.FormName(), raw)
+			if err != nil {
+				return err
 			}
 			if p.FormName() == "uploadId" {
 				uploadID = &n
 			} else {
-				if n > MaxChunks {
-					return request.Invalid("index")
-				}
 				i := int(n)
 				index = &i
 			}
@@ -195,6 +192,16 @@ func (h *handler) chunk(c fiber.Ctx) error {
 			return envelope.OK(c, true)
 		}
 	}
+}
+
+// ChunkField parses the uploadId or index field of a chunk request: a
+// non-negative decimal, an index at most MaxChunks (48002 otherwise).
+func ChunkField(name string, raw []byte) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+	if err != nil || n < 0 || (name == "index" && n > MaxChunks) {
+		return 0, request.Invalid(name)
+	}
+	return n, nil
 }
 
 func (h *handler) download(c fiber.Ctx) error {

@@ -74,6 +74,7 @@ func routes(d *module.Deps, api *route.Group) (*Service, error) {
 	s := NewService(Options{
 		Client: d.Client, Settings: d.Settings, Store: store, Ring: ring, Scopes: d.Scopes(),
 		Log: log, Expiry: time.Duration(cfg.Service.Upload.ChunkExpiryHours) * time.Hour,
+		PendingMax: int64(cfg.Service.Upload.PendingMaxMb) << 20,
 	})
 	// Abandoned chunked uploads: removed now, then by chunk/init at most
 	// every sweepEvery, and by any job naming HandlerAbandonedUploads.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/ent"
@@ -39,6 +40,34 @@ const (
 // MaxChunks bounds chunkCount of a chunked upload.
 const MaxChunks = 10000
 
+// MaxChunkBytes bounds the chunk size of a chunked upload (the console
+// sends 1 MiB chunks, a little more for files over 10 000 MiB).
+const MaxChunkBytes = 8 << 20
+
+// ChunkBound is the largest chunk an upload of total bytes in count chunks
+// takes: the chunk size the client declared implicitly by splitting total
+// into count chunks, that is the largest size C with (count-1)·C < total
+// (every chunk but the last is C, the last is smaller or equal; at least
+// ceil(total/count), so any split into count chunks fits), and never more
+// than MaxChunkBytes. ok is false when total cannot be split into
+// count chunks of at most MaxChunkBytes (or the arguments are out of
+// range).
+func ChunkBound(total, count int64) (bound int64, ok bool) {
+	if total <= 0 || count < 1 || count > total {
+		return 0, false
+	}
+	even := total/count + min(total%count, 1) // ceil(total / count)
+	if even > MaxChunkBytes {
+		return 0, false
+	}
+	bound = total
+	if count > 1 {
+		bound = (total - 1) / (count - 1)
+	}
+	// A split no fixed size gives (5 bytes in 4 chunks) still fits.
+	return min(max(bound, even), MaxChunkBytes), true
+}
+
 // sweepEvery is how often chunk/init looks for abandoned uploads.
 const sweepEvery = 10 * time.Minute
 
@@ -51,6 +80,7 @@ type Service struct {
 	scopes   *datascope.Cache
 	log      hclog.Logger
 	expiry   time.Duration
+	pending  int64
 	now      func() time.Time
 
 	sweepMu   sync.Mutex
@@ -68,11 +98,18 @@ type Options struct {
 	// Expiry is how long a chunked upload may receive nothing before it is
 	// removed.
 	Expiry time.Duration
+	// PendingMax bounds the bytes one user's unfinished uploads declare
+	// (0: 2 GiB).
+	PendingMax int64
 }
 
 // NewService returns the service.
 func NewService(o Options) *Service {
-	return &Service{client: o.Client, settings: o.Settings, store: o.Store, ring: o.Ring, scopes: o.Scopes, log: o.Log, expiry: o.Expiry, now: time.Now}
+	pending := o.PendingMax
+	if pending <= 0 {
+		pending = 2 << 30
+	}
+	return &Service{client: o.Client, settings: o.Settings, store: o.Store, ring: o.Ring, scopes: o.Scopes, log: o.Log, expiry: o.Expiry, pending: pending, now: time.Now}
 }
 
 // UploadOutput is FileUploadOutput of the wire contract.
@@ -519,6 +556,9 @@ func (s *Service) Init(ctx context.Context, who datascope.Caller, in InitInput) 
 	case count < 1 || count > MaxChunks || count > total:
 		return InitOutput{}, request.Invalid("chunkCount")
 	}
+	if _, ok := ChunkBound(total, count); !ok {
+		return InitOutput{}, errcode.New(errcode.ChunkTooLarge).With("max", MaxChunkBytes)
+	}
 	same, err := s.client.SysFile.Query().
 		Where(sysfile.Hash(sum), sysfile.SizeBytes(total), sysfile.Extension(ext), sysfile.IsDelete(false)).
 		Where(visible(who)...).Order(ent.Desc(sysfile.FieldID)).First(ctx)
@@ -544,6 +584,9 @@ func (s *Service) Init(ctx context.Context, who datascope.Caller, in InitInput) 
 		return InitOutput{}, err
 	}
 	if up == nil {
+		if err := s.checkPending(ctx, who.UserID, total); err != nil {
+			return InitOutput{}, err
+		}
 		org, err := s.orgOf(ctx, who.UserID)
 		if err != nil {
 			return InitOutput{}, err
@@ -575,6 +618,22 @@ func deref(s *string) string {
 	return *s
 }
 
+// checkPending refuses a new upload of total bytes when the user's
+// unfinished uploads (not yet abandoned) would then declare more than the
+// pending bound (44008, args max in MB).
+func (s *Service) checkPending(ctx context.Context, userID, total int64) error {
+	held, err := s.client.SysFileUpload.Query().
+		Where(sysfileupload.CreateUserID(userID), sysfileupload.TouchTimeGT(s.now().Add(-s.expiry))).
+		Aggregate(sum0(sysfileupload.FieldTotalSize)).Int(ctx)
+	if err != nil {
+		return err
+	}
+	if int64(held)+total > s.pending {
+		return errcode.New(errcode.UploadPendingExceeded).With("max", s.pending>>20)
+	}
+	return nil
+}
+
 // upload returns the caller's upload in progress (44004 otherwise).
 func (s *Service) upload(ctx context.Context, userID, id int64) (*ent.SysFileUpload, error) {
 	up, err := s.client.SysFileUpload.Query().Where(sysfileupload.ID(id), sysfileupload.CreateUserID(userID)).Only(ctx)
@@ -594,14 +653,26 @@ func (s *Service) Chunk(ctx context.Context, who datascope.Caller, uploadID int6
 	if index < 0 || index >= up.ChunkCount {
 		return request.Invalid("index")
 	}
+	// A chunk is at most the upload's chunk size, and the upload's chunks
+	// together at most its total size: an upload never parks more than it
+	// declared.
+	bound, ok := ChunkBound(up.TotalSize, int64(up.ChunkCount))
+	if !ok { // an upload row of an older release
+		bound = min(up.TotalSize, MaxChunkBytes)
+	}
+	others, err := s.chunkBytes(ctx, up.ID, index)
+	if err != nil {
+		return err
+	}
+	limit := min(bound, up.TotalSize-others)
 	h := sha256.New()
-	c := &capped{r: r, max: up.TotalSize}
+	c := &capped{r: r, max: limit}
 	name := chunkName(up.ID, index)
 	if err := s.store.Put(ctx, name, io.TeeReader(c, h), -1); err != nil || c.failed() != nil {
 		// A chunk read in part is no chunk: whatever was stored goes.
 		_ = s.store.Delete(context.WithoutCancel(ctx), name)
 		if c.n > c.max {
-			return tooLarge(up.TotalSize)
+			return errcode.New(errcode.ChunkTooLarge).With("max", limit)
 		}
 		if c.failed() != nil {
 			return c.failed()
@@ -630,6 +701,19 @@ func (s *Service) Chunk(ctx context.Context, who datascope.Caller, uploadID int6
 		}
 	}
 	return s.client.SysFileUpload.UpdateOneID(up.ID).SetTouchTime(s.now()).Exec(ctx)
+}
+
+// chunkBytes sums the recorded sizes of the upload's chunks other than
+// index.
+func (s *Service) chunkBytes(ctx context.Context, uploadID int64, index int) (int64, error) {
+	n, err := s.client.SysFileChunk.Query().Where(sysfilechunk.UploadID(uploadID), sysfilechunk.ChunkIndexNEQ(index)).
+		Aggregate(sum0(sysfilechunk.FieldSizeBytes)).Int(ctx)
+	return int64(n), err
+}
+
+// sum0 is SUM(field), 0 over no row.
+func sum0(field string) ent.AggregateFunc {
+	return func(s *sql.Selector) string { return "COALESCE(" + sql.Sum(s.C(field)) + ", 0)" }
 }
 
 // CompleteInput is the body of chunk/complete.

@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/host/bind"
+	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
@@ -41,15 +42,20 @@ func Module() module.Module {
 }
 
 func routes(d *module.Deps, api *route.Group) error {
-	svc := NewService(d.Client, d.Events)
+	var holds Holds
+	if d.Perms != nil {
+		holds = d.Perms.Has
+	}
+	svc := NewService(d.Client, d.Events, d.Routes, holds)
+	who := bind.Caller[datascope.Caller](d.Scopes().RequestCaller)
 	maxPageSize := d.Config.API.MaxPageSize
 	op := func(r *route.Route) { r.OpLog = true }
 
 	g := api.Group("/sys/notice")
-	op(g.Post("", route.Permission, bind.Create(bind.UserID, svc.Publish)).Doc("Publish notice", Input{}, int64(0)))
-	g.Get("/page", route.Permission, bind.Page(maxPageSize, readFilter, svc.Page)).Doc("Notice page", nil, request.PagedList[Notice]{}).
+	op(g.Post("", route.Permission, bind.Create(who, svc.Publish)).Doc("Publish notice", Input{}, int64(0)))
+	g.Get("/page", route.Permission, bind.PageAs(who, maxPageSize, readFilter, svc.Page)).Doc("Notice page", nil, request.PagedList[Notice]{}).
 		Paged("Title", "Type:int64", "OnlyUnread:bool")
-	op(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).Doc("Delete notice", nil, true))
+	op(g.Delete("/{id}", route.Permission, bind.Remove(who, svc.Delete)).Doc("Delete notice", nil, true))
 	g.Get("/mine", route.Session, bind.PageAs(bind.UserID, maxPageSize, readFilter, svc.Mine)).Doc("My notices", nil, request.PagedList[MineItem]{}).
 		Paged("Title", "Type:int64", "OnlyUnread:bool")
 	g.Get("/unread-count", route.Session, bind.ReadAs(bind.UserID, svc.UnreadCount)).Doc("My unread notice count", nil, 0)

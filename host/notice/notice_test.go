@@ -305,7 +305,7 @@ func TestBroadcastWritesConstantRows(t *testing.T) {
 	if d := noticeRows(t, k) - before; d != 1 {
 		t.Fatalf("a broadcast to %d users wrote %d rows, want 1", bulk, d)
 	}
-	svc := notice.NewService(k.Ent(), nil)
+	svc := notice.NewService(k.Ent(), nil, nil, nil)
 	for _, u := range []int64{firstID + 1, firstID + bulk/2, firstID + bulk} {
 		if n, err := svc.UnreadCount(ctx, u); err != nil || n != 1 {
 			t.Fatalf("user %d unread = %d, %v; want 1", u, n, err)

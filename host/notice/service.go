@@ -22,9 +22,11 @@ import (
 	"github.com/adminkernel/kernel/ent/sysrole"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
+	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/route"
 )
 
 // Notice types (the contract's NoticeType).
@@ -99,6 +101,10 @@ type MineItem struct {
 	PublishTime string   `json:"publishTime"`
 	IsRead      bool     `json:"isRead"`
 	Actions     []Action `json:"actions,omitempty"`
+	// PublisherName names who published the notice (a kernel addition):
+	// the console shows it before running an action that calls the API.
+	// Null when the publisher is unknown.
+	PublisherName *string `json:"publisherName"`
 }
 
 // Filter is the query of the page and mine lists.
@@ -113,13 +119,22 @@ type Filter struct {
 type Service struct {
 	client *ent.Client
 	events *events.Bus
+	// holds reports whether a publisher may call a route (its permission
+	// code); nil accepts no action that calls the API.
+	holds Holds
+	// routes returns the route table the actions are resolved against.
+	routes func() []route.Route
 }
+
+// Holds reports whether the user holds a permission code.
+type Holds func(ctx context.Context, userID int64, code string) (bool, error)
 
 // NewService returns the service over the kernel's tables; ev receives a
 // NoticePublished after each publication and a NoticeRead after reads
-// (nil = none).
-func NewService(client *ent.Client, ev *events.Bus) *Service {
-	return &Service{client: client, events: ev}
+// (nil = none). routes and holds decide which API calls an action may make
+// (see CheckActions); nil accepts only plain links.
+func NewService(client *ent.Client, ev *events.Bus, routes func() []route.Route, holds Holds) *Service {
+	return &Service{client: client, events: ev, routes: routes, holds: holds}
 }
 
 func noticeDTO(r *ent.SysNotice) Notice {
@@ -241,10 +256,27 @@ func (s *Service) checkReceivers(ctx context.Context, kind int, ids []int64) err
 }
 
 // Publish stores a notice and its receivers (one row per listed role or
-// user; none for All) and announces it to the realtime hub.
-func (s *Service) Publish(ctx context.Context, userID int64, in Input) (int64, error) {
+// user; none for All) and announces it to the realtime hub. An action that
+// calls the API must name a route the publisher may call (CheckActions).
+func (s *Service) Publish(ctx context.Context, who datascope.Caller, in Input) (int64, error) {
+	userID := who.UserID
 	ids, err := validate(&in)
 	if err != nil {
+		return 0, err
+	}
+	var routes []route.Route
+	if s.routes != nil {
+		routes = s.routes()
+	}
+	if err := CheckActions(ctx, in.Actions, routes, func(ctx context.Context, code string) (bool, error) {
+		if who.SuperAdmin {
+			return true, nil
+		}
+		if s.holds == nil {
+			return false, nil
+		}
+		return s.holds(ctx, userID, code)
+	}); err != nil {
 		return 0, err
 	}
 	if err := s.checkReceivers(ctx, in.ReceiverType, ids); err != nil {
@@ -291,9 +323,34 @@ func rollback(tx *ent.Tx, err error) error {
 	return err
 }
 
-// Page lists live notices for administrators; Title is fuzzy.
-func (s *Service) Page(ctx context.Context, f Filter, p request.Page) ([]Notice, int, error) {
-	q := s.client.SysNotice.Query().Where(sysnotice.IsDelete(false))
+// InScope is the predicate of the notices an administrator may see and
+// manage: every notice for an unrestricted scope; otherwise the ones the
+// caller published and the ones published by a user (live or deleted)
+// whose org is in the caller's scope. A notice without a publisher is
+// outside every restricted scope.
+func InScope(who datascope.Caller) []predicate.SysNotice {
+	if who.SuperAdmin || who.Scope.Unrestricted {
+		return nil
+	}
+	return []predicate.SysNotice{func(sel *sql.Selector) {
+		ors := []*sql.Predicate{sql.EQ(sel.C(sysnotice.FieldCreateUserID), who.UserID)}
+		if len(who.Scope.OrgIDs) > 0 {
+			u := sql.Table(sysuser.Table)
+			orgs := make([]any, len(who.Scope.OrgIDs))
+			for i, id := range who.Scope.OrgIDs {
+				orgs[i] = id
+			}
+			ors = append(ors, sql.In(sel.C(sysnotice.FieldCreateUserID),
+				sql.Select(u.C(sysuser.FieldID)).From(u).Where(sql.In(u.C(sysuser.FieldOrgID), orgs...))))
+		}
+		sel.Where(sql.Or(ors...))
+	}}
+}
+
+// Page lists the live notices within the caller's data scope (InScope)
+// for administrators; Title is fuzzy.
+func (s *Service) Page(ctx context.Context, who datascope.Caller, f Filter, p request.Page) ([]Notice, int, error) {
+	q := s.client.SysNotice.Query().Where(sysnotice.IsDelete(false)).Where(InScope(who)...)
 	if v := strings.TrimSpace(f.Title); v != "" {
 		q.Where(sysnotice.TitleContainsFold(v))
 	}
@@ -315,10 +372,41 @@ func (s *Service) Page(ctx context.Context, f Filter, p request.Page) ([]Notice,
 	return out, total, nil
 }
 
-// Delete soft-deletes a live notice (45001 when there is none).
-func (s *Service) Delete(ctx context.Context, userID, id int64) error {
+// target loads a live notice the caller may manage, the way users are
+// treated (host/user): 45001 when there is none, 45005 when its publisher
+// is outside the caller's data scope, 42007 when the super-admin published
+// it and the caller is not the super-admin.
+func (s *Service) target(ctx context.Context, who datascope.Caller, id int64) (*ent.SysNotice, error) {
+	n, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.client.SysNotice.Query().Where(sysnotice.ID(id)).Where(InScope(who)...).Exist(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errcode.New(errcode.NoticeOutOfDataScope)
+	}
+	if !who.SuperAdmin && n.CreateUserID != nil && *n.CreateUserID != who.UserID {
+		super, err := s.client.SysUser.Query().Where(sysuser.ID(*n.CreateUserID), sysuser.IsSuperAdmin(true)).Exist(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if super {
+			return nil, errcode.New(errcode.SuperAdminProtected)
+		}
+	}
+	return n, nil
+}
+
+// Delete soft-deletes a live notice the caller may manage (target).
+func (s *Service) Delete(ctx context.Context, who datascope.Caller, id int64) error {
+	if _, err := s.target(ctx, who, id); err != nil {
+		return err
+	}
 	n, err := s.client.SysNotice.Update().Where(sysnotice.ID(id), sysnotice.IsDelete(false)).
-		SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(userID).Save(ctx)
+		SetIsDelete(true).SetDeleteKey(id).SetUpdateUserID(who.UserID).Save(ctx)
 	if err != nil {
 		return err
 	}
@@ -443,14 +531,48 @@ func (s *Service) Mine(ctx context.Context, userID int64, f Filter, p request.Pa
 			read[id] = true
 		}
 	}
+	names, err := s.publishers(ctx, rows)
+	if err != nil {
+		return nil, 0, err
+	}
 	out := make([]MineItem, len(rows))
 	for i, n := range rows {
 		out[i] = MineItem{
 			ID: n.ID, Title: n.Title, Content: n.Content, Type: n.Type, PublishTime: request.EntityTime(n.PublishTime),
 			IsRead: n.ID <= r.watermark || read[n.ID], Actions: actionsOf(n.ActionsJSON),
 		}
+		if n.CreateUserID != nil {
+			if name, ok := names[*n.CreateUserID]; ok {
+				out[i].PublisherName = &name
+			}
+		}
 	}
 	return out, total, nil
+}
+
+// publishers names the publishers of rows (name and account), deleted
+// users included.
+func (s *Service) publishers(ctx context.Context, rows []*ent.SysNotice) (map[int64]string, error) {
+	var ids []int64
+	for _, n := range rows {
+		if n.CreateUserID != nil {
+			ids = append(ids, *n.CreateUserID)
+		}
+	}
+	out := map[int64]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	slices.Sort(ids)
+	users, err := s.client.SysUser.Query().Where(sysuser.IDIn(slices.Compact(ids)...)).
+		Select(sysuser.FieldID, sysuser.FieldName, sysuser.FieldAccount).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range users {
+		out[u.ID] = u.Name + " (" + u.Account + ")"
+	}
+	return out, nil
 }
 
 // actionsOf decodes stored actions (nil when absent or unreadable).

@@ -65,6 +65,8 @@ export interface MineItem {
   publishTime: string
   isRead: boolean
   actions?: NoticeAction[] | null
+  /** publisherName: "name (account)" of the publisher (a kernel addition), shown before an action runs. */
+  publisherName?: string | null
 }
 export interface RecycleItem {
   id: number

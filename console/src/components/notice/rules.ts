@@ -37,3 +37,24 @@ export function validAction(a: ActionRow): boolean {
     chars(a.confirm.trim()) <= MAX_CONFIRM
   )
 }
+
+/**
+ * callsApi mirrors host/notice CallsAPI: every POST, and a GET of /api or a
+ * path under it, runs with the reader's session; a GET elsewhere is a plain
+ * link of the console's router.
+ */
+export function callsApi(a: { method: string; url: string }): boolean {
+  if (a.method.toUpperCase() !== 'GET') return true
+  const path = a.url.split(/[?#]/, 1)[0].toLowerCase()
+  return path === '/api' || path.startsWith('/api/')
+}
+
+/** needsActionConfirm: a non-GET action is confirmed with what it does before it runs. */
+export function needsActionConfirm(a: { method: string }): boolean {
+  return a.method.toUpperCase() !== 'GET'
+}
+
+/** actionSummary: what the confirmation of an action shows (method, path, publisher). */
+export function actionSummary(a: { method: string; url: string }, publisher?: string | null): { method: string; path: string; publisher: string } {
+  return { method: a.method.toUpperCase(), path: a.url, publisher: publisher || '?' }
+}
