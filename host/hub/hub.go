@@ -349,12 +349,16 @@ func (h *Hub) serve(ws *websocket.Conn, p *Principal, proto uint8) {
 		p = &got
 	}
 	c := &conn{hub: h, ws: ws, userID: p.UserID, sid: p.SessionID, ctx: ctx, cancel: cancel, proto: proto}
+	// Assigned under c.mu: the timer's function reads c.beat under it
+	// (a short interval may fire before the assignment returns).
+	c.mu.Lock()
 	if proto == protoSignalR {
 		c.lastRead.Store(time.Now().UnixNano())
 		c.beat = time.AfterFunc(h.opts.KeepAlive, c.keepAlive)
 	} else {
 		c.beat = time.AfterFunc(h.opts.Heartbeat, c.heartbeat)
 	}
+	c.mu.Unlock()
 	if !h.add(ctx, c) {
 		c.beat.Stop()
 		if proto == protoSignalR {
