@@ -92,7 +92,7 @@ CHROMIUM    ?= /usr/bin/chromium
 test-upgrade: ## the previous release and this one side by side on one PostgreSQL database across a schema change (needs git history with tags, PostgreSQL, Redis)
 	bash scripts/gotest-count.sh 1 -tags upgradetest -count=1 -timeout 20m -run '^TestRollingUpgrade$$' ./host/replicatest/
 
-test-browser: ## real-browser SSO, session, passkey and realtime suite: chromium + playwright-core against bin/adminkernel and bin/testissuer (needs chromium, node, npm; realtime.test.js also PostgreSQL, Redis and psql)
+test-browser: ## real-browser SSO, session, passkey and realtime suite: chromium + playwright-core against bin/adminkernel and bin/testissuer (needs chromium, node, npm; realtime.test.js and signalr.test.js also PostgreSQL, Redis and psql)
 	@test -x $(CHROMIUM) || { echo "test-browser: $(CHROMIUM) is missing: apt-get install chromium (.ci/run does)"; exit 1; }
 	@command -v npm >/dev/null || { echo "test-browser: node and npm are missing: apt-get install nodejs npm (.ci/run does)"; exit 1; }
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
@@ -101,7 +101,7 @@ test-browser: ## real-browser SSO, session, passkey and realtime suite: chromium
 	  if [ "$$(cat node_modules/.lock-sha256 2>/dev/null)" != "$$lock" ]; then \
 	    echo "npm ci ($(BROWSER_DIR))"; npm ci --no-audit --no-fund && echo "$$lock" > node_modules/.lock-sha256; fi
 	cd $(BROWSER_DIR) && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
-	  bash $(CURDIR)/scripts/node-test.sh --test-concurrency=1 suite.test.js passkey.test.js realtime.test.js
+	  bash $(CURDIR)/scripts/node-test.sh --test-concurrency=1 suite.test.js passkey.test.js realtime.test.js signalr.test.js
 
 # The embedded web console (issue 20): Vue sources in console/, the built
 # console/dist is committed (go build and make run need no Node). npm ci

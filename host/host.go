@@ -108,6 +108,9 @@ type Options struct {
 	// SessionClock is the clock of session lifetimes (idle and absolute
 	// ends, cached session marks); nil = time.Now. For tests.
 	SessionClock func() time.Time
+	// RealtimeKeepAlive is the SignalR ping interval of the realtime hub
+	// (0: 15 s). For tests.
+	RealtimeKeepAlive time.Duration
 }
 
 // Kernel is a composed, running-ready kernel.
@@ -157,6 +160,8 @@ type Kernel struct {
 	outages outages
 
 	sessionClock func() time.Time // Options.SessionClock
+	// realtimeKeepAlive is Options.RealtimeKeepAlive.
+	realtimeKeepAlive time.Duration
 }
 
 // Catalog builds the error catalog of the options without opening anything:
@@ -216,7 +221,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New(),
-		outages: newOutages(logs), sessionClock: opts.SessionClock, hashHook: opts.PasswordHasher, compiled: opts.Providers,
+		outages: newOutages(logs), sessionClock: opts.SessionClock, realtimeKeepAlive: opts.RealtimeKeepAlive, hashHook: opts.PasswordHasher, compiled: opts.Providers,
 		metrics: telemetry.New()}
 	for _, w := range cfg.Warnings() { // the same list `adminkernel config` prints
 		logs.For("AdminKernel.Config").Warn(w)

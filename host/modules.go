@@ -69,5 +69,6 @@ func (k *Kernel) deps() *module.Deps {
 		Routes:    k.routes.Routes,
 		Logger:    k.logs.For,
 		Totals:    k.totals,
+		Realtime:  k.hub,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v3"
@@ -36,6 +37,8 @@ func (k *Kernel) mountHub() {
 		MaxPerUser:     k.settings.Number(hub.MaxConnectionsKey),
 		OriginPatterns: origins,
 		Log:            k.logs.For("AdminKernel.Realtime"),
+		Connections:    k.store,
+		KeepAlive:      k.realtimeKeepAlive,
 	})
 	// The hub takes over hijacked sockets itself (hub.Upgrade): fasthttp
 	// must neither close them nor keep its per-request state for them. The
@@ -44,16 +47,17 @@ func (k *Kernel) mountHub() {
 	k.app.Get(hub.Path, func(c fiber.Ctx) error {
 		raw := strings.Clone(c.Query(hub.TokenParam))
 		c.Request().URI().QueryArgs().Del(hub.TokenParam)
+		id := strings.Clone(c.Query(hub.ConnectionParam))
+		c.Request().URI().QueryArgs().Del(hub.ConnectionParam)
 		if !strings.EqualFold(c.Get(fiber.HeaderUpgrade), "websocket") {
 			return errcode.New(errcode.RequestInvalid).With("field", "Upgrade")
 		}
+		if id != "" {
+			return k.upgradeSignalR(c, raw, id)
+		}
 		var p *hub.Principal
 		if raw != "" {
-			got, err := k.hub.Authenticate(c.Context(), raw)
-			if errors.Is(err, hub.ErrUnauthorized) {
-				c.Set(fiber.HeaderWWWAuthenticate, `Bearer error="invalid_token"`)
-				return errcode.New(errcode.TokenInvalid).Wrap(err)
-			}
+			got, err := k.hubAuthenticate(c, raw)
 			if err != nil {
 				return err
 			}
@@ -62,6 +66,70 @@ func (k *Kernel) mountHub() {
 		k.hub.Upgrade(c.RequestCtx(), p)
 		return nil
 	})
+	// SignalR (wire contract §6 item 4): negotiate, then the socket with
+	// ?id=<connectionToken> above.
+	k.app.Post(hub.NegotiatePath, func(c fiber.Ctx) error {
+		raw := strings.Clone(c.Query(hub.TokenParam))
+		c.Request().URI().QueryArgs().Del(hub.TokenParam)
+		if raw == "" {
+			raw = bearer(c)
+		}
+		p, err := k.hubAuthenticate(c, raw)
+		if err != nil {
+			return err
+		}
+		version, _ := strconv.Atoi(c.Query("negotiateVersion"))
+		body, err := k.hub.Negotiate(c.Context(), p, version)
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(body)
+	})
+}
+
+// upgradeSignalR serves the SignalR socket of connection token id: the
+// access token (query parameter, or the Authorization header a non-browser
+// client sends) must name the session the token was issued to; an
+// unknown, spent or foreign id answers 404 as SignalR does.
+func (k *Kernel) upgradeSignalR(c fiber.Ctx, raw, id string) error {
+	if raw == "" {
+		raw = bearer(c)
+	}
+	p, err := k.hubAuthenticate(c, raw)
+	if err != nil {
+		return err
+	}
+	ok, err := k.hub.Claim(c.Context(), p, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errcode.New(errcode.RouteNotFound)
+	}
+	k.hub.UpgradeSignalR(c.RequestCtx(), p)
+	return nil
+}
+
+// hubAuthenticate checks an access token for the hub (401 / 40006 when it
+// or its session is not valid).
+func (k *Kernel) hubAuthenticate(c fiber.Ctx, raw string) (hub.Principal, error) {
+	p, err := k.hub.Authenticate(c.Context(), raw)
+	if errors.Is(err, hub.ErrUnauthorized) {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer error="invalid_token"`)
+		return p, errcode.New(errcode.TokenInvalid).Wrap(err)
+	}
+	return p, err
+}
+
+// bearer is the token of an Authorization: Bearer header ("" without).
+func bearer(c fiber.Ctx) string {
+	h := c.Get(fiber.HeaderAuthorization)
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.Clone(strings.TrimSpace(h[7:]))
+	}
+	return ""
 }
 
 // Hub returns the realtime hub of this replica.

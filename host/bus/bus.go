@@ -66,6 +66,9 @@ const (
 	// in Kinds: it invalidates nothing, so a resync has nothing to relay
 	// for it (the scheduler's database poll covers a lost message).
 	KindJobKill = "jobkill"
+	// KindPush: events.UserPushed (key: {"u":user id,"t":target,"a":[args]}
+	// in JSON). Not in Kinds either: a lost push is not recovered.
+	KindPush = "push"
 )
 
 // Kinds lists every kind a Relay carries; a resync relays one all-keys
@@ -92,6 +95,15 @@ func encode(e events.Event) (kind, key string, ok bool) {
 	case events.SessionsEnded:
 		return KindSession, strings.Join(e.SessionIDs, ","), true
 
+	case events.UserPushed:
+		if e.UserID <= 0 || e.Target == "" {
+			return "", "", false
+		}
+		raw, err := json.Marshal(pushKey{UserID: e.UserID, Target: e.Target, Args: e.Args})
+		if err != nil {
+			return "", "", false
+		}
+		return KindPush, string(raw), true
 	case events.JobKillRequested:
 		if e.LogID <= 0 {
 			return "", "", false
@@ -136,6 +148,12 @@ func decode(kind, key string) (events.Event, bool) {
 		}
 		return events.SessionsEnded{SessionIDs: strings.Split(key, ",")}, true
 
+	case KindPush:
+		var p pushKey
+		if json.Unmarshal([]byte(key), &p) != nil || p.UserID <= 0 || p.Target == "" {
+			return nil, false
+		}
+		return events.UserPushed{UserID: p.UserID, Target: p.Target, Args: p.Args}, true
 	case KindJobKill:
 		id, err := strconv.ParseInt(key, 10, 64)
 		if err != nil || id <= 0 {
@@ -144,6 +162,13 @@ func decode(kind, key string) (events.Event, bool) {
 		return events.JobKillRequested{LogID: id}, true
 	}
 	return nil, false
+}
+
+// pushKey is the wire key of a UserPushed event.
+type pushKey struct {
+	UserID int64             `json:"u"`
+	Target string            `json:"t"`
+	Args   []json.RawMessage `json:"a,omitempty"`
 }
 
 // idKey is the wire key of an id: absent for 0 (all).
@@ -456,7 +481,11 @@ func (r *Relay) handle(payload string) {
 		r.log.Debug("ignoring a change event of an unknown kind", "kind", m.Kind, "origin", m.Origin)
 		return
 	}
-	r.log.Debug("relaying a change event from another replica", "kind", m.Kind, "key", m.Key, "origin", m.Origin)
+	key := m.Key
+	if m.Kind == KindPush {
+		key = "" // a module's payload stays out of the log
+	}
+	r.log.Debug("relaying a change event from another replica", "kind", m.Kind, "key", key, "origin", m.Origin)
 	r.events.Relay(e)
 	r.relayed.Add(1)
 }

@@ -11,12 +11,14 @@
 package events
 
 import (
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 )
 
 // Event is one of ConfigChanged, DictChanged, PermissionsChanged,
-// NoticePublished, NoticeRead, SessionsEnded.
+// NoticePublished, NoticeRead, SessionsEnded, JobKillRequested,
+// UserPushed.
 type Event interface{ event() }
 
 // ConfigChanged (the spec's ConfigChangedEvent): the cached value of a
@@ -55,6 +57,17 @@ type SessionsEnded struct{ SessionIDs []string }
 type JobKillRequested struct{ LogID int64 }
 
 func (JobKillRequested) event() {}
+
+// UserPushed: a message for every realtime connection of a user, on every
+// replica (host/hub Push). Like JobKillRequested it invalidates nothing.
+// Args are the JSON of the arguments.
+type UserPushed struct {
+	UserID int64
+	Target string
+	Args   []json.RawMessage
+}
+
+func (UserPushed) event() {}
 
 func (ConfigChanged) event()      {}
 func (DictChanged) event()        {}

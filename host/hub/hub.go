@@ -125,6 +125,20 @@ type Options struct {
 	WriteTimeout   time.Duration
 	AuthTimeout    time.Duration
 	Log            hclog.Logger
+
+	// Connections holds the SignalR connection tokens between negotiate
+	// and the WebSocket (the kernel's cache: shared by the replicas, so
+	// negotiate and the socket may land on different ones). Nil: an
+	// in-process store.
+	Connections OneTime
+	// KeepAlive is the SignalR ping interval (default 15 s: the official
+	// client's server timeout is 30 s); ClientTimeout closes a SignalR
+	// connection that sent nothing for that long (default 30 s; the client
+	// pings every 15 s); HandshakeTimeout bounds the SignalR handshake
+	// (default 15 s).
+	KeepAlive        time.Duration
+	ClientTimeout    time.Duration
+	HandshakeTimeout time.Duration
 }
 
 // Hub holds the connections of one replica. It is safe for concurrent use.
@@ -161,6 +175,18 @@ func New(opts Options) *Hub {
 	}
 	if opts.AuthTimeout <= 0 {
 		opts.AuthTimeout = DefaultAuthTimeout
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.ClientTimeout <= 0 {
+		opts.ClientTimeout = DefaultClientTimeout
+	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if opts.Connections == nil {
+		opts.Connections = newMemOneTime()
 	}
 	if opts.MaxPerUser == nil {
 		opts.MaxPerUser = func(context.Context) int { return 5 }
@@ -200,7 +226,7 @@ func (h *Hub) Close() {
 	}
 	h.mu.Unlock()
 	for _, c := range all {
-		c.close(websocket.StatusGoingAway, "server shutting down")
+		c.closeWith(websocket.StatusGoingAway, "server shutting down", c.closeMessage("Server is shutting down.", true))
 	}
 	h.stop()
 }
@@ -226,7 +252,19 @@ type conn struct {
 	closed  bool
 	// registered: in byUser and bySID (guarded by hub.mu).
 	registered bool
+
+	// proto is the connection's protocol (protoPlain or protoSignalR).
+	proto uint8
+	// lastRead is when a SignalR client last sent something (Unix
+	// nanoseconds): silence beyond ClientTimeout closes the connection.
+	lastRead atomic.Int64
 }
+
+// Protocols of a connection.
+const (
+	protoPlain uint8 = iota
+	protoSignalR
+)
 
 // Principal is an authenticated caller of the hub.
 type Principal struct {
@@ -267,7 +305,20 @@ func (h *Hub) Handler(p *Principal) http.Handler {
 			h.log.Debug("websocket upgrade refused", "error", err)
 			return
 		}
-		h.serve(ws, p)
+		h.serve(ws, p, protoPlain)
+	})
+}
+
+// SignalRHandler is Handler for a SignalR connection of p (authenticated,
+// its connection token claimed).
+func (h *Hub) SignalRHandler(p Principal) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.opts.OriginPatterns})
+		if err != nil {
+			h.log.Debug("websocket upgrade refused", "error", err)
+			return
+		}
+		h.serve(ws, &p, protoSignalR)
 	})
 }
 
@@ -276,10 +327,17 @@ type inbound struct {
 	Token string `json:"token"`
 }
 
-func (h *Hub) serve(ws *websocket.Conn, p *Principal) {
+func (h *Hub) serve(ws *websocket.Conn, p *Principal, proto uint8) {
 	ws.SetReadLimit(readLimit)
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
+	var rest [][]byte
+	if proto == protoSignalR {
+		var ok bool
+		if rest, ok = h.handshake(ctx, ws); !ok {
+			return
+		}
+	}
 	if p == nil {
 		actx, acancel := context.WithTimeout(ctx, h.opts.AuthTimeout)
 		got, err := h.firstMessage(actx, ws)
@@ -290,14 +348,33 @@ func (h *Hub) serve(ws *websocket.Conn, p *Principal) {
 		}
 		p = &got
 	}
-	c := &conn{hub: h, ws: ws, userID: p.UserID, sid: p.SessionID, ctx: ctx, cancel: cancel}
-	c.beat = time.AfterFunc(h.opts.Heartbeat, c.heartbeat)
+	c := &conn{hub: h, ws: ws, userID: p.UserID, sid: p.SessionID, ctx: ctx, cancel: cancel, proto: proto}
+	// Assigned under c.mu: the timer's function reads c.beat under it
+	// (a short interval may fire before the assignment returns).
+	c.mu.Lock()
+	if proto == protoSignalR {
+		c.lastRead.Store(time.Now().UnixNano())
+		c.beat = time.AfterFunc(h.opts.KeepAlive, c.keepAlive)
+	} else {
+		c.beat = time.AfterFunc(h.opts.Heartbeat, c.heartbeat)
+	}
+	c.mu.Unlock()
 	if !h.add(ctx, c) {
 		c.beat.Stop()
+		if proto == protoSignalR {
+			c.writeNow(closeMessage("Server is shutting down.", true))
+		}
 		_ = ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
 	defer h.remove(c)
+	if proto == protoSignalR {
+		for _, rec := range rest {
+			c.onRecord(rec)
+		}
+		c.readLoopSignalR(ctx)
+		return
+	}
 	if n, ok := h.unreadCount(ctx, c.userID, false); ok {
 		c.push(encode(TypeUnreadCount, n))
 	}
@@ -338,7 +415,9 @@ func (h *Hub) add(ctx context.Context, c *conn) bool {
 	h.mu.Unlock()
 	for _, old := range evicted {
 		h.replaced.Add(1)
-		old.close(CloseReplaced, "too many connections")
+		// No reconnect: the new connection won, a reconnecting old one
+		// would only evict it in turn.
+		old.closeWith(CloseReplaced, "too many connections", old.closeMessage("Too many connections.", false))
 	}
 	return true
 }
@@ -378,6 +457,15 @@ func (h *Hub) remove(c *conn) {
 	h.unregister(c)
 	h.mu.Unlock()
 	c.close(websocket.StatusNormalClosure, "")
+}
+
+// closeMessage is the SignalR close message of c, nil for a plain
+// connection.
+func (c *conn) closeMessage(reason string, reconnect bool) []byte {
+	if c.proto != protoSignalR {
+		return nil
+	}
+	return closeMessage(reason, reconnect)
 }
 
 // readLoop reads client messages (application pings) until the socket
@@ -455,7 +543,7 @@ func (c *conn) write(ctx context.Context, msg []byte) bool {
 		if errors.Is(err, context.DeadlineExceeded) {
 			c.hub.slow.Add(1)
 		}
-		c.close(CloseTooSlow, "write failed")
+		c.closeWith(CloseTooSlow, "write failed", c.closeMessage("Write failed.", true))
 		return false
 	}
 	return true
@@ -475,10 +563,20 @@ func (c *conn) check(ctx context.Context) bool {
 }
 
 // forceLogout writes the force-logout message (bounded by the write
-// timeout, past the queue) and closes the connection.
+// timeout, past the queue) and closes the connection; a SignalR connection
+// gets the force-logout invocation and a close message without reconnect.
 func (c *conn) forceLogout(ctx context.Context, reason string) {
+	data := map[string]string{"reason": reason}
+	if c.proto == protoSignalR {
+		msg := append(invocation(TargetForceLogout, []any{data}), closeMessage("Session ended.", false)...)
+		wctx, cancel := context.WithTimeout(ctx, c.hub.opts.WriteTimeout)
+		_ = c.ws.Write(wctx, websocket.MessageText, msg)
+		cancel()
+		c.close(websocket.StatusNormalClosure, "session ended")
+		return
+	}
 	wctx, cancel := context.WithTimeout(ctx, c.hub.opts.WriteTimeout)
-	_ = c.ws.Write(wctx, websocket.MessageText, encode(TypeForceLogout, map[string]string{"reason": reason}))
+	_ = c.ws.Write(wctx, websocket.MessageText, encode(TypeForceLogout, data))
 	cancel()
 	c.close(CloseSessionEnded, "session ended")
 }
@@ -493,7 +591,7 @@ func (c *conn) push(msg []byte) {
 	if len(c.queue) >= c.hub.opts.Queue {
 		c.mu.Unlock()
 		c.hub.slow.Add(1)
-		c.close(CloseTooSlow, "too slow")
+		c.closeWith(CloseTooSlow, "too slow", c.closeMessage("Too slow.", true))
 		return
 	}
 	c.queue = append(c.queue, msg)
@@ -509,6 +607,12 @@ func (c *conn) push(msg []byte) {
 // waits up to 5 s for the peer's close frame; it must never hold the
 // caller).
 func (c *conn) close(code websocket.StatusCode, reason string) {
+	c.closeWith(code, reason, nil)
+}
+
+// closeWith is close with a last message (a SignalR close message) written
+// before the close frame, bounded by the write timeout.
+func (c *conn) closeWith(code websocket.StatusCode, reason string, last []byte) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -519,6 +623,9 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 	c.mu.Unlock()
 	c.beat.Stop()
 	go func() {
+		if last != nil {
+			c.writeNow(last)
+		}
 		_ = c.ws.Close(code, reason)
 		c.cancel()
 	}()
@@ -544,10 +651,16 @@ func (h *Hub) onEvent(e events.Event) {
 	case events.SessionsEnded:
 		h.sessionsEnded(e.SessionIDs)
 	case events.PermissionsChanged:
+		// Plain connections only: the SignalR client of the original UI
+		// knows no such target (it would log a warning for each).
 		msg := encode(TypePermissionsChanged, nil)
 		for _, c := range h.conns(e.UserID) {
-			c.push(msg)
+			if c.proto == protoPlain {
+				c.push(msg)
+			}
 		}
+	case events.UserPushed:
+		h.pushed(e)
 	case events.NoticePublished:
 		h.mu.Lock()
 		clear(h.unread)
@@ -624,6 +737,7 @@ func (h *Hub) noticePublished(id int64) {
 		return
 	}
 	msg := encode(TypeNotice, data)
+	var srMsg []byte // built for the first SignalR receiver
 	h.mu.RLock()
 	var to []*conn
 	for uid, cs := range h.byUser {
@@ -633,6 +747,13 @@ func (h *Hub) noticePublished(id int64) {
 	}
 	h.mu.RUnlock()
 	for _, c := range to {
+		if c.proto == protoSignalR {
+			if srMsg == nil {
+				srMsg = invocation(TargetNoticeChanged, []any{map[string]any{"reason": "published", "notice": data}})
+			}
+			c.push(srMsg)
+			continue
+		}
 		c.push(msg)
 	}
 }
@@ -674,7 +795,15 @@ func (h *Hub) sendUnread(userID int64) {
 		return
 	}
 	msg := encode(TypeUnreadCount, n)
+	var srMsg []byte
 	for _, c := range cs {
+		if c.proto == protoSignalR {
+			if srMsg == nil {
+				srMsg = invocation(TargetNoticeChanged, []any{map[string]any{"reason": "read", "unreadCount": n}})
+			}
+			c.push(srMsg)
+			continue
+		}
 		c.push(msg)
 	}
 }

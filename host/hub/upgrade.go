@@ -28,6 +28,17 @@ const connBuffer = 512
 // request context, read buffer and goroutine for the socket's lifetime
 // (what the adaptor did).
 func (h *Hub) Upgrade(fc *fasthttp.RequestCtx, p *Principal) {
+	h.upgrade(fc, p, protoPlain)
+}
+
+// UpgradeSignalR is Upgrade for a SignalR connection of p (authenticated,
+// its connection token claimed: Claim): the socket speaks the SignalR JSON
+// hub protocol (signalr.go).
+func (h *Hub) UpgradeSignalR(fc *fasthttp.RequestCtx, p Principal) {
+	h.upgrade(fc, &p, protoSignalR)
+}
+
+func (h *Hub) upgrade(fc *fasthttp.RequestCtx, p *Principal, proto uint8) {
 	r := netRequest(fc)
 	opts := &websocket.AcceptOptions{OriginPatterns: h.opts.OriginPatterns}
 	check := &checkWriter{header: http.Header{}}
@@ -49,19 +60,19 @@ func (h *Hub) Upgrade(fc *fasthttp.RequestCtx, p *Principal) {
 		if u, ok := nc.(interface{ UnsafeConn() net.Conn }); ok {
 			nc = u.UnsafeConn()
 		}
-		go h.accept(nc, r, p, opts)
+		go h.accept(nc, r, p, opts, proto)
 	})
 }
 
 // accept completes the handshake on the hijacked connection and serves it.
-func (h *Hub) accept(nc net.Conn, r *http.Request, p *Principal, opts *websocket.AcceptOptions) {
+func (h *Hub) accept(nc net.Conn, r *http.Request, p *Principal, opts *websocket.AcceptOptions, proto uint8) {
 	ws, err := websocket.Accept(&rawWriter{conn: nc, header: http.Header{}}, r, opts)
 	if err != nil {
 		h.log.Debug("websocket upgrade failed", "error", err)
 		_ = nc.Close()
 		return
 	}
-	h.serve(ws, p)
+	h.serve(ws, p, proto)
 	_ = nc.Close()
 }
 

@@ -4,6 +4,7 @@
 package module
 
 import (
+	"context"
 	"net"
 
 	"github.com/hashicorp/go-hclog"
@@ -78,4 +79,17 @@ type Deps struct {
 	Logger func(category string) hclog.Logger
 	// Totals caches list totals (host/pagetotal); nil counts every time.
 	Totals *pagetotal.Totals
+	// Realtime pushes messages to a user's open realtime connections on
+	// every replica (host/hub Push; docs/realtime.md "Pushing from a
+	// module").
+	Realtime Realtime
+}
+
+// Realtime is what modules get of the realtime hub.
+type Realtime interface {
+	// Push sends target with args to every realtime connection of the
+	// user (SignalR: the invocation target(args...); plain WebSocket:
+	// {"type": target, "data": ...}). It fails for a reserved or malformed
+	// target and for arguments that do not marshal or exceed 16 KiB.
+	Push(ctx context.Context, userID int64, target string, args ...any) error
 }
