@@ -98,7 +98,7 @@ async function connect(kernel, token) {
     .configureLogging(signalR.LogLevel.Warning)
     .build();
   for (const target of ['notice-changed', 'force-logout']) {
-    conn.on(target, (...args) => events.push({ t: Date.now(), target, args }));
+    conn.on(target, (...args) => { events.push({ t: Date.now(), target, args }); });
   }
   conn.onreconnecting((e) => events.push({ t: Date.now(), state: 'reconnecting', error: e && e.message }));
   conn.onreconnected(() => events.push({ t: Date.now(), state: 'reconnected' }));
