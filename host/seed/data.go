@@ -138,6 +138,7 @@ var configs = []configRow{
 	{15, "sys.security.rateLimit.windowSeconds", "60", "限流窗口(秒)", "security"},
 	{16, "sys.security.rateLimit.permitPerWindow", "300", "每窗口请求上限", "security"},
 	{17, "sys.security.rateLimit.authPermitPerWindow", "1200", "认证接口每窗口请求上限", "security"},
+	{53, "sys.security.rateLimit.passwordPermitPerWindow", "60", "密码尝试每窗口请求上限", "security"},
 	{31, "sys.externalauth.enterprise_chat.enabled", "true", "企业聊天登录", "externalauth"},
 	{32, "sys.externalauth.team_chat.enabled", "true", "团队聊天登录", "externalauth"},
 	{33, "sys.externalauth.code_host.enabled", "true", "代码托管登录", "externalauth"},
