@@ -89,7 +89,7 @@ func TestPoolBoundsConcurrencyAndQueue(t *testing.T) {
 			if g.peak.Load() != int64(tt.concurrency) || s.PeakRunning != int64(tt.concurrency) {
 				t.Fatalf("peak inside = %d, pool peak = %d, want %d", g.peak.Load(), s.PeakRunning, tt.concurrency)
 			}
-			want := password.Stats{Concurrency: tt.concurrency, QueueCapacity: tt.queue, MaxWaitMillis: time.Hour.Milliseconds(),
+			want := password.Stats{Concurrency: tt.concurrency, QueueCapacity: tt.queue, MaxWaitMillis: time.Hour.Milliseconds(), PerClient: 2, PerAccount: 2,
 				PeakRunning: int64(tt.concurrency), PeakWaiting: int64(tt.queue), Completed: uint64(tt.concurrency + tt.queue), Rejected: 1}
 			if s.AvgHashMillis <= 0 {
 				t.Errorf("avgHashMillis = %v after %d jobs", s.AvgHashMillis, s.Completed)
