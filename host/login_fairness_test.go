@@ -109,7 +109,7 @@ func TestPasswordBucketSeparate(t *testing.T) {
 		"sys.security.rateLimit.authPermitPerWindow":     "1200",
 	} {
 		row, err := k.Ent().SysConfig.Query().Where(sysconfig.ConfigKey(key)).Only(ctx)
-		if err != nil || row.ConfigValue != want {
+		if err != nil || row.ConfigValue == nil || *row.ConfigValue != want {
 			t.Fatalf("seeded %s = %v (%v), want %s", key, row, err, want)
 		}
 	}
