@@ -158,7 +158,8 @@ func TestPasswordBucketSeparate(t *testing.T) {
 		for i := range r {
 			r[i] = from(k, ip, "GET", "/api/v1/auth/captcha", "", "")
 		}
-		l := login(ip)
+		// Another account: "nobody" passed its account captcha threshold above.
+		l := from(k, ip, "POST", "/api/v1/auth/login", "", loginBody("someone", "Someone#Pass1", "", ""))
 		if time.Now().Unix()/60 != w0 && attempt < 3 {
 			continue
 		}
