@@ -355,6 +355,13 @@ type Password struct {
 	HashConcurrency   int `koanf:"HashConcurrency"`
 	HashQueue         int `koanf:"HashQueue"`
 	HashMaxWaitMillis int `koanf:"HashMaxWaitMillis"`
+	// HashPerClient and HashPerAccount are the computations one client
+	// address (IPv6: its /64) and one account may have running or waiting
+	// at once (0 = default 2); beyond them the request is answered HTTP
+	// 429 / 40008 with Retry-After at once. Waiting callers are served
+	// fairly across client addresses (docs/security.md, Login fairness).
+	HashPerClient  int `koanf:"HashPerClient"`
+	HashPerAccount int `koanf:"HashPerAccount"`
 }
 
 // MinPbkdf2Iterations is the effective floor of Pbkdf2Iterations.

@@ -98,6 +98,8 @@ func (c *Config) Validate() error {
 	atLeast(&p, "Service:Security:Password:HashConcurrency", s.Security.Password.HashConcurrency, 0)
 	atLeast(&p, "Service:Security:Password:HashQueue", s.Security.Password.HashQueue, 0)
 	atLeast(&p, "Service:Security:Password:HashMaxWaitMillis", s.Security.Password.HashMaxWaitMillis, 1)
+	atLeast(&p, "Service:Security:Password:HashPerClient", s.Security.Password.HashPerClient, 0)
+	atLeast(&p, "Service:Security:Password:HashPerAccount", s.Security.Password.HashPerAccount, 0)
 	if w := s.Snowflake.WorkerID; w < 0 || w > 63 {
 		p.add("Service:Snowflake:WorkerId %d is out of range 0..63", w)
 	}

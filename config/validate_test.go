@@ -339,10 +339,14 @@ func TestValidate(t *testing.T) {
 				c.Service.Security.Password.HashConcurrency = -1
 				c.Service.Security.Password.HashQueue = -1
 				c.Service.Security.Password.HashMaxWaitMillis = 0
+				c.Service.Security.Password.HashPerClient = -1
+				c.Service.Security.Password.HashPerAccount = -1
 			},
 			want: []string{"Service:Security:Password:HashConcurrency -1 must be at least 0",
 				"Service:Security:Password:HashQueue -1 must be at least 0",
-				"Service:Security:Password:HashMaxWaitMillis 0 must be at least 1"},
+				"Service:Security:Password:HashMaxWaitMillis 0 must be at least 1",
+				"Service:Security:Password:HashPerClient -1 must be at least 0",
+				"Service:Security:Password:HashPerAccount -1 must be at least 0"},
 		},
 		{
 			name: "ranges at the limits are valid",

@@ -172,12 +172,13 @@ func (k *Kernel) rateLimiter() fiber.Handler {
 		Window: func(ctx context.Context) time.Duration {
 			return time.Duration(window(ctx)) * time.Second
 		},
-		AuthLimit: k.settings.Number("sys.security.rateLimit.authPermitPerWindow"),
-		Limit:     k.settings.Number("sys.security.rateLimit.permitPerWindow"),
-		Trusted:   k.trusted,
-		Log:       k.logs.For("AdminKernel.RateLimit"),
-		Batch:     batch,
-		Metrics:   k.metrics,
+		AuthLimit:     k.settings.Number("sys.security.rateLimit.authPermitPerWindow"),
+		PasswordLimit: k.settings.Number("sys.security.rateLimit.passwordPermitPerWindow"),
+		Limit:         k.settings.Number("sys.security.rateLimit.permitPerWindow"),
+		Trusted:       k.trusted,
+		Log:           k.logs.For("AdminKernel.RateLimit"),
+		Batch:         batch,
+		Metrics:       k.metrics,
 	})
 }
 
@@ -222,6 +223,8 @@ func hasher(cfg *config.Config, log hclog.Logger) *password.PBKDF2 {
 		Concurrency: pw.HashConcurrency,
 		Queue:       pw.HashQueue,
 		MaxWait:     time.Duration(pw.HashMaxWaitMillis) * time.Millisecond,
+		PerClient:   pw.HashPerClient,
+		PerAccount:  pw.HashPerAccount,
 		Log:         log,
 	})
 }

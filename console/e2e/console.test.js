@@ -175,6 +175,7 @@ describe('console (issue 20)', { concurrency: 1 }, () => {
     adminToken = admin.accessToken
     await must(base, 'PUT', '/api/v1/sys/config/batch', [
       { configKey: 'sys.security.rateLimit.authPermitPerWindow', configValue: '100000' },
+      { configKey: 'sys.security.rateLimit.passwordPermitPerWindow', configValue: '100000' },
       { configKey: 'sys.security.rateLimit.permitPerWindow', configValue: '1000000' },
     ], adminToken)
     await done(ctx)

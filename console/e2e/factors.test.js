@@ -70,6 +70,7 @@ before(async () => {
   adminToken = (await must(base, 'POST', '/api/v1/auth/login', { account: 'superAdmin', password: adminPassword })).accessToken
   await settings({
     'sys.security.rateLimit.authPermitPerWindow': '100000',
+    'sys.security.rateLimit.passwordPermitPerWindow': '100000',
     'sys.security.rateLimit.permitPerWindow': '1000000',
     'sys.security.passkey.passwordless': 'true',
   })

@@ -17,6 +17,7 @@ before(async () => {
   env = await start('password-change')
   await must(env.base, 'PUT', '/api/v1/sys/config/batch', [
     { configKey: 'sys.security.rateLimit.authPermitPerWindow', configValue: '100000' },
+    { configKey: 'sys.security.rateLimit.passwordPermitPerWindow', configValue: '100000' },
     { configKey: 'sys.security.rateLimit.permitPerWindow', configValue: '1000000' },
   ], env.adminToken)
 })

@@ -74,6 +74,7 @@ before(async () => {
   adminToken = (await must('POST', '/api/v1/auth/login', { account: 'superAdmin', password: adminPassword })).accessToken;
   await settings({
     'sys.security.rateLimit.authPermitPerWindow': '100000',
+    'sys.security.rateLimit.passwordPermitPerWindow': '100000',
     'sys.security.rateLimit.permitPerWindow': '1000000',
   });
   await must('POST', '/api/v1/sys/user', { account, name: account, password: initialPassword }, adminToken);

@@ -239,6 +239,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if len(in.OldPassword) > maxPasswordLen {
 		return s.recordFailure(ctx, lock, policy)
 	}
+	ctx = hashCaller(ctx, cl.IP, u.Account)
 	ok, err := s.d.Hasher.VerifyContext(ctx, u.PasswordHash, in.OldPassword)
 	if password.Refused(err) {
 		return err // the hashing pool is full: no failure counted

@@ -396,6 +396,9 @@ func (s *Service) checkPassword(ctx context.Context, in PasswordInput, loginCapt
 		hash = u.PasswordHash
 		*userID = &u.ID
 	}
+	// The hashing pool shares its slots fairly per client address and
+	// caps the calls of one client and of one account (429 beyond).
+	ctx = hashCaller(ctx, cl.IP, in.Account)
 	ok, verr := s.d.Hasher.VerifyContext(ctx, hash, in.Password)
 	if password.Refused(verr) {
 		// The hashing pool is saturated (503): no answer about the

@@ -2,10 +2,20 @@ package auth
 
 import (
 	"context"
+	"strings"
 
+	"github.com/adminkernel/kernel/ent/schema"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/password"
 )
+
+// hashCaller names the caller of the password hashes computed under ctx
+// (password.WithCaller): the client address key (IPv4, or the IPv6 /64, as
+// the rate limiter and the lockout count) and the account as login matches
+// it.
+func hashCaller(ctx context.Context, clientIP, account string) context.Context {
+	return password.WithCaller(ctx, clientKey(clientIP), schema.NormalizeAccount(strings.TrimSpace(account)))
+}
 
 // VerifyPassword checks the current password of a signed-in user (the
 // re-authentication of host/reauth). It applies the login lockout like
@@ -28,7 +38,7 @@ func (s *Service) VerifyPassword(ctx context.Context, userID int64, plain, clien
 	if plain == "" || len(plain) > maxPasswordLen {
 		return s.recordFailure(ctx, lock, policy)
 	}
-	ok, err := s.d.Hasher.VerifyContext(ctx, u.PasswordHash, plain)
+	ok, err := s.d.Hasher.VerifyContext(hashCaller(ctx, clientIP, u.Account), u.PasswordHash, plain)
 	if password.Refused(err) {
 		return err // the hashing pool is full: no failure counted
 	}

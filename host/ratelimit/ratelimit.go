@@ -1,6 +1,9 @@
 // Package ratelimit is the kernel's request rate limiter (wire contract
 // §1.4): a fixed window per client IP with a stricter bucket for the
-// anonymous authentication endpoints. Over the limit a request ends with
+// anonymous authentication endpoints (the SSO steps, refresh, captcha)
+// and a stricter one still for the password attempts (PasswordPaths: the
+// password login and the anonymous TOTP self-service steps that check a
+// password). Over the limit a request ends with
 // errcode.TooManyRequests (HTTP 429, envelope 40008, args.retryAfterSeconds
 // and a Retry-After header written by the envelope error handler).
 //
@@ -45,16 +48,23 @@ import (
 
 // Defaults (runtime config sys.security.rateLimit.*).
 const (
-	DefaultWindow     = 60 * time.Second
-	DefaultAuthLimit  = 1200
-	DefaultLimit      = 300
-	DefaultAuthPrefix = "/api/v1/auth"
+	DefaultWindow        = 60 * time.Second
+	DefaultAuthLimit     = 1200
+	DefaultPasswordLimit = 60
+	DefaultLimit         = 300
+	DefaultAuthPrefix    = "/api/v1/auth"
 )
+
+// DefaultPasswordPaths are the anonymous routes that check a password:
+// the password login, the start of a TOTP binding and the recovery-code
+// unbinding (host/auth checkPassword).
+var DefaultPasswordPaths = []string{"/api/v1/auth/login", "/api/v1/auth/mfa/bind/start", "/api/v1/auth/mfa/recovery"}
 
 // Bucket names used in counter keys.
 const (
-	BucketAuth  = "auth"
-	BucketOther = "api"
+	BucketAuth     = "auth"
+	BucketPassword = "password"
+	BucketOther    = "api"
 )
 
 // Options configures the middleware. The functions are read on every
@@ -69,6 +79,12 @@ type Options struct {
 	// AuthLimit is the allowance per window for paths under AuthPrefix
 	// (default 1200).
 	AuthLimit func(ctx context.Context) int
+	// PasswordLimit is the allowance per window for PasswordPaths
+	// (default 60); those requests are not counted in the auth bucket.
+	PasswordLimit func(ctx context.Context) int
+	// PasswordPaths are the paths of the password bucket, matched whole
+	// and case-insensitively (default DefaultPasswordPaths).
+	PasswordPaths []string
 	// Limit is the allowance per window for every other path (default 300).
 	Limit func(ctx context.Context) int
 	// Trusted are the proxies whose X-Forwarded-For is believed.
@@ -100,6 +116,9 @@ func New(store cache.Store, opts Options) fiber.Handler {
 		opts.AuthPrefix = DefaultAuthPrefix
 	}
 	prefix := strings.ToLower(strings.TrimRight(opts.AuthPrefix, "/"))
+	if opts.PasswordPaths == nil {
+		opts.PasswordPaths = DefaultPasswordPaths
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -130,8 +149,11 @@ func New(store cache.Store, opts Options) fiber.Handler {
 		window = time.Duration(secs) * time.Second
 
 		bucket, limit := BucketOther, intOr(opts.Limit, ctx, DefaultLimit)
-		if underPrefix(c.Path(), prefix) {
+		if path := c.Path(); underPrefix(path, prefix) {
 			bucket, limit = BucketAuth, intOr(opts.AuthLimit, ctx, DefaultAuthLimit)
+			if isOneOf(path, opts.PasswordPaths) {
+				bucket, limit = BucketPassword, intOr(opts.PasswordLimit, ctx, DefaultPasswordLimit)
+			}
 		}
 
 		now := opts.Now()
@@ -194,6 +216,20 @@ func underPrefix(path, prefix string) bool {
 		return false
 	}
 	return len(path) == len(prefix) || path[len(prefix)] == '/'
+}
+
+// isOneOf reports whether path is one of paths, ignoring case and a
+// trailing slash (Fiber routes so by default).
+func isOneOf(path string, paths []string) bool {
+	if len(path) > 1 && path[len(path)-1] == '/' {
+		path = path[:len(path)-1]
+	}
+	for _, p := range paths {
+		if strings.EqualFold(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func floorDiv(a, b int64) int64 {

@@ -49,6 +49,11 @@ func newApp(t *testing.T, opts Options) (*fiber.App, *cachetest.Fake, *clock) {
 	}
 	store := newFakeStore()
 	clk := &clock{t: windowStart.Add(15 * time.Second)}
+	// These tests use POST /api/v1/auth/login as an auth-bucket path;
+	// TestPasswordBucket sets the password paths itself.
+	if opts.PasswordPaths == nil {
+		opts.PasswordPaths = []string{}
+	}
 	if opts.Now == nil {
 		opts.Now = clk.Now
 	}
@@ -317,4 +322,29 @@ func TestUnderPrefix(t *testing.T) {
 			t.Errorf("underPrefix(%q) = %v", path, got)
 		}
 	}
+}
+
+// TestPasswordBucket: the password paths have their own allowance
+// (PasswordLimit) and do not count in the auth bucket, nor the auth
+// bucket in theirs; spelling the path differently does not leave it.
+func TestPasswordBucket(t *testing.T) {
+	app, _, _ := newApp(t, Options{PasswordPaths: DefaultPasswordPaths,
+		AuthLimit: func(context.Context) int { return 5 }, PasswordLimit: func(context.Context) int { return 3 }})
+	for i := range 3 {
+		expectOK(t, do(t, app, http.MethodPost, "/api/v1/auth/login", ""), "password attempt "+strconv.Itoa(i))
+	}
+	expectLimited(t, do(t, app, http.MethodPost, "/API/v1/Auth/Login/", ""), 60)
+	for i := range 5 {
+		expectOK(t, do(t, app, http.MethodGet, "/api/v1/auth/captcha", ""), "auth request "+strconv.Itoa(i))
+	}
+	expectLimited(t, do(t, app, http.MethodGet, "/api/v1/auth/captcha", ""), 60)
+	expectLimited(t, do(t, app, http.MethodPost, "/api/v1/auth/login", ""), 60)
+
+	// Defaults: 60 password attempts.
+	app, _, _ = newApp(t, Options{PasswordPaths: DefaultPasswordPaths})
+	for i := range DefaultPasswordLimit {
+		expectOK(t, do(t, app, http.MethodPost, "/api/v1/auth/login", ""), "default "+strconv.Itoa(i))
+	}
+	expectLimited(t, do(t, app, http.MethodPost, "/api/v1/auth/login", ""), 60)
+	expectOK(t, do(t, app, http.MethodGet, "/api/v1/auth/captcha", ""), "auth bucket untouched")
 }

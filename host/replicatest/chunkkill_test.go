@@ -55,6 +55,9 @@ func chunkKill(t *testing.T, bin, storage string) {
 		"Service__Security__Jwt__SigningKey=replicatest-signing-key-" + strings.Repeat("k", 32),
 		"Service__Seed__AdminPassword=" + adminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
+		// Concurrent clients log in from 127.0.0.1: lift the hashing pool's
+		// per-address and per-account shares (default 2).
+		"Service__Security__Password__HashPerClient=1000", "Service__Security__Password__HashPerAccount=1000",
 	}
 	if cache == kerneltest.CacheRedis {
 		settings = append(settings,

@@ -198,6 +198,9 @@ func startHAEnv(t *testing.T, redisSettings []string) *haEnv {
 		"Service__Security__Jwt__SigningKey=hatest-signing-key-" + strings.Repeat("k", 32),
 		"Service__Seed__AdminPassword=" + adminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
+		// Concurrent clients log in from 127.0.0.1: lift the hashing pool's
+		// per-address and per-account shares (default 2).
+		"Service__Security__Password__HashPerClient=1000", "Service__Security__Password__HashPerAccount=1000",
 		"Service__ExternalAuth__CallbackBaseUrl=" + baseB,
 		"Service__ExternalAuth__Oidc__0__Code=corp",
 		"Service__ExternalAuth__Oidc__0__Authority=" + e.is.URL,

@@ -85,6 +85,9 @@ func startCluster(t *testing.T, dbType string) *cluster {
 		"Service__Security__Jwt__SigningKey=replicatest-signing-key-" + strings.Repeat("k", 32),
 		"Service__Seed__AdminPassword=" + adminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
+		// Concurrent clients log in from 127.0.0.1: lift the hashing pool's
+		// per-address and per-account shares (default 2).
+		"Service__Security__Password__HashPerClient=1000", "Service__Security__Password__HashPerAccount=1000",
 		"Service__Job__HttpAllowedHosts__0=127.0.0.1",
 		"Service__Job__HttpAllowPrivate=true",
 		"Service__Job__LeaseSeconds=" + strconv.Itoa(leaseSeconds),

@@ -66,6 +66,9 @@ func sharedSettings(t *testing.T, suite string, extra ...string) []string {
 		"Service__Security__Jwt__SigningKey=" + suite + "-signing-key-" + strings.Repeat("k", 32),
 		"Service__Seed__AdminPassword=" + adminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
+		// Concurrent clients log in from 127.0.0.1: lift the hashing pool's
+		// per-address and per-account shares (default 2).
+		"Service__Security__Password__HashPerClient=1000", "Service__Security__Password__HashPerAccount=1000",
 	}, extra...)
 }
 
@@ -219,6 +222,9 @@ func TestTwoReplicas(t *testing.T) {
 		"Service__Security__Jwt__SigningKey=replicatest-signing-key-" + strings.Repeat("k", 32),
 		"Service__Seed__AdminPassword=" + adminPassword,
 		"Service__Security__Password__Pbkdf2Iterations=100000",
+		// Concurrent clients log in from 127.0.0.1: lift the hashing pool's
+		// per-address and per-account shares (default 2).
+		"Service__Security__Password__HashPerClient=1000", "Service__Security__Password__HashPerAccount=1000",
 		"Service__ExternalAuth__CallbackBaseUrl=" + baseB,
 		"Service__ExternalAuth__Oidc__0__Code=corp",
 		"Service__ExternalAuth__Oidc__0__DisplayName=Corp SSO",

@@ -209,7 +209,8 @@ func kernelEntries() []Entry {
 		{Key: "sys.realtime.maxConnectionsPerUser", Kind: KindInt, Min: 1, Max: 100, Default: "5", Area: AreaRealtime, Description: "open realtime-hub connections one user may hold; the oldest is closed beyond it"},
 		{Key: "sys.security.rateLimit.windowSeconds", Kind: KindInt, Min: 1, Max: 3600, Default: "60", Area: AreaSecurity, Description: "rate-limit window in seconds"},
 		{Key: "sys.security.rateLimit.permitPerWindow", Kind: KindInt, Min: 1, Max: 1000000, Default: "300", Area: AreaSecurity, Description: "requests per client and window"},
-		{Key: "sys.security.rateLimit.authPermitPerWindow", Kind: KindInt, Min: 1, Max: 100000, Default: "1200", Area: AreaSecurity, Description: "login-endpoint requests per client and window"},
+		{Key: "sys.security.rateLimit.authPermitPerWindow", Kind: KindInt, Min: 1, Max: 100000, Default: "1200", Area: AreaSecurity, Description: "requests per client and window to /api/v1/auth except the password attempts (SSO steps, refresh, captcha, SMS, TOTP)"},
+		{Key: "sys.security.rateLimit.passwordPermitPerWindow", Kind: KindInt, Min: 1, Max: 100000, Default: "60", Area: AreaSecurity, Description: "password attempts (password login, TOTP bind start, recovery) per client and window"},
 
 		{Key: "sys.externalauth.*.enabled", Kind: KindBool, Default: "true", OnInvalid: "false", Area: AreaExternalAuth, Description: "the provider's login is offered"},
 		{Key: "sys.externalauth.*.linkByAccount", Kind: KindBool, Default: "false", Area: AreaExternalAuth, Description: "an identity whose account name matches a user is linked to it"},

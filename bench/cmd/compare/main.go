@@ -310,6 +310,11 @@ func (r *runner) kernelEnv(port int, redisPrefix string) []string {
 		// The authorize runs store a state per request (5 minutes): far
 		// more than the default cap of pending states.
 		"Service__ExternalAuth__MaxPendingStates=100000000",
+		// The login runs and the storm log in as one account from one
+		// address: lift the pool's per-client and per-account shares
+		// (default 2) so that they measure the pool, not the shares.
+		"Service__Security__Password__HashPerClient=1000000",
+		"Service__Security__Password__HashPerAccount=1000000",
 	}
 	if r.o.iterations > 0 {
 		env = append(env, fmt.Sprintf("Service__Security__Password__Pbkdf2Iterations=%d", r.o.iterations))

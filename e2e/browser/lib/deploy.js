@@ -28,7 +28,9 @@ const shapeNames = ['same', 'site', 'cross', 'cookie'];
 
 // kernelSettings is the appsettings.json of one shape.
 function kernelSettings({ port, issuer, callbackBase, resultPath, origins, cookieMode }) {
-  const security = { Password: { Pbkdf2Iterations: 100000 } };
+  // Scenarios run concurrently from 127.0.0.1: lift the per-address share of
+  // the hashing pool (Service:Security:Password:HashPerClient, default 2).
+  const security = { Password: { Pbkdf2Iterations: 100000, HashPerClient: 1000, HashPerAccount: 1000 } };
   if (cookieMode) security.Session = { CookieMode: true, Mode: 'Single' };
   const s = {
     Service: {
@@ -114,6 +116,7 @@ async function startShape(name, { kernelBin, issuer, tmpRoot }) {
     { configKey: `sys.externalauth.${provider}.linkByAccount`, configValue: 'true' },
     // Every scenario logs in from 127.0.0.1: lift the per-client limits.
     { configKey: 'sys.security.rateLimit.authPermitPerWindow', configValue: '100000' },
+    { configKey: 'sys.security.rateLimit.passwordPermitPerWindow', configValue: '100000' },
     { configKey: 'sys.security.rateLimit.permitPerWindow', configValue: '1000000' },
   ], admin.accessToken);
   return new Shape({
