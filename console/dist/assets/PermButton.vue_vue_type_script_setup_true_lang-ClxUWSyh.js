@@ -1,1 +1,0 @@
-import{d as r,s as n,o as c,c as p,w as u,Q as l,cv as m,ai as d,u as f,k as i,j as _,T as k}from"./index-Duvgy91C.js";const C=r({__name:"PermButton",props:{code:{}},setup(o){const s=o,a=n(),t=k(()=>a.can(s.code));return(e,B)=>t.value?(c(),p(f(i),m(d({key:0},e.$attrs)),{default:u(()=>[l(e.$slots,"default")]),_:3},16)):_("",!0)}});export{C as _};
