@@ -47,11 +47,6 @@ func callPlusR(k *kerneltest.Kernel, token string) kerneltest.Reply {
 	return k.Do("POST", plusR, token, map[string]any{"ids": []int64{}})
 }
 
-func reauthPassword(k *kerneltest.Kernel, token, pw string) kerneltest.Reply {
-	k.T.Helper()
-	return k.Do("POST", "/api/v1/auth/reauth", token, map[string]any{"method": "password", "password": pw})
-}
-
 // sendEmpty sends a request whose success answer is the contract's empty
 // 200; it returns the status and the raw body.
 func sendEmpty(t *testing.T, k *kerneltest.Kernel, method, path, token, body string) (int, string) {
