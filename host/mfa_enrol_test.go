@@ -32,7 +32,7 @@ func TestTotpBindBesideAnotherFactor(t *testing.T) {
 	// The attacker holding the password only.
 	r := k.Do("POST", "/api/v1/auth/mfa/bind/start", "", map[string]string{"account": "pkbind", "currentPassword": passkeyPassword})
 	r.ExpectCode(t, "password-only bind beside a passkey", errcode.MfaEnrolSessionRequired)
-	if strings.Contains(string(r.Raw), "otpauth") {
+	if strings.Contains(r.Raw, "otpauth") {
 		t.Fatalf("a seed was handed out: %s", r.Raw)
 	}
 	// TOTP on, the user forced: still refused (the login asks the passkey).

@@ -138,7 +138,7 @@ func (h *Hub) Claim(ctx context.Context, p Principal, token string) (bool, error
 	}
 	var got pending
 	if json.Unmarshal(raw, &got) != nil {
-		return false, nil
+		return false, nil //nolint:nilerr // an unreadable record matches no connection
 	}
 	return got.SID == p.SessionID && got.UID == p.UserID, nil
 }
@@ -405,7 +405,7 @@ func (h *Hub) Push(_ context.Context, userID int64, target string, args ...any) 
 	for i, a := range args {
 		b, err := json.Marshal(a)
 		if err != nil {
-			return fmt.Errorf("%w: argument %d: %v", ErrPush, i, err)
+			return fmt.Errorf("%w: argument %d: %w", ErrPush, i, err)
 		}
 		raw[i] = b
 		n += len(b)

@@ -243,7 +243,7 @@ func NewPool(l Limits) *Pool {
 	}
 	p := &Pool{
 		maxWait: l.MaxWait, queue: int64(l.Queue), slots: l.Concurrency, free: l.Concurrency,
-		perClient: int32(min(l.PerClient, math.MaxInt32)), perAccount: int32(min(l.PerAccount, math.MaxInt32)),
+		perClient: int32(min(l.PerClient, math.MaxInt32)), perAccount: int32(min(l.PerAccount, math.MaxInt32)), //nolint:gosec // G115: clamped to MaxInt32
 		log: l.Log, flows: map[string]*flow{}, accounts: map[string]int32{},
 	}
 	p.waiters.New = func() any { return &waiter{ready: make(chan struct{}, 1)} }
@@ -333,7 +333,7 @@ func (p *Pool) admit(ctx context.Context, c caller) (*flow, *waiter, refusal) {
 		// not above its tag (each flow's tags increase by one).
 		rank := int64(1)
 		for _, g := range p.backlog {
-			rank += int64(min(max(tag-g.head.start+1, 0), int64(g.queued)))
+			rank += min(max(tag-g.head.start+1, 0), int64(g.queued))
 		}
 		if avg := time.Duration(p.avgNanos.Load()); avg > 0 && time.Duration(rank)*avg/time.Duration(p.slots) > p.maxWait {
 			why = waitTooLong
