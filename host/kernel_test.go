@@ -85,8 +85,8 @@ func TestZeroConfigFirstAndSecondStart(t *testing.T) {
 	if n := k.Ent().SysRole.Query().CountX(ctx); n != 6 {
 		t.Errorf("roles seeded = %d, want 6", n)
 	}
-	if n := k.Ent().SysConfig.Query().CountX(ctx); n != 40 { // host/seed configs: the keys something reads
-		t.Errorf("config keys seeded = %d, want 40", n)
+	if n := k.Ent().SysConfig.Query().CountX(ctx); n != 43 { // host/seed configs: the keys something reads
+		t.Errorf("config keys seeded = %d, want 43", n)
 	}
 	k.Close()
 
