@@ -324,31 +324,30 @@ type painter struct {
 }
 
 func render(text string) (string, error) {
+	p, err := newPainter()
+	if err != nil {
+		return "", err
+	}
+	return p.draw(text), nil
+}
+
+// newPainter returns a painter with its own ChaCha8 stream seeded from
+// crypto/rand.
+func newPainter() (*painter, error) {
 	var seed [32]byte
 	if _, err := rand.Read(seed[:]); err != nil {
-		return "", err
+		return nil, err
 	}
 	// ChaCha8 is a cryptographically strong generator; the values only
 	// decorate the image.
-	p := &painter{rnd: mrand.New(mrand.NewChaCha8(seed))} //nolint:gosec // G404: ChaCha8 seeded from crypto/rand, used for visual noise only
-	return p.draw(text), nil
+	return &painter{rnd: mrand.New(mrand.NewChaCha8(seed))}, nil //nolint:gosec // G404: ChaCha8 seeded from crypto/rand, used for visual noise only
 }
 
 func (p *painter) draw(text string) string {
 	r, b := p.rnd, &p.b
 	glyphs := []rune(text)
 	n := len(glyphs)
-	width := padX*2 + glyphStep*float64(n)
-	b.Grow(1600 + 260*n)
-	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`, width, height, width, height)
-	fmt.Fprintf(b, `<rect width="100%%" height="100%%" fill="%s"/>`, p.rgb(232, 250))
-	for range noiseCurve - 1 {
-		p.curve(width)
-	}
-	for range noiseDots {
-		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"/>`,
-			r.Float64()*width, r.Float64()*height, 0.6+r.Float64()*1.2, p.rgb(120, 210))
-	}
+	width := p.background(n, 260)
 	// Glyphs in random document order; the x position keeps the reading order.
 	for _, i := range r.Perm(n) {
 		x := padX + glyphStep*float64(i) + glyphStep/2 + p.jitter(4)
@@ -359,6 +358,25 @@ func (p *painter) draw(text string) string {
 	p.curve(width) // one curve crosses the glyphs
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// background opens the SVG for n glyphs (growing the buffer by perGlyph
+// bytes each) and draws the fill and the noise under the glyphs; it returns
+// the image width.
+func (p *painter) background(n, perGlyph int) float64 {
+	r, b := p.rnd, &p.b
+	width := padX*2 + glyphStep*float64(n)
+	b.Grow(1600 + perGlyph*n)
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`, width, height, width, height)
+	fmt.Fprintf(b, `<rect width="100%%" height="100%%" fill="%s"/>`, p.rgb(232, 250))
+	for range noiseCurve - 1 {
+		p.curve(width)
+	}
+	for range noiseDots {
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"/>`,
+			r.Float64()*width, r.Float64()*height, 0.6+r.Float64()*1.2, p.rgb(120, 210))
+	}
+	return width
 }
 
 func (p *painter) curve(width float64) {

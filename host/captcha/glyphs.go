@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"math/big"
-	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 )
@@ -48,28 +47,17 @@ var strokeFont = map[byte]string{
 
 // renderPaths draws answer (characters of Alphabet) as stroked outlines.
 func renderPaths(answer string) (string, error) {
-	var seed [32]byte
-	if _, err := rand.Read(seed[:]); err != nil {
+	p, err := newPainter()
+	if err != nil {
 		return "", err
 	}
-	p := &painter{rnd: mrand.New(mrand.NewChaCha8(seed))} //nolint:gosec // G404: ChaCha8 seeded from crypto/rand, used for visual noise only
 	return p.drawPaths(answer), nil
 }
 
 func (p *painter) drawPaths(answer string) string {
 	r, b := p.rnd, &p.b
 	n := len(answer)
-	width := padX*2 + glyphStep*float64(n)
-	b.Grow(1600 + 420*n)
-	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`, width, height, width, height)
-	fmt.Fprintf(b, `<rect width="100%%" height="100%%" fill="%s"/>`, p.rgb(232, 250))
-	for range noiseCurve - 1 {
-		p.curve(width)
-	}
-	for range noiseDots {
-		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"/>`,
-			r.Float64()*width, r.Float64()*height, 0.6+r.Float64()*1.2, p.rgb(120, 210))
-	}
+	width := p.background(n, 420)
 	for _, i := range r.Perm(n) {
 		// the glyph's top-left corner, its scale and rotation
 		scale := 1.55 + r.Float64()*0.35
