@@ -170,6 +170,8 @@ describe('passkeys in Chromium (issue 19)', { concurrency: 1 }, () => {
     first = await device();
     const { page, cdp, authenticatorId } = first;
     const login = await pageMust(page, 'POST', '/api/v1/auth/login', { account, password: userPassword });
+    // Adding a factor needs an open re-authentication window.
+    await pageMust(page, 'POST', '/api/v1/auth/reauth', { method: 'password', password: userPassword }, login.accessToken);
     const b = await pageMust(page, 'POST', '/api/v1/personal/passkeys/register/begin', undefined, login.accessToken);
     assert.equal(b.options.rp.id, 'localhost');
     assert.equal(b.options.authenticatorSelection.residentKey, 'required');
@@ -240,6 +242,9 @@ describe('passkeys in Chromium (issue 19)', { concurrency: 1 }, () => {
     const r = await passwordless(page);
     assert.equal(r.code, 0);
     const token = r.data.accessToken;
+    const refused = await call(page, 'DELETE', '/api/v1/personal/passkeys/' + passkeyId, undefined, token);
+    assert.equal(refused.code, 40024, 'removing a factor needs a re-authentication window: ' + JSON.stringify(refused));
+    await pageMust(page, 'POST', '/api/v1/auth/reauth', { method: 'password', password: userPassword }, token);
     const del = await page.evaluate(async ({ p, token }) => {
       const res = await fetch(p, { method: 'DELETE', headers: { Authorization: 'Bearer ' + token } });
       return { status: res.status, body: await res.text() };
