@@ -291,7 +291,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	}
 	k.jobs = job.New(job.Options{
 		Client: k.db.Client, SQL: k.db.SQL, Dialect: k.db.Dialect, Settings: k.settings, Events: k.events,
-		Config: cfg.Service.Job, Outbound: cfg.Service.Outbound, Log: logs.For("AdminKernel.Job"), Notify: k.jobAlertNotice(), Tracer: k.tracer,
+		Config: cfg.Service.Job, Outbound: cfg.Service.Outbound, Log: logs.For("AdminKernel.Job"), Notify: k.personalNotice(), Tracer: k.tracer,
 	})
 	// The same list again, now with the services the modules are built on.
 	if modules, err = compose(k.auth, k.reauth, k.jobs, opts.Modules); err != nil {

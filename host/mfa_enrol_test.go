@@ -111,4 +111,36 @@ func TestProfilePhoneChange(t *testing.T) {
 		t.Fatalf("the old phone was not told of the change:\n%s", log)
 	}
 	k.Do("PUT", "/api/v1/personal/profile", b, map[string]any{"name": "B", "phone": "13800001111"}).Expect(t, "the freed phone", http.StatusOK, 0)
+
+	// The console tells the owner too, in a personal notice in both
+	// languages: the phone change, then an e-mail change.
+	expectSecurityNotice(t, k, a, 1, "phone number", "手机号")
+	reauthPassword(k, a, totpUserPassword).Expect(t, "re-auth a", http.StatusOK, 0)
+	k.Do("PUT", "/api/v1/personal/profile", a, map[string]any{"name": "A", "phone": "13800002222", "email": "a@example.com"}).
+		Expect(t, "an e-mail change", http.StatusOK, 0)
+	expectSecurityNotice(t, k, a, 2, "e-mail address", "电子邮箱")
+	k.Do("PUT", "/api/v1/personal/profile", a, map[string]any{"name": "A2", "phone": "13800002222", "email": "a@example.com"}).
+		Expect(t, "a name change", http.StatusOK, 0)
+	expectSecurityNotice(t, k, a, 2, "e-mail address", "电子邮箱")
+}
+
+// expectSecurityNotice checks that the user holding tok has n notices, the
+// newest a security alert naming en and zh.
+func expectSecurityNotice(t *testing.T, k *kerneltest.Kernel, tok string, n int, en, zh string) {
+	t.Helper()
+	var p struct {
+		Total int `json:"total"`
+		Items []struct {
+			Title   string `json:"title"`
+			Content string `json:"content"`
+		} `json:"items"`
+	}
+	k.Do("GET", "/api/v1/sys/notice/mine", tok, nil).Expect(t, "my notices", http.StatusOK, 0).Decode(t, &p)
+	if p.Total != n || len(p.Items) == 0 {
+		t.Fatalf("%d notices, want %d: %+v", p.Total, n, p.Items)
+	}
+	got := p.Items[0]
+	if !strings.Contains(got.Title, "Security alert") || !strings.Contains(got.Content, en) || !strings.Contains(got.Content, zh) {
+		t.Fatalf("the newest notice is not the security alert about %q/%q: %+v", en, zh, got)
+	}
 }

@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/adminkernel/kernel/config"
+	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
+	"github.com/adminkernel/kernel/ent/sysnotice"
+	"github.com/adminkernel/kernel/ent/sysnoticereceiver"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/ent/sysuserpasskey"
 	"github.com/adminkernel/kernel/host/errcode"
@@ -121,6 +124,7 @@ func TestPasskeyLifecycle(t *testing.T) {
 	k.Do("POST", "/api/v1/personal/passkeys/register/finish", tok, body).ExpectCode(t, "the same ceremony again", errcode.PasskeyCeremonyInvalid)
 	k.Do("GET", "/api/v1/personal/profile", other, nil).ExpectCode(t, "the user's other session after a passkey was added", errcode.TokenInvalid)
 	k.Do("GET", "/api/v1/personal/profile", tok, nil).Expect(t, "the registering session", http.StatusOK, 0)
+	expectSecurityNotice(t, k, tok, 1, "passkey was added", "添加了通行密钥")
 	k.Do("GET", "/api/v1/personal/passkeys", tok, nil).Expect(t, "list", http.StatusOK, 0).Decode(t, &list)
 	if len(list) != 1 || list[0].ID != item.ID || list[0].Name != "Laptop" || list[0].LastUsedAt != nil {
 		t.Fatalf("list after registering: %+v", list)
@@ -211,6 +215,7 @@ func TestPasskeyLifecycle(t *testing.T) {
 		t.Fatalf("removal = %d %q, want an empty 200", st, raw)
 	}
 	k.Do("GET", "/api/v1/personal/profile", second, nil).ExpectCode(t, "the other session after a removal", errcode.TokenInvalid)
+	expectSecurityNotice(t, k, tok, 2, "passkey was removed", "删除了通行密钥")
 	k.Do("DELETE", "/api/v1/personal/passkeys/"+itoa(item.ID), tok, nil).ExpectCode(t, "removing it twice", errcode.PasskeyNotFound)
 	passwordlessLogin(t, k, a).ExpectCode(t, "a removed passkey", errcode.PasskeyInvalid)
 	poll.Until(t, 10*time.Second, "the removal in the operation log", func() bool {
@@ -351,6 +356,12 @@ func TestPasskeyCeremonyRules(t *testing.T) {
 	}
 	if n := k.Ent().SysUserPasskey.Query().Where(sysuserpasskey.UserID(uid)).CountX(ctx); n != 0 {
 		t.Fatalf("%d passkeys after the administrator's clear", n)
+	}
+	// The user is told in a notice addressed to the user alone.
+	last := k.Ent().SysNotice.Query().Order(ent.Desc(sysnotice.FieldID)).FirstX(ctx)
+	to := k.Ent().SysNoticeReceiver.Query().Where(sysnoticereceiver.NoticeID(last.ID)).AllX(ctx)
+	if last.Content == nil || !strings.Contains(*last.Content, "administrator removed the second factors") || len(to) != 1 || to[0].ReceiverID != uid {
+		t.Fatalf("the newest notice after the clear: %+v to %+v", last, to)
 	}
 }
 

@@ -144,9 +144,10 @@ func moduleDisabled(disabled []string, name string) bool {
 	return false
 }
 
-// jobAlertNotice delivers the notices of jobs with alertByNotice (nil when
-// the Notice module is disabled: the switch then only logs).
-func (k *Kernel) jobAlertNotice() func(ctx context.Context, userID int64, title, content string) error {
+// personalNotice delivers a system notice to one user: the notices of jobs
+// with alertByNotice and the security notices of factor and contact
+// changes (nil when the Notice module is disabled: they are only logged).
+func (k *Kernel) personalNotice() func(ctx context.Context, userID int64, title, content string) error {
 	if moduleDisabled(k.cfg.API.DisabledModules, notice.Name) {
 		return nil
 	}

@@ -126,6 +126,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		SmsCodes:  sms.New(store, sms.CodeOptions{}),
 		SmsSender: sender,
 		Windows:   windows,
+		Notify:    k.personalNotice(),
 		Log:       k.logs.For("AdminKernel.Auth"),
 		Metrics:   k.metrics,
 	})
@@ -141,6 +142,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Passwords: k.auth,
 		Totp:      totpByID{totp},
 		Factors:   totp,
+		Cleared:   k.auth.FactorsCleared,
 		Log:       k.logs.For("AdminKernel.Reauth"),
 	})
 	return nil

@@ -97,8 +97,8 @@ func (s *Service) BindStartSession(ctx context.Context, userID int64, sid string
 
 // notifyContactChange tells the user through the old channel that the
 // phone or e-mail changed: an SMS to the old phone when the sender can
-// send notices (sms.Notifier), and a line in the log either way. A failed
-// notice never undoes the change.
+// send notices (sms.Notifier), a personal notice in the console, and a
+// line in the log either way. A failed notice never undoes the change.
 func (s *Service) notifyContactChange(ctx context.Context, u *ent.SysUser, oldPhone, newPhone, oldEmail, newEmail string) {
 	if oldPhone != newPhone {
 		s.d.Log.Info("phone changed", "user_id", u.ID, "old", sms.MaskPhone(oldPhone), "new", sms.MaskPhone(newPhone))
@@ -107,8 +107,10 @@ func (s *Service) notifyContactChange(ctx context.Context, u *ent.SysUser, oldPh
 				s.d.Log.Warn("telling the old phone about a phone change failed", "user_id", u.ID, "error", err)
 			}
 		}
+		s.securityNotice(ctx, u.ID, changePhone)
 	}
 	if oldEmail != newEmail {
 		s.d.Log.Info("e-mail changed", "user_id", u.ID)
+		s.securityNotice(ctx, u.ID, changeEmail)
 	}
 }

@@ -369,6 +369,7 @@ func (s *Service) BindComplete(ctx context.Context, in BindCompleteInput) (*Bind
 		return nil, err
 	}
 	s.factorChanged(ctx, rec.UserID, "TOTP bound")
+	s.securityNotice(ctx, rec.UserID, changeTotpBound)
 	return &BindCompleteOutput{RecoveryCodes: codes}, nil
 }
 
@@ -405,6 +406,7 @@ func (s *Service) Recovery(ctx context.Context, in RecoveryInput, cl Client) err
 		return err
 	}
 	s.factorChanged(ctx, pc.user.ID, "TOTP unbound with a recovery code")
+	s.securityNotice(ctx, pc.user.ID, changeTotpUnbound)
 	return nil
 }
 

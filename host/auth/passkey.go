@@ -237,6 +237,7 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, userID int64, s
 		return nil, err
 	}
 	s.otherSessionsEnd(ctx, userID, sid, "passkey added")
+	s.securityNotice(ctx, userID, changePasskeyAdded)
 	return item, nil
 }
 
@@ -255,6 +256,7 @@ func (s *Service) DeletePasskey(ctx context.Context, userID int64, sid string, i
 		return err
 	}
 	s.otherSessionsEnd(ctx, userID, sid, "passkey removed")
+	s.securityNotice(ctx, userID, changePasskeyRemoved)
 	return nil
 }
 

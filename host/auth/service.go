@@ -94,7 +94,11 @@ type Deps struct {
 	// or removing a factor and changing the phone or e-mail need one. Nil
 	// refuses those changes with 40024.
 	Windows ReauthWindows
-	Log     hclog.Logger
+	// Notify delivers a personal notice to a user (the Notice module's;
+	// nil when it is disabled): the security notices of factor and
+	// contact changes.
+	Notify func(ctx context.Context, userID int64, title, content string) error
+	Log    hclog.Logger
 	// Metrics counts logins, refreshes and lockouts (nil = none).
 	Metrics *telemetry.Metrics
 }

@@ -3,7 +3,9 @@ package configcenter
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -300,6 +302,11 @@ func (s *Service) SetValues(ctx context.Context, userID int64, items []BatchItem
 		}
 		want[it.ConfigKey] = it.ConfigValue
 	}
+	for _, k := range keys {
+		if err := s.aboveFloor(ctx, k, want[k], want); err != nil {
+			return nil, err
+		}
+	}
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -374,6 +381,9 @@ func (s *Service) Add(ctx context.Context, userID int64, in Input) (int64, error
 	if err := s.superOnly(ctx, userID, key); err != nil {
 		return 0, err
 	}
+	if err := s.aboveFloor(ctx, key, in.ConfigValue, nil); err != nil {
+		return 0, err
+	}
 	taken, err := s.client.SysConfig.Query().Where(sysconfig.ConfigKey(key), sysconfig.IsDelete(false)).Exist(ctx)
 	if err != nil {
 		return 0, err
@@ -418,6 +428,9 @@ func (s *Service) Update(ctx context.Context, userID, id int64, in Input) error 
 		return err
 	}
 	if err := s.superOnly(ctx, userID, row.ConfigKey); err != nil {
+		return err
+	}
+	if err := s.aboveFloor(ctx, row.ConfigKey, in.ConfigValue, nil); err != nil {
 		return err
 	}
 	u := s.client.SysConfig.UpdateOneID(id).Where(sysconfig.IsDelete(false)).
@@ -505,6 +518,38 @@ func equalPtr(a, b *string) bool {
 		return a == nil && b == nil
 	}
 	return *a == *b
+}
+
+// aboveFloor refuses (43012, args key and expected) a value of a key with
+// a FloorKey below the floor's value: the one written with it in the same
+// batch (batch may be nil), else the stored one. A nil or blank value reads
+// as the default, which the floor also bounds at read time.
+func (s *Service) aboveFloor(ctx context.Context, key string, value *string, batch map[string]*string) error {
+	e, ok := s.settings.Registry().Lookup(key)
+	if !ok || e.FloorKey == "" || value == nil || strings.TrimSpace(*value) == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(*value), 10, 64)
+	if err != nil {
+		return nil // Check has refused what is not an integer
+	}
+	var floor int64
+	if fv, inBatch := batch[e.FloorKey]; inBatch && fv != nil {
+		if floor, err = strconv.ParseInt(strings.TrimSpace(*fv), 10, 64); err != nil {
+			return nil
+		}
+	} else {
+		f, err := s.settings.Int(ctx, e.FloorKey)
+		if err != nil {
+			return err
+		}
+		floor = int64(f)
+	}
+	if n < floor {
+		return errcode.New(errcode.ConfigValueInvalid).With("key", key).
+			With("expected", fmt.Sprintf("integer %d..%d (not below %s)", floor, e.Max, e.FloorKey))
+	}
+	return nil
 }
 
 // superOnly refuses (41003, arg key) a write of a SuperAdminOnly key by a

@@ -74,9 +74,28 @@ func TestSystemJobBounds(t *testing.T) {
 		}
 	}
 
-	// The cleanup never goes below the floor: a setting of 1 day (a row
-	// written by anyone who may write sys.job.logRetentionDays) keeps a log
-	// of 5 days.
+	// The retention setting itself is refused below the floor, by anyone
+	// and on every write path (43012 naming the floor).
+	for _, who := range []struct {
+		name, tok string
+	}{{"scoped admin", tok}, {"super-admin", admin}} {
+		k.Do("PUT", "/api/v1/sys/config/batch", who.tok, []map[string]any{{"configKey": job.KeyLogRetentionDays, "configValue": "29"}}).
+			ExpectCode(t, "retention 29 under a floor of 30 by the "+who.name, errcode.ConfigValueInvalid)
+	}
+	for _, r := range k.Ent().SysConfig.Query().AllX(ctx) {
+		if r.ConfigKey == job.KeyLogRetentionDays {
+			k.Do("PUT", fmt.Sprintf("/api/v1/sys/config/%d", r.ID), admin, map[string]any{"name": "x", "configValue": "2"}).
+				ExpectCode(t, "the retention row at 2", errcode.ConfigValueInvalid)
+		}
+	}
+	k.Do("PUT", "/api/v1/sys/config/batch", tok, []map[string]any{{"configKey": job.KeyLogRetentionDays, "configValue": "30"}}).
+		Expect(t, "retention at the floor", 200, 0)
+	k.Do("PUT", "/api/v1/sys/config/batch", admin, []map[string]any{
+		{"configKey": job.KeyLogRetentionDays, "configValue": "7"}, {"configKey": job.KeyLogRetentionFloorDays, "configValue": "8"},
+	}).ExpectCode(t, "retention 7 with a floor of 8 in one batch", errcode.ConfigValueInvalid)
+
+	// The cleanup never goes below the floor: a value of 1 day written
+	// around the config center (the host's settings) keeps a log of 5 days.
 	k.Do("PUT", path, admin, systemJob()).Expect(t, "reset", 200, 0)
 	if err := k.Settings().Set(ctx, job.KeyLogRetentionDays, "1"); err != nil {
 		t.Fatal(err)
@@ -99,4 +118,6 @@ func TestSystemJobBounds(t *testing.T) {
 	k.Do("PUT", "/api/v1/sys/config/batch", admin, []map[string]any{{"configKey": job.KeyLogRetentionFloorDays, "configValue": floor}}).
 		Expect(t, "the floor by the super-admin", 200, 0)
 	k.Do("PUT", path, tok, systemJob("handlerParam", `{"days":1}`)).Expect(t, "days 1 under a floor of 1", 200, 0)
+	k.Do("PUT", "/api/v1/sys/config/batch", tok, []map[string]any{{"configKey": job.KeyLogRetentionDays, "configValue": "1"}}).
+		Expect(t, "retention 1 under a floor of 1", 200, 0)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysuser"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/session"
@@ -64,6 +65,9 @@ type Deps struct {
 	// Totp and Factors may be nil (see their types).
 	Totp    TotpChecker
 	Factors FactorStore
+	// Cleared, when set, is told of every user whose factors Clear removed
+	// (the kernel sends the user a security notice).
+	Cleared func(ctx context.Context, userID int64)
 	Log     hclog.Logger
 }
 
@@ -149,23 +153,21 @@ func (s *Service) Clear(ctx context.Context, callerID int64, callerSID string, u
 	if userID <= 0 {
 		return request.Invalid("userId")
 	}
-	tx, err := s.d.Client.Tx(ctx)
+	err := database.WithTx(ctx, s.d.Client, func(tx *ent.Tx) error {
+		n, err := tx.SysUser.Update().Where(sysuser.ID(userID), sysuser.IsDelete(false)).
+			SetTotpEnabled(false).ClearTotpSecret().SetUpdateUserID(callerID).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errcode.New(errcode.UserNotFound)
+		}
+		if s.d.Factors != nil {
+			return s.d.Factors.ClearFactors(ctx, tx, userID)
+		}
+		return nil
+	})
 	if err != nil {
-		return err
-	}
-	n, err := tx.SysUser.Update().Where(sysuser.ID(userID), sysuser.IsDelete(false)).
-		SetTotpEnabled(false).ClearTotpSecret().SetUpdateUserID(callerID).Save(ctx)
-	if err == nil && n == 0 {
-		err = errcode.New(errcode.UserNotFound)
-	}
-	if err == nil && s.d.Factors != nil {
-		err = s.d.Factors.ClearFactors(ctx, tx, userID)
-	}
-	if err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
 		return err
 	}
 	except := ""
@@ -176,5 +178,8 @@ func (s *Service) Clear(ctx context.Context, callerID int64, callerSID string, u
 		return err
 	}
 	s.d.Log.Info("second factors cleared", "user_id", userID, "by", callerID)
+	if s.d.Cleared != nil && callerID != userID {
+		s.d.Cleared(ctx, userID)
+	}
 	return nil
 }

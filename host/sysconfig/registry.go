@@ -66,6 +66,11 @@ type Entry struct {
 	// host is not refused): a bound that guards what other administrators
 	// may do, such as the log retention floor.
 	SuperAdminOnly bool
+	// FloorKey names a KindInt key whose current value this KindInt key may
+	// not be written below (43012 naming the floor): a bound another key
+	// keeps, such as the log retention floor. Readers still take the larger
+	// of the two, so raising the floor needs no rewrite of this key.
+	FloorKey string
 	// Description is shown by `adminkernel config get`.
 	Description string
 }
@@ -226,7 +231,7 @@ func kernelEntries() []Entry {
 		{Key: "sys.upload.allowedExtensions", Kind: KindString, MaxLen: 1024, Default: ".jpg,.png,.pdf,.xlsx,.docx,.zip", Area: AreaUpload, Description: "accepted upload extensions, comma-separated (case-insensitive)"},
 		{Key: "sys.import.maxRows", Kind: KindInt, Min: 1, Max: 100000, Default: "10000", Area: AreaUpload, Description: "data rows one user import may hold (46003 beyond)"},
 		{Key: "sys.export.maxRows", Kind: KindInt, Min: 1, Max: 10000000, Default: "100000", Area: AreaUpload, Description: "rows one export may hold (46012 beyond: narrow the filters)"},
-		{Key: "sys.job.logRetentionDays", Kind: KindInt, Min: 1, Max: 3650, Default: "30", Area: AreaJob, Description: "days the operation, login, exception and job logs are kept (the kernel.logRetention job handler)"},
+		{Key: "sys.job.logRetentionDays", Kind: KindInt, Min: 1, Max: 3650, Default: "30", Area: AreaJob, FloorKey: "sys.job.logRetentionFloorDays", Description: "days the operation, login, exception and job logs are kept (the kernel.logRetention job handler; never below sys.job.logRetentionFloorDays)"},
 		{Key: "sys.job.logRetentionFloorDays", Kind: KindInt, Min: 1, Max: 3650, Default: "30", Area: AreaJob, SuperAdminOnly: true, Description: "the fewest days the log retention keeps (sys.job.logRetentionDays and a system job's handlerParam days never go below it; only the super-admin changes it)"},
 		{Key: "sys.job.alertEmails", Kind: KindString, MaxLen: 1024, Area: AreaJob, Description: "job alert e-mail addresses (recorded; no mailer is built: a job reaching failAlertThreshold is logged)"},
 	}
