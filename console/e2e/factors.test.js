@@ -336,6 +336,28 @@ describe('console: session mode, providers and factors (issue 20)', { concurrenc
     await page.click('[data-test=reauth-confirm]')
     await page.locator('[data-test=passkeys] .el-table__row', { hasText: 'Second key' }).waitFor()
     assert.deepEqual(await settled(begins, 2), [{ retried: '', status: 403, code: 40024 }, { retried: '1', status: 200, code: 0 }])
+
+    // With the window still open, the signed-in user binds an
+    // authenticator app beside the passkey from the personal page (the
+    // password-only /mfa/bind refuses an account with a passkey, 40035).
+    await page.goto(origin + '/personal/totp')
+    assert.match(await page.locator('[data-test=totp-state]').textContent(), /No authenticator app/)
+    await page.click('[data-test=totp-bind]')
+    const seed = (await page.locator('[data-test=totp-seed]').textContent()).trim()
+    await axe(page, 'the personal authenticator-app binding')
+    await page.fill('#totp-code', totp(seed, nowStep()))
+    await page.click('[data-test=totp-complete]')
+    await page.locator('[data-test=totp-recovery-codes]').waitFor()
+    assert.ok((await page.locator('[data-test=totp-recovery-codes] span').count()) >= 5, 'recovery codes shown')
+    await shot(page, 'personal-totp-recovery')
+    // Each factor change left a security notice: passkey added, removed,
+    // added again, the app bound.
+    const notices = await page.evaluate(async () => {
+      const r = await fetch('/api/v1/sys/notice/mine', { credentials: 'include', headers: { Accept: 'application/json' } })
+      return (await r.json()).data.items.map((n) => n.content)
+    })
+    assert.equal(notices.length, 4, JSON.stringify(notices))
+    assert.match(notices[0], /authenticator app was bound[\s\S]*绑定了身份验证器/)
     await done(pk.ctx)
   })
 

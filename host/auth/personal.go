@@ -31,6 +31,9 @@ type Profile struct {
 	Gender       *string `json:"gender"`
 	Avatar       *string `json:"avatar"`
 	IsSuperAdmin bool    `json:"isSuperAdmin"`
+	// TotpEnabled tells whether an authenticator app is bound (a kernel
+	// addition: the console's personal page offers the binding when not).
+	TotpEnabled bool `json:"totpEnabled"`
 }
 
 func (s *Service) liveUser(ctx context.Context, id int64) (*ent.SysUser, error) {
@@ -50,7 +53,7 @@ func (s *Service) Profile(ctx context.Context, userID int64) (*Profile, error) {
 	p := &Profile{
 		ID: u.ID, Account: u.Account, Name: u.Name, OrgID: u.OrgID, PositionID: u.PositionID,
 		Nickname: u.Nickname, Phone: u.Phone, Email: u.Email, Gender: u.Gender, Avatar: u.Avatar,
-		IsSuperAdmin: u.IsSuperAdmin,
+		IsSuperAdmin: u.IsSuperAdmin, TotpEnabled: u.TotpEnabled,
 	}
 	if u.OrgID != nil {
 		if o, err := s.d.Client.SysOrg.Query().Where(sysorg.ID(*u.OrgID)).Only(ctx); err == nil {

@@ -92,6 +92,8 @@ export interface Profile {
   orgName?: string | null
   positionName?: string | null
   isSuperAdmin: boolean
+  /** totpEnabled: an authenticator app is bound (a kernel addition). */
+  totpEnabled?: boolean
 }
 export interface MySession {
   sessionId: string
@@ -162,5 +164,8 @@ export const endpoints = {
   bindComplete: (bindTicket: string, bindingVerifier: string) => api.post<boolean>('/api/v1/auth/external/bind/complete', { bindTicket, bindingVerifier }),
   mfaBindStart: (account: string, currentPassword: string) =>
     api.post<{ bindChallengeId: string; otpauthUri: string; seed: string; expiresSeconds: number }>('/api/v1/auth/mfa/bind/start', { account, currentPassword }),
+  /** mfaBindStartSession: TOTP binding from a signed-in session (+R). */
+  mfaBindStartSession: () =>
+    api.post<{ bindChallengeId: string; otpauthUri: string; seed: string; expiresSeconds: number }>('/api/v1/personal/mfa/bind/start'),
   mfaBindComplete: (bindChallengeId: string, totpCode: string) => api.post<{ recoveryCodes: string[] }>('/api/v1/auth/mfa/bind/complete', { bindChallengeId, totpCode }),
 }
