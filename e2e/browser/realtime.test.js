@@ -7,85 +7,26 @@
 // by the admin) must reach the socket on A within 1 s, the force-logout
 // followed by the close (4001).
 //
-// Needs psql (to create and drop the database) and a PostgreSQL at
-// ADMINKERNEL_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432/test)
-// and a Redis at ADMINKERNEL_TEST_REDIS (default 127.0.0.1:6379); an
-// unreachable server fails the suite and says which.
+// Needs psql, PostgreSQL and Redis (lib/replicas.js says which variables
+// point at them); an unreachable server fails the suite and says which.
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const { execFileSync } = require('node:child_process');
-const crypto = require('node:crypto');
-const fs = require('node:fs');
-const net = require('node:net');
-const os = require('node:os');
 const path = require('node:path');
-const { api } = require('./lib/deploy');
 const { launch } = require('./lib/browser');
-const { freePort, startKernel } = require('./lib/procs');
+const { startReplicas, must, adminPassword } = require('./lib/replicas');
 
-const repo = path.join(__dirname, '..', '..');
-const kernelBin = process.env.AK_KERNEL_BIN || path.join(repo, 'bin', 'adminkernel');
-const adminPassword = 'Seed#Admin2026!';
-const pgAdmin = process.env.ADMINKERNEL_TEST_POSTGRES || 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable';
-const redisAddr = process.env.ADMINKERNEL_TEST_REDIS || '127.0.0.1:6379';
-const runID = crypto.randomBytes(6).toString('hex');
-const dbName = 'ak_browser_rt_' + runID;
-const redisPrefix = `ak:browser-rt:${runID}:`;
+const kernelBin = process.env.AK_KERNEL_BIN || path.join(__dirname, '..', '..', 'bin', 'adminkernel');
 
-let browser;
+let R; // the two replicas (lib/replicas.js)
 let A;
 let B;
-let tmpRoot;
+let runID;
 let admin;
-let dbCreated = false;
-
-function psql(sql) {
-  try {
-    execFileSync('psql', [pgAdmin, '-v', 'ON_ERROR_STOP=1', '-qc', sql], { stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (e) {
-    throw new Error(`PostgreSQL at ${pgAdmin.replace(/\/\/[^@]*@/, '//…@')} (ADMINKERNEL_TEST_POSTGRES): ${sql}: ${e.stderr || e.message}`);
-  }
-}
-
-function dbURL() {
-  const u = new URL(pgAdmin);
-  u.pathname = '/' + dbName;
-  return u.toString();
-}
-
-// redisReachable fails with a clear message when no Redis answers.
-function redisReachable() {
-  const [host, port] = redisAddr.split(':');
-  return new Promise((resolve, reject) => {
-    const s = net.connect(Number(port), host, () => { s.end(); resolve(); });
-    s.once('error', (e) => reject(new Error(`Redis at ${redisAddr} (ADMINKERNEL_TEST_REDIS) is needed: ${e.message}`)));
-  });
-}
-
-async function must(kernel, method, p, body, token) {
-  const r = await api(kernel, method, p, body, token);
-  if (r.code !== 0) throw new Error(`${kernel.name}: ${method} ${p} = HTTP ${r.http} code ${r.code} ${r.msgKey}: ${JSON.stringify(r.data)}`);
-  return r.data;
-}
+let browser;
 
 // sid reads the session id claim of an access token (the test holds it).
 function sid(token) {
   return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sid;
-}
-
-function settings(port) {
-  return {
-    Service: {
-      Http: { ListenAddress: 'http://127.0.0.1:' + port },
-      Database: { DbType: 'PostgreSQL', ConnectionString: dbURL() },
-      Cache: { Provider: 'Redis', Redis: { Address: redisAddr, KeyPrefix: redisPrefix } },
-      Seed: { AdminPassword: adminPassword },
-      Security: {
-        Jwt: { SigningKey: 'browser-realtime-signing-key-' + 'k'.repeat(32) },
-        Password: { Pbkdf2Iterations: 100000 },
-      },
-    },
-  };
 }
 
 // openSocket opens a page on A and, in it, a WebSocket to the hub with the
@@ -119,35 +60,15 @@ async function waitFor(page, what, match, ms) {
 }
 
 before(async () => {
-  if (!fs.existsSync(kernelBin)) throw new Error(`kernel binary ${kernelBin} is missing: run make test-browser`);
-  await redisReachable();
-  psql(`CREATE DATABASE ${dbName}`);
-  dbCreated = true;
-  tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'ak-realtime-'));
-  const [pa, pb] = [await freePort(), await freePort()];
-  // A first: it creates the schema; B starts on the migrated database.
-  A = await startKernel({ bin: kernelBin, tmpRoot, name: 'A', port: pa, settings: settings(pa) });
-  B = await startKernel({ bin: kernelBin, tmpRoot, name: 'B', port: pb, settings: settings(pb) });
+  R = await startReplicas({ kernelBin, tag: 'rt' });
+  ({ runID, admin } = R);
+  ({ A, B } = R.kernels);
   browser = await launch();
-  admin = (await must(B, 'POST', '/api/v1/auth/login', { account: 'superAdmin', password: adminPassword })).accessToken;
-  await must(B, 'PUT', '/api/v1/sys/config/batch', [{ configKey: 'sys.security.rateLimit.enabled', configValue: 'false' }], admin);
 });
 
 after(async () => {
   if (browser) await browser.close();
-  for (const k of [A, B]) if (k) k.stop();
-  // Give the processes their graceful stop before the database goes.
-  await new Promise((r) => setTimeout(r, 1500));
-  if (dbCreated) psql(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  try {
-    const keys = execFileSync('redis-cli', ['-h', redisAddr.split(':')[0], '-p', redisAddr.split(':')[1], '--scan', '--pattern', redisPrefix + '*']).toString().split('\n').filter(Boolean);
-    for (let i = 0; i < keys.length; i += 500) {
-      execFileSync('redis-cli', ['-h', redisAddr.split(':')[0], '-p', redisAddr.split(':')[1], 'DEL', ...keys.slice(i, i + 500)]);
-    }
-  } catch {
-    // redis-cli missing: the keys of this run expire or stay under its prefix
-  }
-  if (tmpRoot) fs.rmSync(tmpRoot, { recursive: true, force: true });
+  if (R) await R.stop();
 });
 
 describe('realtime hub across two replicas (Chromium, PostgreSQL + Redis)', () => {
