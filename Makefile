@@ -14,7 +14,7 @@ TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 # there too. go.work joins both modules for development.
 SDK_DIR       := pluginsdk
 
-.PHONY: dist dist-check help build run test test-unit test-matrix test-ha test-upgrade test-browser console test-console test-providers-cli fuzz lint generate verify fmt vet clean
+.PHONY: docs dist dist-check help build run test test-unit test-matrix test-ha test-upgrade test-browser console test-console test-providers-cli fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -164,7 +164,15 @@ vet: ## run go vet on every package (and on the -tags unit build of the tests)
 	$(GO) vet -tags unit ./...
 	cd $(SDK_DIR) && $(GO) vet ./... && $(GO) vet -tags unit ./...
 
-verify: proto generate ## regenerate ent and the protocol code (protoc), tidy modules, rebuild the console (needs npm; VERIFY_SKIP_CONSOLE=1 skips it); fail on drift, a schema change without migration file, gofmt or vet findings
+# The reference pages generated from the code's registries: every settings
+# file key (config.Config, its defaults and doc comments), every runtime key
+# (the sysconfig registry and its seeded rows) and the command tree.
+docs: ## regenerate docs/reference/settings.md and cli.md from the code
+	$(GO) run ./host/cmd/refdocs -out docs/reference
+
+verify: proto generate docs ## regenerate ent, the protocol code (protoc) and the reference pages, tidy modules, rebuild the console (needs npm; VERIFY_SKIP_CONSOLE=1 skips it); fail on drift, a schema change without migration file, gofmt or vet findings
+	@git diff --exit-code --stat -- docs/reference >/dev/null && test -z "$$(git status --porcelain --untracked-files=all -- docs/reference)" || \
+	  { echo "docs/reference drifted from the code: run make docs and commit"; git status --porcelain -- docs/reference; exit 1; }
 	GOWORK=off $(GO) mod tidy
 	cd $(SDK_DIR) && GOWORK=off $(GO) mod tidy
 	@if [ -n "$$(git status --porcelain -- ent pluginsdk/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum)" ]; then \

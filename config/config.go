@@ -149,12 +149,18 @@ var SupportedDBTypes = []string{DBSqlite, DBMySQL, DBPostgreSQL}
 
 // Database is `Service:Database`.
 type Database struct {
+	// DbType is the database: Sqlite (default, zero-config), MySql or
+	// PostgreSQL; SqlServer is refused.
 	DbType string `koanf:"DbType"`
 	// ConnectionString: for Sqlite either `Data Source=<path>` or a plain
 	// path, relative to the content root; default Data Source=./data/adminkernel.db.
-	ConnectionString            Secret `koanf:"ConnectionString"`
-	EnableCodeFirstInProduction bool   `koanf:"EnableCodeFirstInProduction"`
-	SlowSQLMillis               int    `koanf:"SlowSqlMillis"`
+	ConnectionString Secret `koanf:"ConnectionString"`
+	// EnableCodeFirstInProduction applies pending schema migrations at
+	// startup in Production (default false: run `adminkernel migrate`).
+	EnableCodeFirstInProduction bool `koanf:"EnableCodeFirstInProduction"`
+	// SlowSQLMillis is the slow-SQL threshold in milliseconds (default
+	// 500): slower statements are logged at WARN.
+	SlowSQLMillis int `koanf:"SlowSqlMillis"`
 	// MaxOpenConns caps the pool's open connections (0 = no cap).
 	MaxOpenConns int `koanf:"MaxOpenConns"`
 	// MaxIdleConns is how many connections the pool keeps open between
@@ -166,11 +172,20 @@ type Database struct {
 
 // SQLLog is `Service:Database:SqlLog`.
 type SQLLog struct {
-	Enabled        bool  `koanf:"Enabled"`
-	MinMillis      int   `koanf:"MinMillis"`
-	MaxSQLChars    int   `koanf:"MaxSqlChars"`
-	RequestSummary bool  `koanf:"RequestSummary"`
-	Color          *bool `koanf:"Color"`
+	// Enabled logs every SQL statement (category SmartAdmin.Sql) with its
+	// duration and bound arguments (secrets masked).
+	Enabled bool `koanf:"Enabled"`
+	// MinMillis logs only statements at least this slow (0 = all).
+	MinMillis int `koanf:"MinMillis"`
+	// MaxSQLChars cuts a logged statement after this many characters
+	// (default 4000).
+	MaxSQLChars int `koanf:"MaxSqlChars"`
+	// RequestSummary writes one line per request with its statement count
+	// and total SQL time (default true, when the SQL log is on).
+	RequestSummary bool `koanf:"RequestSummary"`
+	// Color colours the SQL log on a terminal (unset: when stderr is a
+	// terminal).
+	Color *bool `koanf:"Color"`
 }
 
 // Cache providers accepted by Service:Cache:Provider ("" = in-process).
@@ -181,11 +196,19 @@ const (
 
 // Cache is `Service:Cache`.
 type Cache struct {
-	Provider          string `koanf:"Provider"`
-	PermissionMinutes int    `koanf:"PermissionMinutes"`
-	MemoryEntryLimit  int    `koanf:"MemoryEntryLimit"`
-	MaxEntryMinutes   int    `koanf:"MaxEntryMinutes"`
-	Redis             Redis  `koanf:"Redis"`
+	// Provider is the cache: empty (in-process, one replica) or Redis
+	// (several replicas).
+	Provider string `koanf:"Provider"`
+	// PermissionMinutes is the lifetime of cached permission sets, data
+	// scopes, dictionaries and config values (default 20); every change
+	// drops them at once anyway.
+	PermissionMinutes int `koanf:"PermissionMinutes"`
+	// MemoryEntryLimit caps the entries of the in-process cache (default
+	// 100000).
+	MemoryEntryLimit int `koanf:"MemoryEntryLimit"`
+	// MaxEntryMinutes caps the lifetime of any cache entry (default 1440).
+	MaxEntryMinutes int   `koanf:"MaxEntryMinutes"`
+	Redis           Redis `koanf:"Redis"`
 	// NearCacheSeconds caps how long a replica keeps a near copy of a hot
 	// entry (session marks, permission sets, data scopes, config values,
 	// dictionaries; default 30) in a plain map in front of the cache
@@ -210,20 +233,30 @@ type Cache struct {
 // seed nodes; the client learns the slots and follows resharding and
 // failovers). Username, Password, Db and Tls apply to the data nodes.
 type Redis struct {
+	// Address is the single Redis server, host:port (default
+	// 127.0.0.1:6379).
 	Address string `koanf:"Address"`
 	// SentinelAddresses lists the sentinels (host:port) of a Sentinel
 	// setup; MasterName is the master they monitor.
 	SentinelAddresses []string `koanf:"SentinelAddresses"`
-	MasterName        string   `koanf:"MasterName"`
+	// MasterName is the master the sentinels monitor (with
+	// SentinelAddresses).
+	MasterName string `koanf:"MasterName"`
 	// SentinelUsername and SentinelPassword authenticate to the sentinels
 	// themselves (empty: none).
 	SentinelUsername string `koanf:"SentinelUsername"`
+	// SentinelPassword authenticates to the sentinels (with
+	// SentinelUsername).
 	SentinelPassword Secret `koanf:"SentinelPassword"`
 	// ClusterAddresses lists seed nodes (host:port) of a Redis Cluster.
 	ClusterAddresses []string `koanf:"ClusterAddresses"`
-	Username         string   `koanf:"Username"`
-	Password         Secret   `koanf:"Password"`
-	DB               int      `koanf:"Db"`
+	// Username authenticates to the data nodes (Redis ACL; empty: none).
+	Username string `koanf:"Username"`
+	// Password authenticates to the data nodes.
+	Password Secret `koanf:"Password"`
+	// DB is the database number (single server and Sentinel; Cluster has
+	// only 0).
+	DB int `koanf:"Db"`
 	// KeyPrefix namespaces every key the kernel writes (default "ak:").
 	KeyPrefix string   `koanf:"KeyPrefix"`
 	TLS       RedisTLS `koanf:"Tls"`
@@ -231,15 +264,26 @@ type Redis struct {
 
 // RedisTLS is `Service:Cache:Redis:Tls`.
 type RedisTLS struct {
-	Enabled            bool   `koanf:"Enabled"`
-	ServerName         string `koanf:"ServerName"`
-	CAFile             string `koanf:"CaFile"`
-	InsecureSkipVerify bool   `koanf:"InsecureSkipVerify"`
+	// Enabled connects to Redis over TLS.
+	Enabled bool `koanf:"Enabled"`
+	// ServerName is the name the server certificate must carry (default:
+	// the host of the address).
+	ServerName string `koanf:"ServerName"`
+	// CAFile is a PEM file of the CAs trusted for the server certificate
+	// (default: the system roots).
+	CAFile string `koanf:"CaFile"`
+	// InsecureSkipVerify skips the certificate check (tests only; refused
+	// in Production).
+	InsecureSkipVerify bool `koanf:"InsecureSkipVerify"`
 }
 
 // Seed is `Service:Seed`.
 type Seed struct {
-	AdminAccount  string `koanf:"AdminAccount"`
+	// AdminAccount is the seeded super-admin account (default superAdmin).
+	AdminAccount string `koanf:"AdminAccount"`
+	// AdminPassword is the seeded super-admin password; unset: 16 random
+	// characters shown once (the log banner, or in Production the file
+	// superadmin-password.txt under DataDir).
 	AdminPassword Secret `koanf:"AdminPassword"`
 }
 
@@ -332,6 +376,8 @@ type Reauth struct {
 
 // Captcha is `Service:Security:Captcha`.
 type Captcha struct {
+	// Enabled forces the image captcha at login on (sys.security.captcha.enabled
+	// switches it at runtime).
 	Enabled bool `koanf:"Enabled"`
 	// MaxPending (default 100000, at least 1) caps the captcha answers
 	// waiting to be checked: each anonymous GET /api/v1/auth/captcha
@@ -345,6 +391,9 @@ type Captcha struct {
 
 // Password is `Service:Security:Password`.
 type Password struct {
+	// Pbkdf2Iterations is the PBKDF2-SHA256 iteration count of new hashes
+	// (default 600000, at least 100000); older hashes keep theirs and are
+	// upgraded at the next login.
 	Pbkdf2Iterations int `koanf:"Pbkdf2Iterations"`
 	// HashConcurrency is the number of PBKDF2 computations (login checks,
 	// password changes and resets, new accounts) run at once; 0 (default)
@@ -387,7 +436,9 @@ type Jwt struct {
 	// every key verifies them (each token names its key in the kid header).
 	// Rotation: docs/security.md, "Access tokens: key ring".
 	SigningKeys []JwtKey `koanf:"SigningKeys"`
-	Issuer      string   `koanf:"Issuer"`
+	// Issuer is the iss of access tokens, required on verification (default
+	// AdminKernel).
+	Issuer string `koanf:"Issuer"`
 	// Audience is the aud of issued access tokens and the only aud
 	// accepted (default: Issuer).
 	Audience string `koanf:"Audience"`
@@ -474,9 +525,13 @@ func (s Session) Single() bool { return strings.EqualFold(strings.TrimSpace(s.Mo
 type Sms struct {
 	// Sender is "Log" (development: the code is written to the log) or
 	// "Webhook". Default Log.
-	Sender        string `koanf:"Sender"`
-	WebhookURL    string `koanf:"WebhookUrl"`
+	Sender string `koanf:"Sender"`
+	// WebhookURL receives {phone, code, template} as a JSON POST when
+	// Sender is Webhook.
+	WebhookURL string `koanf:"WebhookUrl"`
+	// WebhookHeader names the header that carries WebhookSecret.
 	WebhookHeader string `koanf:"WebhookHeader"`
+	// WebhookSecret authenticates the kernel to the SMS webhook.
 	WebhookSecret Secret `koanf:"WebhookSecret"`
 }
 
@@ -484,7 +539,10 @@ type Sms struct {
 type ExternalAuth struct {
 	// CallbackBaseURL is the public root of the backend (may carry a gateway
 	// prefix). The service appends /api/v1/auth/external/{provider}/callback.
-	CallbackBaseURL    string `koanf:"CallbackBaseUrl"`
+	CallbackBaseURL string `koanf:"CallbackBaseUrl"`
+	// FrontendResultPath is the frontend page the SSO callback redirects
+	// to: a site path (default /oauth/callback) or an absolute http(s) URL
+	// of the app.
 	FrontendResultPath string `koanf:"FrontendResultPath"`
 	// BindTicketToBrowser (default true) binds the one-time login ticket of
 	// an external login to the browser that ran the callback: the callback
@@ -518,9 +576,12 @@ type ExternalAuth struct {
 	// looked up by provider code with ProviderSection (EnterpriseChat for
 	// enterprise_chat). Values are handed to the plugin over RPC.
 	EnterpriseChat VendorSettings `koanf:"EnterpriseChat"`
-	TeamChat       VendorSettings `koanf:"TeamChat"`
-	CodeHost       VendorSettings `koanf:"CodeHost"`
-	SocialChat     VendorSettings `koanf:"SocialChat"`
+	// TeamChat holds the team_chat plugin's settings.
+	TeamChat VendorSettings `koanf:"TeamChat"`
+	// CodeHost holds the code_host plugin's settings.
+	CodeHost VendorSettings `koanf:"CodeHost"`
+	// SocialChat holds the social_chat plugin's settings.
+	SocialChat VendorSettings `koanf:"SocialChat"`
 	// Plugins holds the settings sections of plugin providers by code,
 	// Service:ExternalAuth:Plugins:{code}:{Key} (for example
 	// Service__ExternalAuth__Plugins__acme__ClientSecret): the section of
@@ -532,14 +593,24 @@ type ExternalAuth struct {
 
 // OIDCProvider is one entry of `Service:ExternalAuth:Oidc`.
 type OIDCProvider struct {
-	Code         string `koanf:"Code"`
-	DisplayName  string `koanf:"DisplayName"`
-	Icon         string `koanf:"Icon"`
-	Authority    string `koanf:"Authority"`
+	// Code is the provider code ([a-z0-9_-], unique): the URL segment of
+	// /auth/external/{code}/... and the key of its enabled switch.
+	Code string `koanf:"Code"`
+	// DisplayName is the button text on the login page.
+	DisplayName string `koanf:"DisplayName"`
+	// Icon is the button's Iconify icon name (optional).
+	Icon string `koanf:"Icon"`
+	// Authority is the issuer URL; its discovery document is read from
+	// {Authority}/.well-known/openid-configuration.
+	Authority string `koanf:"Authority"`
+	// ClientID and ClientSecret are the client's credentials at the issuer.
 	ClientID     string `koanf:"ClientId"`
 	ClientSecret Secret `koanf:"ClientSecret"`
-	Scopes       string `koanf:"Scopes"`
-	UsePkce      *bool  `koanf:"UsePkce"`
+	// Scopes are the requested scopes, space-separated (default "openid
+	// profile email").
+	Scopes string `koanf:"Scopes"`
+	// UsePkce sends a PKCE challenge (S256; default true).
+	UsePkce *bool `koanf:"UsePkce"`
 	// AccountClaim names the ID-token claim (or userinfo claim, when the
 	// ID token lacks it) whose value is the identity's account hint: what
 	// linkByAccount matches against local account names and what names
@@ -595,10 +666,14 @@ const (
 // S3 is `Service:Upload:S3`: an S3-compatible object store.
 type S3 struct {
 	// Endpoint is host[:port] (no scheme), e.g. s3.eu-west-1.amazonaws.com.
-	Endpoint  string `koanf:"Endpoint"`
-	Bucket    string `koanf:"Bucket"`
-	Region    string `koanf:"Region"`
+	Endpoint string `koanf:"Endpoint"`
+	// Bucket is the bucket the files go to.
+	Bucket string `koanf:"Bucket"`
+	// Region is the bucket's region (default us-east-1 when empty).
+	Region string `koanf:"Region"`
+	// AccessKey is the access key id.
 	AccessKey string `koanf:"AccessKey"`
+	// SecretKey is the secret access key.
 	SecretKey Secret `koanf:"SecretKey"`
 	// PathStyle addresses the bucket in the path (MinIO, most gateways)
 	// rather than in the host name.
@@ -664,9 +739,15 @@ type ServiceLog struct {
 
 // OpLog is `Service:Logging:OpLog`.
 type OpLog struct {
-	Sync          bool `koanf:"Sync"`
-	QueueCapacity int  `koanf:"QueueCapacity"`
-	ParamMaxChars int  `koanf:"ParamMaxChars"`
+	// Sync writes each operation-log row before the answer (default false:
+	// a background queue writes them).
+	Sync bool `koanf:"Sync"`
+	// QueueCapacity is the background queue of operation-log rows (default
+	// 10000); beyond it rows are dropped and counted.
+	QueueCapacity int `koanf:"QueueCapacity"`
+	// ParamMaxChars cuts the logged request parameters after this many
+	// characters (default 8192).
+	ParamMaxChars int `koanf:"ParamMaxChars"`
 }
 
 // Snowflake is `Service:Snowflake`.
@@ -680,12 +761,17 @@ type API struct {
 	// DisabledModules switches modules off by name; `Meta` disables the
 	// error-code endpoint.
 	DisabledModules []string `koanf:"DisabledModules"`
-	MaxPageSize     int      `koanf:"MaxPageSize"`
-	Cors            Cors     `koanf:"Cors"`
+	// MaxPageSize is the largest page size a list accepts (default 200;
+	// larger answers 48001).
+	MaxPageSize int  `koanf:"MaxPageSize"`
+	Cors        Cors `koanf:"Cors"`
 }
 
 // Cors is `Api:Cors`.
 type Cors struct {
+	// AllowedOrigins are the origins (https://admin.example.com) whose
+	// browser apps may call the API with credentials; `*`, paths and
+	// non-origins are refused at start. Empty: no CORS headers.
 	AllowedOrigins []string `koanf:"AllowedOrigins"`
 }
 

@@ -206,3 +206,19 @@ var kernelMenus = []Menu{
 	{ID: 614, ParentID: 610, Type: MenuButton, Title: "文件-删除", Permission: "DELETE:/api/v1/sys/file/{id};POST:/api/v1/sys/file/batch-delete", Sort: 4},
 	{ID: 615, ParentID: 610, Type: MenuButton, Title: "文件-下载", Permission: "GET:/api/v1/sys/file/{id}/download", Sort: 5},
 }
+
+// ConfigSeed is a seeded config row as the settings reference shows it.
+type ConfigSeed struct {
+	ID               int64
+	Key, Name, Group string
+}
+
+// ConfigSeeds returns the seeded config rows (id, key, Chinese name and
+// group), in seeding order.
+func ConfigSeeds() []ConfigSeed {
+	out := make([]ConfigSeed, len(configs))
+	for i, c := range configs {
+		out[i] = ConfigSeed{ID: c.id, Key: c.key, Name: c.name, Group: c.group}
+	}
+	return out
+}
