@@ -45,7 +45,6 @@ func Module() module.Module {
 func routes(d *module.Deps, api *route.Group) error {
 	svc := NewService(d.Client, d.Store, d.Settings, d.Config)
 	maxPageSize := d.Config.API.MaxPageSize
-	op := func(r *route.Route) { r.OpLog = true }
 	g := api.Group("/sys/config")
 	g.Get("/page", route.Permission, bind.Page(maxPageSize, readFilter, svc.Page)).Doc("Config page", nil, request.PagedList[Config]{}).
 		Paged("ConfigKey", "Name", "GroupCode", "ExcludedGroupCodes:[]string")
@@ -61,10 +60,10 @@ func routes(d *module.Deps, api *route.Group) error {
 		return envelope.OK(c, v)
 	}).Doc("Config value (null when unset)", nil, "")
 	g.Get("/{id}", route.Permission, bind.ReadID(svc.Get)).Doc("Config detail", nil, Config{})
-	op(g.Put("/batch", route.Permission, bind.Apply(bind.UserID, svc.Batch)).NeedsReauth().Doc("Save config values", []BatchItem{}, true))
-	op(g.Post("", route.Permission, bind.Create(bind.UserID, svc.Add)).NeedsReauth().Doc("Add config", Input{}, int64(0)))
-	op(g.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.Update)).NeedsReauth().Doc("Update config", Input{}, true))
-	op(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).NeedsReauth().Doc("Delete config", nil, true))
+	g.Put("/batch", route.Permission, bind.Apply(bind.UserID, svc.Batch)).NeedsReauth().Doc("Save config values", []BatchItem{}, true)
+	g.Post("", route.Permission, bind.Create(bind.UserID, svc.Add)).NeedsReauth().Doc("Add config", Input{}, int64(0))
+	g.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.Update)).NeedsReauth().Doc("Update config", Input{}, true)
+	g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).NeedsReauth().Doc("Delete config", nil, true)
 	return nil
 }
 

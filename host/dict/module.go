@@ -52,15 +52,14 @@ func New(d *module.Deps) *Service {
 func routes(d *module.Deps, api *route.Group) error {
 	svc := New(d)
 	maxPageSize := d.Config.API.MaxPageSize
-	op := func(r *route.Route) { r.OpLog = true }
 
 	t := api.Group("/sys/dict/type")
 	t.Get("/page", route.Permission, bind.Page(maxPageSize, readTypeFilter, svc.TypePage)).Doc("Dictionary type page", nil, request.PagedList[Type]{}).Paged("Code", "Name")
 	t.Get("/{id}", route.Permission, bind.ReadID(svc.GetType)).Doc("Dictionary type detail", nil, Type{})
-	op(t.Post("", route.Permission, bind.Create(bind.UserID, svc.AddType)).Doc("Add dictionary type", TypeInput{}, int64(0)))
-	op(t.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.UpdateType)).Doc("Update dictionary type", TypeInput{}, true))
-	op(t.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.DeleteType)).Doc("Delete dictionary type and its items", nil, true))
-	op(t.Post("/batch-delete", route.Permission, bind.Apply(bind.UserID, svc.DeleteTypeBatch)).Doc("Delete dictionary types and their items", IDs{}, true))
+	t.Post("", route.Permission, bind.Create(bind.UserID, svc.AddType)).Doc("Add dictionary type", TypeInput{}, int64(0))
+	t.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.UpdateType)).Doc("Update dictionary type", TypeInput{}, true)
+	t.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.DeleteType)).Doc("Delete dictionary type and its items", nil, true)
+	t.Post("/batch-delete", route.Permission, bind.Apply(bind.UserID, svc.DeleteTypeBatch)).Doc("Delete dictionary types and their items", IDs{}, true)
 
 	api.Get("/sys/dict/items/{typeCode}", route.Session, func(c fiber.Ctx) error {
 		out, err := svc.Items(c.Context(), request.Param(c, "typeCode"))
@@ -72,10 +71,10 @@ func routes(d *module.Deps, api *route.Group) error {
 
 	i := api.Group("/sys/dict/item")
 	i.Get("/page", route.Permission, bind.Page(maxPageSize, bind.Query("TypeCode"), svc.ItemPage)).Doc("Dictionary item page", nil, request.PagedList[Item]{}).Paged("TypeCode")
-	op(i.Post("", route.Permission, bind.Create(bind.UserID, svc.AddItem)).Doc("Add dictionary item", ItemInput{}, int64(0)))
-	op(i.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.UpdateItem)).Doc("Update dictionary item", ItemInput{}, true))
-	op(i.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.DeleteItem)).Doc("Delete dictionary item", nil, true))
-	op(i.Post("/batch-delete", route.Permission, bind.Apply(bind.UserID, svc.DeleteItemBatch)).Doc("Delete dictionary items", IDs{}, true))
+	i.Post("", route.Permission, bind.Create(bind.UserID, svc.AddItem)).Doc("Add dictionary item", ItemInput{}, int64(0))
+	i.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.UpdateItem)).Doc("Update dictionary item", ItemInput{}, true)
+	i.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.DeleteItem)).Doc("Delete dictionary item", nil, true)
+	i.Post("/batch-delete", route.Permission, bind.Apply(bind.UserID, svc.DeleteItemBatch)).Doc("Delete dictionary items", IDs{}, true)
 	return nil
 }
 

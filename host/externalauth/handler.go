@@ -122,14 +122,14 @@ func (h *Handler) Routes(api *route.Group) {
 	g.Get("/{provider}/authorize", route.Anonymous, h.authorize).Doc("Start external login (302 to the provider)", nil, nil)
 	g.Get("/{provider}/callback", route.Anonymous, h.callback).Doc("External login callback (302 to the frontend result page)", nil, nil)
 	g.Post("/exchange", route.Anonymous, h.exchange).Doc("Exchange a login ticket", ExchangeInput{}, auth.LoginOutput{})
-	g.Post("/pending-link/claim", route.Session, h.claim).Doc("Claim a pending external identity", ClaimInput{}, true).Queries("pendingLink").OpLog = true
+	g.Post("/pending-link/claim", route.Session, h.claim).Doc("Claim a pending external identity", ClaimInput{}, true).Queries("pendingLink")
 	g.Get("/bindings", route.Session, h.bindings).Doc("My external bindings", nil, []Binding{})
 	// A fixed path: {provider}/bind never matches it (its second segment is
 	// "complete", not "bind"), whatever the registration order.
-	g.Post("/bind/complete", route.Session, h.completeBind).Doc("Complete a challenged bind", BindCompleteInput{}, true).OpLog = true
-	g.Post("/{provider}/bind", route.Session, h.bind).Doc("Bind an external identity", BindInput{}, BindOutput{}).OpLog = true
+	g.Post("/bind/complete", route.Session, h.completeBind).Doc("Complete a challenged bind", BindCompleteInput{}, true)
+	g.Post("/{provider}/bind", route.Session, h.bind).Doc("Bind an external identity", BindInput{}, BindOutput{})
 	g.Get("/{provider}/bind/start", route.Anonymous, h.bindStart).Doc("Start a bind (302 to the provider)", nil, nil).Queries(StartParam)
-	g.Delete("/{provider}/binding", route.Session, h.unbind).Doc("Unbind an external identity", nil, true).OpLog = true
+	g.Delete("/{provider}/binding", route.Session, h.unbind).Doc("Unbind an external identity", nil, true)
 }
 
 func (h *Handler) client(c fiber.Ctx) auth.Client {

@@ -34,17 +34,16 @@ type handler struct {
 // mount binds /sys/file to s.
 func mount(api *route.Group, s *Service, maxPageSize int) {
 	h := &handler{s: s, who: bind.Caller[datascope.Caller](s.scopes.RequestCaller)}
-	op := func(r *route.Route) *route.Route { r.OpLog = true; return r }
 	g := api.Group("/sys/file")
-	op(g.Post("/upload", route.Permission, h.upload).StreamsBody().Doc("Upload a file (multipart field file)", nil, UploadOutput{}))
+	g.Post("/upload", route.Permission, h.upload).StreamsBody().Doc("Upload a file (multipart field file)", nil, UploadOutput{})
 	g.Get("/{id}/download", route.Permission, h.download).Doc("Download a file (attachment)", nil, nil)
 	g.Get("/{id}/view", route.Anonymous, h.view).Doc("View a file through a signed link (query exp, sig)", nil, nil).Queries("exp", "sig")
 	g.Get("/page", route.Permission, bind.PageAs(h.who, maxPageSize, pageFilter, s.Page)).Doc("File page", nil, request.PagedList[File]{}).Paged("FileName")
-	op(g.Delete("/{id}", route.Permission, bind.Remove(h.who, s.Delete)).Doc("Delete a file", nil, true))
-	op(g.Post("/batch-delete", route.Permission, bind.Apply(h.who, s.BatchDelete)).Doc("Delete files", IDsInput{}, true))
-	op(g.Post("/chunk/init", route.Permission, bind.Create(h.who, s.Init)).Doc("Start or resume a chunked upload", InitInput{}, InitOutput{}))
+	g.Delete("/{id}", route.Permission, bind.Remove(h.who, s.Delete)).Doc("Delete a file", nil, true)
+	g.Post("/batch-delete", route.Permission, bind.Apply(h.who, s.BatchDelete)).Doc("Delete files", IDsInput{}, true)
+	g.Post("/chunk/init", route.Permission, bind.Create(h.who, s.Init)).Doc("Start or resume a chunked upload", InitInput{}, InitOutput{})
 	g.Post("/chunk", route.Permission, h.chunk).StreamsBody().Doc("Upload one chunk (multipart uploadId, index, chunk)", nil, true)
-	op(g.Post("/chunk/complete", route.Permission, bind.Create(h.who, s.Complete)).Doc("Complete a chunked upload", CompleteInput{}, UploadOutput{}))
+	g.Post("/chunk/complete", route.Permission, bind.Create(h.who, s.Complete)).Doc("Complete a chunked upload", CompleteInput{}, UploadOutput{})
 }
 
 func pageFilter(c fiber.Ctx) (Filter, error) {

@@ -60,25 +60,23 @@ func routes(d *module.Deps, api *route.Group) error {
 	m := api.Group("/sys/menu")
 	m.Get("/tree", route.Permission, bind.Read(mh.Tree)).Doc("Menu tree", nil, []*MenuTreeNode{})
 	m.Get("/routes", route.Permission, bind.Read(mh.Routes)).Doc("Permission-gated routes", nil, []RouteItem{})
-	opLog(m.Post("/add", route.Permission, bind.Create(authn.Require, mh.Add)).NeedsReauth().Doc("Add a menu", MenuInput{}, int64(0)))
-	opLog(m.Put("/{id}", route.Permission, bind.Change(authn.Require, mh.Update)).NeedsReauth().Doc("Update a menu", MenuInput{}, true))
-	opLog(m.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, mh.Delete)).NeedsReauth().Doc("Delete a menu", nil, true))
+	m.Post("/add", route.Permission, bind.Create(authn.Require, mh.Add)).NeedsReauth().Doc("Add a menu", MenuInput{}, int64(0))
+	m.Put("/{id}", route.Permission, bind.Change(authn.Require, mh.Update)).NeedsReauth().Doc("Update a menu", MenuInput{}, true)
+	m.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, mh.Delete)).NeedsReauth().Doc("Delete a menu", nil, true)
 
 	sm := &moduleService{client: d.Client, store: d.Store, log: log}
 	g := api.Group("/sys/module")
 	g.Get("/list", route.Permission, bind.Read(sm.List)).Doc("Modules", nil, []SysModule{})
 	g.Get("/{id}", route.Permission, bind.ReadID(sm.Get)).Doc("Module", nil, SysModule{})
-	opLog(g.Post("/add", route.Permission, bind.Create(bind.UserID, sm.Add)).Doc("Add a module", ModuleInput{}, int64(0)))
-	opLog(g.Put("/{id}", route.Permission, bind.Change(bind.UserID, sm.Update)).Doc("Update a module", ModuleInput{}, true))
-	opLog(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, sm.Delete)).Doc("Delete a module", nil, true))
+	g.Post("/add", route.Permission, bind.Create(bind.UserID, sm.Add)).Doc("Add a module", ModuleInput{}, int64(0))
+	g.Put("/{id}", route.Permission, bind.Change(bind.UserID, sm.Update)).Doc("Update a module", ModuleInput{}, true)
+	g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, sm.Delete)).Doc("Delete a module", nil, true)
 
 	ph := &portal{client: d.Client, perms: d.Perms, store: d.Store, ttl: ttl, log: log}
 	p := api.Group("/personal")
 	p.Get("/modules", route.Session, bind.ReadAs(authn.Require, ph.MyModules)).Doc("My modules", nil, MyModules{})
 	p.Get("/menu", route.Session, ph.menuHandler).Doc("My menu of a module", nil, []*MenuNode{}).Queries("moduleId:int64")
-	opLog(p.Put("/default-module", route.Session, bind.Create(authn.Require, ph.SetDefaultModule)).Doc("Set my default module", DefaultModuleInput{}, true))
+	p.Put("/default-module", route.Session, bind.Create(authn.Require, ph.SetDefaultModule)).Doc("Set my default module", DefaultModuleInput{}, true)
 	p.Get("/permissions", route.Session, bind.ReadAs(authn.Require, ph.Permissions)).Doc("My permission codes", nil, []string{})
 	return nil
 }
-
-func opLog(r *route.Route) { r.OpLog = true }

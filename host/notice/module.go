@@ -49,13 +49,12 @@ func routes(d *module.Deps, api *route.Group) error {
 	svc := NewService(d.Client, d.Events, d.Routes, holds)
 	who := bind.Caller[datascope.Caller](d.Scopes().RequestCaller)
 	maxPageSize := d.Config.API.MaxPageSize
-	op := func(r *route.Route) { r.OpLog = true }
 
 	g := api.Group("/sys/notice")
-	op(g.Post("", route.Permission, bind.Create(who, svc.Publish)).Doc("Publish notice", Input{}, int64(0)))
+	g.Post("", route.Permission, bind.Create(who, svc.Publish)).Doc("Publish notice", Input{}, int64(0))
 	g.Get("/page", route.Permission, bind.PageAs(who, maxPageSize, readFilter, svc.Page)).Doc("Notice page", nil, request.PagedList[Notice]{}).
 		Paged("Title", "Type:int64", "OnlyUnread:bool")
-	op(g.Delete("/{id}", route.Permission, bind.Remove(who, svc.Delete)).Doc("Delete notice", nil, true))
+	g.Delete("/{id}", route.Permission, bind.Remove(who, svc.Delete)).Doc("Delete notice", nil, true)
 	g.Get("/mine", route.Session, bind.PageAs(bind.UserID, maxPageSize, readFilter, svc.Mine)).Doc("My notices", nil, request.PagedList[MineItem]{}).
 		Paged("Title", "Type:int64", "OnlyUnread:bool")
 	g.Get("/unread-count", route.Session, bind.ReadAs(bind.UserID, svc.UnreadCount)).Doc("My unread notice count", nil, 0)

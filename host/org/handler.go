@@ -16,10 +16,10 @@ func mountOrgs(api *route.Group, s *orgService) {
 	o := api.Group("/sys/org")
 	o.Get("/list", route.Permission, bind.Read(s.List)).Doc("Organisations", nil, []SysOrg{})
 	o.Get("/{id}", route.Permission, bind.ReadID(s.Get)).Doc("Organisation", nil, SysOrg{})
-	opLog(o.Post("/add", route.Permission, bind.Create(bind.UserID, s.Add)).Doc("Add an organisation", OrgInput{}, int64(0)))
-	opLog(o.Put("/{id}", route.Permission, bind.Change(bind.UserID, s.Update)).Doc("Update an organisation", OrgInput{}, true))
-	opLog(o.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, s.Delete)).Doc("Delete an organisation", nil, true))
-	opLog(o.Post("/{id}/copy", route.Permission, copyHandler(s)).Doc("Copy an organisation subtree", CopyInput{}, int64(0)))
+	o.Post("/add", route.Permission, bind.Create(bind.UserID, s.Add)).Doc("Add an organisation", OrgInput{}, int64(0))
+	o.Put("/{id}", route.Permission, bind.Change(bind.UserID, s.Update)).Doc("Update an organisation", OrgInput{}, true)
+	o.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, s.Delete)).Doc("Delete an organisation", nil, true)
+	o.Post("/{id}/copy", route.Permission, copyHandler(s)).Doc("Copy an organisation subtree", CopyInput{}, int64(0))
 }
 
 // copyHandler binds POST /sys/org/{id}/copy, whose body is optional.
@@ -52,9 +52,7 @@ func mountPositions(api *route.Group, s *positionService, maxPageSize int) {
 	p := api.Group("/sys/position")
 	p.Get("/page", route.Permission, bind.Page(maxPageSize, bind.Query("Name"), s.Page)).Doc("Positions", nil, request.PagedList[SysPosition]{}).Paged("Name")
 	p.Get("/{id}", route.Permission, bind.ReadID(s.Get)).Doc("Position", nil, SysPosition{})
-	opLog(p.Post("/add", route.Permission, bind.Create(bind.UserID, s.Add)).Doc("Add a position", PositionInput{}, int64(0)))
-	opLog(p.Put("/{id}", route.Permission, bind.Change(bind.UserID, s.Update)).Doc("Update a position", PositionInput{}, true))
-	opLog(p.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, s.Delete)).Doc("Delete a position", nil, true))
+	p.Post("/add", route.Permission, bind.Create(bind.UserID, s.Add)).Doc("Add a position", PositionInput{}, int64(0))
+	p.Put("/{id}", route.Permission, bind.Change(bind.UserID, s.Update)).Doc("Update a position", PositionInput{}, true)
+	p.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, s.Delete)).Doc("Delete a position", nil, true)
 }
-
-func opLog(r *route.Route) { r.OpLog = true }

@@ -65,7 +65,7 @@ type handler struct {
 func (h *handler) routes(api *route.Group) {
 	api.Post("/auth/reauth", route.Session, h.reauth).Doc("Re-authenticate", Input{}, true)
 	g := api.Group("/sys/mfa")
-	g.Post("/clear", route.Permission, h.clear).NeedsReauth().Doc("Clear a user's second factors", ClearInput{}, nil).OpLog = true
+	g.Post("/clear", route.Permission, h.clear).NeedsReauth().Doc("Clear a user's second factors", ClearInput{}, nil)
 	hs := g.Group("/high-sensitivity")
 	hs.Get("", route.Permission, bind.Read(h.svc.d.Sensitive.Get)).Doc("High-sensitivity list", nil, List{})
 	hs.Post("", route.Permission, h.addSensitive).NeedsReauth().Doc("Add a high-sensitivity code", AddInput{}, Item{})

@@ -17,9 +17,9 @@ func mount(api *route.Group, s *Service, maxPageSize int) {
 	g.Get("/{type}/page", route.Permission, s.pageHandler(maxPageSize)).
 		Doc("Recycle bin page", nil, request.PagedList[Item]{}).Paged()
 	g.Post("/{type}/{id}/restore", route.Permission, s.actionHandler(s.Restore)).NeedsReauth().
-		Doc("Restore from the recycle bin", nil, true).OpLog = true
+		Doc("Restore from the recycle bin", nil, true)
 	g.Delete("/{type}/{id}", route.Permission, s.actionHandler(s.Purge)).NeedsReauth().
-		Doc("Purge from the recycle bin", nil, true).OpLog = true
+		Doc("Purge from the recycle bin", nil, true)
 }
 
 // pageHandler binds GET {type}/page: the type (42022), the caller, the

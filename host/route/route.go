@@ -55,7 +55,11 @@ type Route struct {
 	// Title names the operation in the operation log and the contract
 	// document (optional).
 	Title string
-	// OpLog marks a route whose calls are written to the operation log.
+	// OpLog marks a route whose calls are written to the operation log
+	// although it is not a write: an export (GET) or an anonymous call that
+	// changes an account's factors. Every write (any method but GET, HEAD
+	// and OPTIONS) of a signed-in caller is logged without it
+	// (host/oplog.Logged); marking one is refused by a test.
 	OpLog bool
 	// Reauth marks a route the wire contract tags +R: while TOTP is on
 	// (sys.security.totp.enabled) it needs a recent re-authentication of
