@@ -14,6 +14,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysuserpasskey"
 	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/host/cache"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 )
 
@@ -234,13 +235,5 @@ func unbind(ctx context.Context, tx *ent.Tx, userID int64, keep string) error {
 }
 
 func (s *Service) tx(ctx context.Context, fn func(*ent.Tx) error) error {
-	tx, err := s.client.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return database.WithTx(ctx, s.client, fn)
 }

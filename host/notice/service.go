@@ -3,8 +3,6 @@ package notice
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -22,6 +20,7 @@ import (
 	"github.com/adminkernel/kernel/ent/sysrole"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
@@ -291,36 +290,30 @@ func (s *Service) Publish(ctx context.Context, who datascope.Caller, in Input) (
 		v := string(raw)
 		actions = &v
 	}
-	tx, err := s.client.Tx(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n, err := tx.SysNotice.Create().SetTitle(in.Title).SetNillableContent(in.Content).SetType(in.Type).
-		SetReceiverType(in.ReceiverType).SetNillableActionsJSON(actions).SetCreateUserID(userID).Save(ctx)
-	if err != nil {
-		return 0, rollback(tx, err)
-	}
-	for chunk := range slices.Chunk(ids, maxReceiverRead) {
-		rows := make([]*ent.SysNoticeReceiverCreate, len(chunk))
-		for i, id := range chunk {
-			rows[i] = tx.SysNoticeReceiver.Create().SetNoticeID(n.ID).SetReceiverID(id).SetCreateUserID(userID)
+	var n *ent.SysNotice
+	err = database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
+		var err error
+		n, err = tx.SysNotice.Create().SetTitle(in.Title).SetNillableContent(in.Content).SetType(in.Type).
+			SetReceiverType(in.ReceiverType).SetNillableActionsJSON(actions).SetCreateUserID(userID).Save(ctx)
+		if err != nil {
+			return err
 		}
-		if err := tx.SysNoticeReceiver.CreateBulk(rows...).Exec(ctx); err != nil {
-			return 0, rollback(tx, err)
+		for chunk := range slices.Chunk(ids, maxReceiverRead) {
+			rows := make([]*ent.SysNoticeReceiverCreate, len(chunk))
+			for i, id := range chunk {
+				rows[i] = tx.SysNoticeReceiver.Create().SetNoticeID(n.ID).SetReceiverID(id).SetCreateUserID(userID)
+			}
+			if err := tx.SysNoticeReceiver.CreateBulk(rows...).Exec(ctx); err != nil {
+				return err
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return 0, err
 	}
 	s.events.Publish(events.NoticePublished{ID: n.ID})
 	return n.ID, nil
-}
-
-func rollback(tx *ent.Tx, err error) error {
-	if rerr := tx.Rollback(); rerr != nil {
-		return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
-	}
-	return err
 }
 
 // InScope is the predicate of the notices an administrator may see and
