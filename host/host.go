@@ -121,10 +121,12 @@ type Kernel struct {
 	logs     *logging.Logs
 	log      hclog.Logger
 	db       *database.DB
-	catalog  *errcode.Catalog
-	routes   *route.Table
-	app      *fiber.App
-	version  string
+	// recycleKinds are the recycle-bin types the modules declared.
+	recycleKinds []module.RecycleKind
+	catalog      *errcode.Catalog
+	routes       *route.Table
+	app          *fiber.App
+	version      string
 
 	ids       *snowflake.Generator // this kernel's ids (worker id set or leased)
 	store     cache.Store
@@ -394,6 +396,24 @@ func (k *Kernel) buildApp(modules []Module) error {
 		}
 		if err := k.jobs.Register(m.JobHandlers(deps)...); err != nil {
 			return fmt.Errorf("module %s: %w", m.Name, err)
+		}
+	}
+	recycleOwner := map[string]string{}
+	for _, m := range modules {
+		if m.Recycle == nil {
+			continue
+		}
+		for _, kind := range m.Recycle(deps) {
+			typ := strings.ToLower(strings.TrimSpace(kind.Type))
+			if typ == "" || kind.Page == nil || kind.Restore == nil || kind.Purge == nil || kind.PurgeCode == "" || len(kind.RestoreCodes) == 0 {
+				return fmt.Errorf("module %s: recycle kind %q lacks its type, functions or area codes", m.Name, kind.Type)
+			}
+			if prev, dup := recycleOwner[typ]; dup {
+				return fmt.Errorf("module %s: recycle kind %q is already declared by module %s", m.Name, typ, prev)
+			}
+			recycleOwner[typ] = m.Name
+			kind.Type = typ
+			k.recycleKinds = append(k.recycleKinds, kind)
 		}
 	}
 	if err := k.routes.Mount(k.app, k.authn.Guards(), cfg.API.DisabledModules); err != nil {

@@ -70,5 +70,7 @@ func (k *Kernel) deps() *module.Deps {
 		Logger:    k.logs.For,
 		Totals:    k.totals,
 		Realtime:  k.hub,
+		// Filled after every module's Recycle ran (mountModules).
+		RecycleKinds: func() []module.RecycleKind { return k.recycleKinds },
 	}
 }

@@ -37,7 +37,7 @@ var menus = []seed.Menu{
 
 // Module returns the area as a kernel module.
 func Module() module.Module {
-	return module.Module{Name: Name, Menus: menus, Routes: routes}
+	return module.Module{Name: Name, Menus: menus, Routes: routes, Recycle: recycleKinds}
 }
 
 // New returns the dictionary service over the kernel's database and cache

@@ -25,7 +25,8 @@ const HandlerAbandonedUploads = "files.abandonedUploads"
 
 // Module returns the area as a kernel module. Its menus (600-615) are
 // kernel seed rows (host/seed). It offers the job scheduler the
-// abandoned-upload cleanup as a compiled handler.
+// abandoned-upload cleanup as a compiled handler and the recycle bin its
+// "file" type.
 func Module() module.Module {
 	var svc *Service // set by Routes; JobHandlers runs after it
 	return module.Module{
@@ -48,6 +49,14 @@ func Module() module.Module {
 					return fmt.Sprintf("removed %d abandoned uploads", n), err
 				},
 			}}
+		},
+		// The purge of a file removes its content from the store Routes
+		// opened (one store for the area).
+		Recycle: func(d *module.Deps) []module.RecycleKind {
+			if svc == nil {
+				return nil
+			}
+			return recycleKinds(d, svc.store)
 		},
 	}
 }

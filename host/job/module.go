@@ -16,7 +16,7 @@ const Name = "Job"
 // Module returns the /sys/job operations over e (nil when only the static
 // parts of the modules are read: then there are no routes).
 func Module(e *Engine) module.Module {
-	m := module.Module{Name: Name}
+	m := module.Module{Name: Name, Recycle: recycleKinds}
 	if e != nil {
 		m.Routes = func(d *module.Deps, api *route.Group) error { return routes(d, api, e) }
 		m.JobHandlers = func(*module.Deps) []module.JobHandler { return e.KernelHandlers() }

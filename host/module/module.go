@@ -46,6 +46,10 @@ type Module struct {
 	// JobHandler); it is called once, after Routes, with the same Deps.
 	// Two handlers of one name stop composition.
 	JobHandlers func(d *Deps) []JobHandler
+	// Recycle returns the recycle-bin types of the module's soft-deleted
+	// rows (see RecycleKind); it is called once, after Routes, with the
+	// same Deps. Two kinds of one type stop composition.
+	Recycle func(d *Deps) []RecycleKind
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes
@@ -79,6 +83,10 @@ type Deps struct {
 	Logger func(category string) hclog.Logger
 	// Totals caches list totals (host/pagetotal); nil counts every time.
 	Totals *pagetotal.Totals
+	// RecycleKinds returns the recycle-bin types every module declared
+	// (complete once all modules have registered; call it from handlers,
+	// not from Routes).
+	RecycleKinds func() []RecycleKind
 	// Realtime pushes messages to a user's open realtime connections on
 	// every replica (host/hub Push; docs/realtime.md "Pushing from a
 	// module").

@@ -26,8 +26,8 @@ func mount(api *route.Group, s *Service, maxPageSize int) {
 // paging parameters.
 func (s *Service) pageHandler(maxPageSize int) fiber.Handler {
 	return func(c fiber.Ctx) error {
-		k, err := s.kind(c.Params("type"))
-		if err != nil {
+		typ := c.Params("type")
+		if _, err := s.kind(typ); err != nil {
 			return err
 		}
 		who, err := s.scopes.RequestCaller(c)
@@ -38,7 +38,7 @@ func (s *Service) pageHandler(maxPageSize int) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		items, total, err := k.page(c.Context(), who, p)
+		items, total, err := s.Page(c.Context(), who, typ, p)
 		if err != nil {
 			return err
 		}

@@ -1,23 +1,18 @@
 // Package recycle is a kernel feature area: the recycle bin
-// (/api/v1/sys/recycle/{type}/*), over every soft-deleted admin type.
+// (/api/v1/sys/recycle/{type}/*), over the soft-deleted types the modules
+// declare (module.Module.Recycle, module.RecycleKind).
 //
 // A page lists the deleted rows of one type, newest deletion first. A
 // restore sets is_delete and delete_key back to their live values (see
 // ent/schema/mixin.go): a unique key taken meanwhile answers 42021, a child
 // whose parent is deleted or gone answers 42032. A purge removes the row and
-// the rows that depend on it. Both run the owning area's authority rules
-// (data scope for users, orgs and files; nothing beyond the caller's own
-// codes and scope for roles and menus; the super-admin and seeded,
-// protected rows) and drop the caches the owning area drops on a change.
+// the rows that depend on it. The owning module runs its own authority
+// rules and drops its own caches; the bin routes the {type}, checks the
+// area codes the kind declares (41007) and offers the kinds a kit (kit.go).
 // docs/recycle.md describes each type.
 package recycle
 
 import (
-	"context"
-	"fmt"
-	"time"
-
-	"github.com/adminkernel/kernel/host/file/storage"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
@@ -45,14 +40,6 @@ func routes(d *module.Deps, api *route.Group) error {
 	if d.Config != nil && d.Config.API.MaxPageSize > 0 {
 		maxPage = d.Config.API.MaxPageSize
 	}
-	// The file store the files area writes (same settings): a purged file's
-	// content is removed once no other file row names it.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	store, err := storage.New(ctx, d.Config.Service.Upload, d.Config.DataPath())
-	if err != nil {
-		return fmt.Errorf("recycle bin: file storage: %w", err)
-	}
-	mount(api, NewService(d, store), maxPage)
+	mount(api, NewService(d), maxPage)
 	return nil
 }

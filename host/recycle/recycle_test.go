@@ -27,7 +27,6 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/file/storage"
 	"github.com/adminkernel/kernel/host/kerneltest"
-	"github.com/adminkernel/kernel/host/recycle"
 )
 
 const (
@@ -389,7 +388,7 @@ func (e *env) scoped(account string, org int64, scopeType int, extra ...string) 
 	e.t.Helper()
 	codes := []string{cPage, cRestore, cPurge}
 	for _, typ := range []string{"user", "org", "role", "menu"} { // the areas the scope tests act on
-		restore, purge := recycle.AreaCodes(typ)
+		restore, purge := areaCodes(typ)
 		codes = append(codes, restore[0], purge)
 	}
 	id := e.k.User(account, userPw, append(codes, extra...)...)
@@ -653,7 +652,7 @@ func TestAreaCodes(t *testing.T) {
 			ids[i] = mk(fmt.Sprintf("%s%d", typ, i))
 			e.expect("delete "+typ, e.k.Do("DELETE", api+fmt.Sprintf(paths[typ], ids[i]), e.admin, nil), 0)
 		}
-		restore, purge := recycle.AreaCodes(typ)
+		restore, purge := areaCodes(typ)
 		e.expect("restore "+typ+" with the recycle codes only", e.restore(binOnly, typ, ids[0]), errcode.AreaPermissionRequired)
 		e.expect("purge "+typ+" with the recycle codes only", e.purge(binOnly, typ, ids[1]), errcode.AreaPermissionRequired)
 
@@ -663,4 +662,21 @@ func TestAreaCodes(t *testing.T) {
 		e.expect("restore "+typ+" with the area's update code", e.restore(tok, typ, ids[0]), 0)
 		e.expect("purge "+typ+" with the area's delete code", e.purge(tok, typ, ids[1]), 0)
 	}
+}
+
+// areaCodes are the owning areas' codes of each type (the modules declare
+// them with their kinds): those of which a restore needs one, and the one
+// a purge needs.
+func areaCodes(typ string) (restore []string, purge string) {
+	c := map[string][2]string{
+		"user": {"/api/v1/sys/user", "/api/v1/sys/user/{id}"}, "role": {"/api/v1/sys/role/add", "/api/v1/sys/role/{id}"},
+		"job": {"/api/v1/sys/job", "/api/v1/sys/job/{id}"}, "org": {"/api/v1/sys/org/add", "/api/v1/sys/org/{id}"},
+		"position": {"/api/v1/sys/position/add", "/api/v1/sys/position/{id}"}, "module": {"/api/v1/sys/module/add", "/api/v1/sys/module/{id}"},
+		"config": {"/api/v1/sys/config", "/api/v1/sys/config/{id}"}, "dict": {"/api/v1/sys/dict/type", "/api/v1/sys/dict/type/{id}"},
+		"dictitem": {"/api/v1/sys/dict/item", "/api/v1/sys/dict/item/{id}"}, "menu": {"/api/v1/sys/menu/add", "/api/v1/sys/menu/{id}"},
+	}[typ]
+	if typ == "file" {
+		return []string{"POST:/api/v1/sys/file/upload"}, "DELETE:/api/v1/sys/file/{id}"
+	}
+	return []string{"POST:" + c[0], "PUT:" + c[1]}, "DELETE:" + c[1]
 }

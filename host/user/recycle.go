@@ -1,13 +1,11 @@
-package recycle
+package user
 
 import (
 	"context"
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/schema"
-	"github.com/adminkernel/kernel/ent/sysnotice"
 	"github.com/adminkernel/kernel/ent/sysnoticeread"
-	"github.com/adminkernel/kernel/ent/sysnoticereceiver"
 	"github.com/adminkernel/kernel/ent/sysnoticewatermark"
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysposition"
@@ -21,40 +19,57 @@ import (
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/recycle"
 	"github.com/adminkernel/kernel/host/request"
 )
+
+// recycleBin hangs the user area's recycle-bin types (module.RecycleKind) on the
+// bin's helpers (host/recycle).
+type recycleBin struct {
+	*recycle.Bin
+}
+
+// recycleKinds are the user area's types of the recycle bin, with the area codes a
+// restore and a purge need besides the bin's own (docs/recycle.md).
+func recycleKinds(d *module.Deps) []module.RecycleKind {
+	s := &recycleBin{recycle.NewBin(d)}
+	return []module.RecycleKind{
+		recycle.Codes(s.userKind(), "user", []string{"POST:/api/v1/sys/user", "PUT:/api/v1/sys/user/{id}"}, "DELETE:/api/v1/sys/user/{id}"),
+	}
+}
 
 // receiversUsers is the notice receiver type "users" (host/notice).
 const receiversUsers = 2
 
 // userKind: deleted users within the caller's data scope. A restore brings
 // the account back without roles or external-login bindings (the delete
-// removed them); a purge removes the row and everything keyed by the user.
-func (s *Service) userKind() kind {
-	return kind{
-		page: func(ctx context.Context, who datascope.Caller, p request.Page) ([]Item, int, error) {
-			q := s.client.SysUser.Query().Where(sysuser.IsDelete(true)).Where(who.Scope.Users()...)
+// removed them); a purge removes the row and everything keyed by the
+func (s *recycleBin) userKind() module.RecycleKind {
+	return module.RecycleKind{
+		Page: func(ctx context.Context, who datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
+			q := s.Client.SysUser.Query().Where(sysuser.IsDelete(true)).Where(who.Scope.Users()...)
 			total, err := q.Clone().Count(ctx)
 			if err != nil {
 				return nil, 0, err
 			}
 			rows, err := q.Order(ent.Desc(sysuser.FieldUpdateTime), ent.Desc(sysuser.FieldID)).
 				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return page(ctx, s, total, rows, err, func(u *ent.SysUser) (int64, string, *string, deleted) {
-				return u.ID, u.Name, ptr(u.Account), deleted{when(u.UpdateTime, u.CreateTime), u.UpdateUserID}
+			return recycle.PageOf(ctx, s.Client, total, rows, err, func(u *ent.SysUser) (int64, string, *string, recycle.Deleted) {
+				return u.ID, u.Name, recycle.Ptr(u.Account), recycle.Deleted{At: recycle.When(u.UpdateTime, u.CreateTime), By: u.UpdateUserID}
 			})
 		},
-		restore: s.restoreUser,
-		purge:   s.purgeUser,
+		Restore: s.restoreUser,
+		Purge:   s.purgeUser,
 	}
 }
 
 // deletedUser returns a deleted user the caller may act on: in their data
 // scope (41005, as the user area answers), a super-admin only for the
 // super-admin (42007).
-func (s *Service) deletedUser(ctx context.Context, who datascope.Caller, id int64) (*ent.SysUser, error) {
-	u, err := s.client.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(true)).Only(ctx)
-	if err := missing(err, id); err != nil {
+func (s *recycleBin) deletedUser(ctx context.Context, who datascope.Caller, id int64) (*ent.SysUser, error) {
+	u, err := s.Client.SysUser.Query().Where(sysuser.ID(id), sysuser.IsDelete(true)).Only(ctx)
+	if err := recycle.Missing(err, id); err != nil {
 		return nil, err
 	}
 	if !who.Scope.ContainsUser(u.ID, u.OrgID) {
@@ -66,46 +81,46 @@ func (s *Service) deletedUser(ctx context.Context, who datascope.Caller, id int6
 	return u, nil
 }
 
-func (s *Service) restoreUser(ctx context.Context, who datascope.Caller, id int64) error {
+func (s *recycleBin) restoreUser(ctx context.Context, who datascope.Caller, id int64) error {
 	u, err := s.deletedUser(ctx, who, id)
 	if err != nil {
 		return err
 	}
 	if u.OrgID != nil {
-		live, err := s.client.SysOrg.Query().Where(sysorg.ID(*u.OrgID), sysorg.IsDelete(false)).Exist(ctx)
+		live, err := s.Client.SysOrg.Query().Where(sysorg.ID(*u.OrgID), sysorg.IsDelete(false)).Exist(ctx)
 		if err != nil {
 			return err
 		}
 		if !live {
-			return parentDeleted("org")
+			return recycle.ParentDeleted("org")
 		}
 	}
 	if u.PositionID != nil {
-		live, err := s.client.SysPosition.Query().Where(sysposition.ID(*u.PositionID), sysposition.IsDelete(false)).Exist(ctx)
+		live, err := s.Client.SysPosition.Query().Where(sysposition.ID(*u.PositionID), sysposition.IsDelete(false)).Exist(ctx)
 		if err != nil {
 			return err
 		}
 		if !live {
-			return parentDeleted("position")
+			return recycle.ParentDeleted("position")
 		}
 	}
-	taken, err := s.client.SysUser.Query().Where(sysuser.IsDelete(false),
+	taken, err := s.Client.SysUser.Query().Where(sysuser.IsDelete(false),
 		sysuser.Or(sysuser.Account(u.Account), sysuser.AccountNorm(schema.NormalizeAccount(u.Account)))).Exist(ctx)
 	if err != nil {
 		return err
 	}
 	if taken {
-		return conflict().With("account", u.Account)
+		return recycle.Conflict().With("account", u.Account)
 	}
-	n, err := s.client.SysUser.Update().Where(sysuser.ID(id), sysuser.IsDelete(true)).
+	n, err := s.Client.SysUser.Update().Where(sysuser.ID(id), sysuser.IsDelete(true)).
 		SetIsDelete(false).SetDeleteKey(0).SetUpdateUserID(who.UserID).Save(ctx)
-	if err := affected(n, err, id); err != nil {
+	if err := recycle.Affected(n, err, id); err != nil {
 		return err
 	}
-	return s.d.InvalidateAccess(ctx, id)
+	return s.D.InvalidateAccess(ctx, id)
 }
 
-func (s *Service) purgeUser(ctx context.Context, who datascope.Caller, id int64) error {
+func (s *recycleBin) purgeUser(ctx context.Context, who datascope.Caller, id int64) error {
 	u, err := s.deletedUser(ctx, who, id)
 	if err != nil {
 		return err
@@ -113,9 +128,9 @@ func (s *Service) purgeUser(ctx context.Context, who datascope.Caller, id int64)
 	if u.IsSuperAdmin {
 		return errcode.New(errcode.SuperAdminProtected)
 	}
-	err = database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		n, err := tx.SysUser.Delete().Where(sysuser.ID(id), sysuser.IsDelete(true), sysuser.IsSuperAdmin(false)).Exec(ctx)
-		if err := affected(n, err, id); err != nil {
+		if err := recycle.Affected(n, err, id); err != nil {
 			return err
 		}
 		return purgeUserRows(ctx, tx, id)
@@ -123,7 +138,7 @@ func (s *Service) purgeUser(ctx context.Context, who datascope.Caller, id int64)
 	if err != nil {
 		return err
 	}
-	return s.d.InvalidateAccess(ctx, id)
+	return s.D.InvalidateAccess(ctx, id)
 }
 
 // purgeUserRows removes the rows keyed by a purged user: role links,
@@ -165,27 +180,8 @@ func purgeUserRows(ctx context.Context, tx *ent.Tx, id int64) error {
 	if _, err := tx.SysNoticeWatermark.Delete().Where(sysnoticewatermark.UserID(id)).Exec(ctx); err != nil {
 		return err
 	}
-	if err := dropReceivers(ctx, tx, id, receiversUsers); err != nil {
+	if err := recycle.DropNoticeReceivers(ctx, tx, id, receiversUsers); err != nil {
 		return err
 	}
 	return tx.SysUser.Update().Where(sysuser.DirectorID(id)).ClearDirectorID().Exec(ctx)
-}
-
-// dropReceivers removes the receiver rows naming id in notices addressed to
-// receivers of type typ (a role id and a user id may be equal: seed ids).
-func dropReceivers(ctx context.Context, tx *ent.Tx, id int64, typ int) error {
-	rows, err := tx.SysNoticeReceiver.Query().Where(sysnoticereceiver.ReceiverID(id)).All(ctx)
-	if err != nil || len(rows) == 0 {
-		return err
-	}
-	notices := make([]int64, len(rows))
-	for i, r := range rows {
-		notices[i] = r.NoticeID
-	}
-	of, err := tx.SysNotice.Query().Where(sysnotice.IDIn(notices...), sysnotice.ReceiverType(typ)).IDs(ctx)
-	if err != nil || len(of) == 0 {
-		return err
-	}
-	_, err = tx.SysNoticeReceiver.Delete().Where(sysnoticereceiver.ReceiverID(id), sysnoticereceiver.NoticeIDIn(of...)).Exec(ctx)
-	return err
 }

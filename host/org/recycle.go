@@ -1,4 +1,4 @@
-package recycle
+package org
 
 import (
 	"context"
@@ -14,8 +14,26 @@ import (
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/recycle"
 	"github.com/adminkernel/kernel/host/request"
 )
+
+// recycleBin hangs the organisation area's recycle-bin types (module.RecycleKind) on the
+// bin's helpers (host/recycle).
+type recycleBin struct {
+	*recycle.Bin
+}
+
+// recycleKinds are the organisation area's types of the recycle bin, with the area codes a
+// restore and a purge need besides the bin's own (docs/recycle.md).
+func recycleKinds(d *module.Deps) []module.RecycleKind {
+	s := &recycleBin{recycle.NewBin(d)}
+	return []module.RecycleKind{
+		recycle.Codes(s.orgKind(), "org", []string{"POST:/api/v1/sys/org/add", "PUT:/api/v1/sys/org/{id}"}, "DELETE:/api/v1/sys/org/{id}"),
+		recycle.Codes(s.positionKind(), "position", []string{"POST:/api/v1/sys/position/add", "PUT:/api/v1/sys/position/{id}"}, "DELETE:/api/v1/sys/position/{id}"),
+	}
+}
 
 // orgKind: deleted organisations within the caller's data scope. A deleted
 // org is in a restricted caller's scope when its id is (a custom scope), or
@@ -23,10 +41,10 @@ import (
 // org hangs below that org (the live tree no longer holds it, so the cached
 // scope does not). An org under a deleted org answers 42032; a purge of an
 // org that still has child rows answers 42004.
-func (s *Service) orgKind() kind {
-	return kind{
-		page: func(ctx context.Context, who datascope.Caller, p request.Page) ([]Item, int, error) {
-			q := s.client.SysOrg.Query().Where(sysorg.IsDelete(true))
+func (s *recycleBin) orgKind() module.RecycleKind {
+	return module.RecycleKind{
+		Page: func(ctx context.Context, who datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
+			q := s.Client.SysOrg.Query().Where(sysorg.IsDelete(true))
 			if !who.Scope.Unrestricted {
 				ids, err := s.visibleDeletedOrgs(ctx, who)
 				if err != nil {
@@ -40,19 +58,19 @@ func (s *Service) orgKind() kind {
 			}
 			rows, err := q.Order(ent.Desc(sysorg.FieldUpdateTime), ent.Desc(sysorg.FieldID)).
 				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return page(ctx, s, total, rows, err, func(o *ent.SysOrg) (int64, string, *string, deleted) {
-				return o.ID, o.Name, ptr(o.Code), deleted{when(o.UpdateTime, o.CreateTime), o.UpdateUserID}
+			return recycle.PageOf(ctx, s.Client, total, rows, err, func(o *ent.SysOrg) (int64, string, *string, recycle.Deleted) {
+				return o.ID, o.Name, recycle.Ptr(o.Code), recycle.Deleted{At: recycle.When(o.UpdateTime, o.CreateTime), By: o.UpdateUserID}
 			})
 		},
-		restore: s.restoreOrg,
-		purge:   s.purgeOrg,
+		Restore: s.restoreOrg,
+		Purge:   s.purgeOrg,
 	}
 }
 
 // visibleDeletedOrgs returns the ids of the deleted orgs in a restricted
 // caller's scope (see orgKind).
-func (s *Service) visibleDeletedOrgs(ctx context.Context, who datascope.Caller) ([]int64, error) {
-	all, err := s.client.SysOrg.Query().Select(sysorg.FieldID, sysorg.FieldParentID, sysorg.FieldIsDelete).All(ctx)
+func (s *recycleBin) visibleDeletedOrgs(ctx context.Context, who datascope.Caller) ([]int64, error) {
+	all, err := s.Client.SysOrg.Query().Select(sysorg.FieldID, sysorg.FieldParentID, sysorg.FieldIsDelete).All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -94,15 +112,15 @@ func inScope(who datascope.Caller, root *int64, parent map[int64]int64, id int64
 
 // belowRoot returns the caller's org when one of their live, enabled roles
 // carries the scope "own org and below" (nil otherwise).
-func (s *Service) belowRoot(ctx context.Context, who datascope.Caller) (*int64, error) {
-	u, err := s.client.SysUser.Query().Where(sysuser.ID(who.UserID)).Select(sysuser.FieldOrgID).Only(ctx)
+func (s *recycleBin) belowRoot(ctx context.Context, who datascope.Caller) (*int64, error) {
+	u, err := s.Client.SysUser.Query().Where(sysuser.ID(who.UserID)).Select(sysuser.FieldOrgID).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil || u.OrgID == nil {
 		return nil, err
 	}
-	links, err := s.client.SysUserRole.Query().Where(sysuserrole.UserID(who.UserID)).All(ctx)
+	links, err := s.Client.SysUserRole.Query().Where(sysuserrole.UserID(who.UserID)).All(ctx)
 	if err != nil || len(links) == 0 {
 		return nil, err
 	}
@@ -110,11 +128,11 @@ func (s *Service) belowRoot(ctx context.Context, who datascope.Caller) (*int64, 
 	for i, l := range links {
 		roles[i] = l.RoleID
 	}
-	live, err := s.client.SysRole.Query().Where(sysrole.IDIn(roles...), sysrole.IsDelete(false), sysrole.Enabled(true)).IDs(ctx)
+	live, err := s.Client.SysRole.Query().Where(sysrole.IDIn(roles...), sysrole.IsDelete(false), sysrole.Enabled(true)).IDs(ctx)
 	if err != nil || len(live) == 0 {
 		return nil, err
 	}
-	below, err := s.client.SysRoleDataScope.Query().Where(sysroledatascope.RoleIDIn(live...),
+	below, err := s.Client.SysRoleDataScope.Query().Where(sysroledatascope.RoleIDIn(live...),
 		sysroledatascope.IsDelete(false), sysroledatascope.ScopeType(int(datascope.OrgAndBelow))).Exist(ctx)
 	if err != nil || !below {
 		return nil, err
@@ -124,9 +142,9 @@ func (s *Service) belowRoot(ctx context.Context, who datascope.Caller) (*int64, 
 
 // deletedOrg returns a deleted org in the caller's scope (42020 otherwise:
 // an org outside the scope is not revealed).
-func (s *Service) deletedOrg(ctx context.Context, who datascope.Caller, id int64) (*ent.SysOrg, error) {
-	o, err := s.client.SysOrg.Query().Where(sysorg.ID(id), sysorg.IsDelete(true)).Only(ctx)
-	if err := missing(err, id); err != nil {
+func (s *recycleBin) deletedOrg(ctx context.Context, who datascope.Caller, id int64) (*ent.SysOrg, error) {
+	o, err := s.Client.SysOrg.Query().Where(sysorg.ID(id), sysorg.IsDelete(true)).Only(ctx)
+	if err := recycle.Missing(err, id); err != nil {
 		return nil, err
 	}
 	if who.Scope.Unrestricted {
@@ -137,54 +155,54 @@ func (s *Service) deletedOrg(ctx context.Context, who datascope.Caller, id int64
 		return nil, err
 	}
 	if !slices.Contains(ids, id) {
-		return nil, notFound(id)
+		return nil, recycle.NotFound(id)
 	}
 	return o, nil
 }
 
-func (s *Service) restoreOrg(ctx context.Context, who datascope.Caller, id int64) error {
+func (s *recycleBin) restoreOrg(ctx context.Context, who datascope.Caller, id int64) error {
 	o, err := s.deletedOrg(ctx, who, id)
 	if err != nil {
 		return err
 	}
 	if o.ParentID != 0 {
-		live, err := s.client.SysOrg.Query().Where(sysorg.ID(o.ParentID), sysorg.IsDelete(false)).Exist(ctx)
+		live, err := s.Client.SysOrg.Query().Where(sysorg.ID(o.ParentID), sysorg.IsDelete(false)).Exist(ctx)
 		if err != nil {
 			return err
 		}
 		if !live {
-			return parentDeleted("org")
+			return recycle.ParentDeleted("org")
 		}
 	}
-	taken, err := s.client.SysOrg.Query().Where(sysorg.Code(o.Code), sysorg.IsDelete(false)).Exist(ctx)
+	taken, err := s.Client.SysOrg.Query().Where(sysorg.Code(o.Code), sysorg.IsDelete(false)).Exist(ctx)
 	if err != nil {
 		return err
 	}
 	if taken {
-		return conflict().With("code", o.Code)
+		return recycle.Conflict().With("code", o.Code)
 	}
-	n, err := s.client.SysOrg.Update().Where(sysorg.ID(id), sysorg.IsDelete(true)).
+	n, err := s.Client.SysOrg.Update().Where(sysorg.ID(id), sysorg.IsDelete(true)).
 		SetIsDelete(false).SetDeleteKey(0).SetUpdateUserID(who.UserID).Save(ctx)
-	if err := affected(n, err, id); err != nil {
+	if err := recycle.Affected(n, err, id); err != nil {
 		return err
 	}
 	return s.orgsChanged(ctx)
 }
 
-func (s *Service) purgeOrg(ctx context.Context, who datascope.Caller, id int64) error {
+func (s *recycleBin) purgeOrg(ctx context.Context, who datascope.Caller, id int64) error {
 	if _, err := s.deletedOrg(ctx, who, id); err != nil {
 		return err
 	}
-	children, err := s.client.SysOrg.Query().Where(sysorg.ParentID(id), sysorg.IDNEQ(id)).Exist(ctx)
+	children, err := s.Client.SysOrg.Query().Where(sysorg.ParentID(id), sysorg.IDNEQ(id)).Exist(ctx)
 	if err != nil {
 		return err
 	}
 	if children {
 		return errcode.New(errcode.OrgHasChildren)
 	}
-	err = database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
+	err = database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 		n, err := tx.SysOrg.Delete().Where(sysorg.ID(id), sysorg.IsDelete(true)).Exec(ctx)
-		if err := affected(n, err, id); err != nil {
+		if err := recycle.Affected(n, err, id); err != nil {
 			return err
 		}
 		if err := tx.SysUser.Update().Where(sysuser.OrgID(id)).ClearOrgID().Exec(ctx); err != nil {
@@ -220,36 +238,36 @@ func dropCustomOrg(ctx context.Context, tx *ent.Tx, id int64) error {
 
 // orgsChanged is what the org area does after a change of the tree: the
 // cached data scopes ("own org and below" follows the tree) are dropped.
-func (s *Service) orgsChanged(ctx context.Context) error {
-	_, err := datascope.InvalidateAll(ctx, s.d.Store)
+func (s *recycleBin) orgsChanged(ctx context.Context) error {
+	_, err := datascope.InvalidateAll(ctx, s.D.Store)
 	return err
 }
 
 // positionKind: deleted positions (no unique key, no parent). A purge
 // clears the position of the users that still name it.
-func (s *Service) positionKind() kind {
-	return kind{
-		page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]Item, int, error) {
-			q := s.client.SysPosition.Query().Where(sysposition.IsDelete(true))
+func (s *recycleBin) positionKind() module.RecycleKind {
+	return module.RecycleKind{
+		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
+			q := s.Client.SysPosition.Query().Where(sysposition.IsDelete(true))
 			total, err := q.Clone().Count(ctx)
 			if err != nil {
 				return nil, 0, err
 			}
 			rows, err := q.Order(ent.Desc(sysposition.FieldUpdateTime), ent.Desc(sysposition.FieldID)).
 				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return page(ctx, s, total, rows, err, func(o *ent.SysPosition) (int64, string, *string, deleted) {
-				return o.ID, o.Name, nonEmpty(o.Code), deleted{when(o.UpdateTime, o.CreateTime), o.UpdateUserID}
+			return recycle.PageOf(ctx, s.Client, total, rows, err, func(o *ent.SysPosition) (int64, string, *string, recycle.Deleted) {
+				return o.ID, o.Name, recycle.NonEmpty(o.Code), recycle.Deleted{At: recycle.When(o.UpdateTime, o.CreateTime), By: o.UpdateUserID}
 			})
 		},
-		restore: func(ctx context.Context, who datascope.Caller, id int64) error {
-			n, err := s.client.SysPosition.Update().Where(sysposition.ID(id), sysposition.IsDelete(true)).
+		Restore: func(ctx context.Context, who datascope.Caller, id int64) error {
+			n, err := s.Client.SysPosition.Update().Where(sysposition.ID(id), sysposition.IsDelete(true)).
 				SetIsDelete(false).SetDeleteKey(0).SetUpdateUserID(who.UserID).Save(ctx)
-			return affected(n, err, id)
+			return recycle.Affected(n, err, id)
 		},
-		purge: func(ctx context.Context, _ datascope.Caller, id int64) error {
-			return database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
+		Purge: func(ctx context.Context, _ datascope.Caller, id int64) error {
+			return database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 				n, err := tx.SysPosition.Delete().Where(sysposition.ID(id), sysposition.IsDelete(true)).Exec(ctx)
-				if err := affected(n, err, id); err != nil {
+				if err := recycle.Affected(n, err, id); err != nil {
 					return err
 				}
 				return tx.SysUser.Update().Where(sysuser.PositionID(id)).ClearPositionID().Exec(ctx)
