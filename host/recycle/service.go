@@ -19,8 +19,8 @@ type Service struct {
 	d      *module.Deps
 	scopes *datascope.Cache
 	log    hclog.Logger
-	once  sync.Once
-	kinds map[string]module.RecycleKind
+	once   sync.Once
+	kinds  map[string]module.RecycleKind
 }
 
 // NewService returns the recycle bin over the kinds the modules declare
