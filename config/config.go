@@ -532,9 +532,13 @@ type ExternalAuth struct {
 
 // OIDCProvider is one entry of `Service:ExternalAuth:Oidc`.
 type OIDCProvider struct {
-	Code         string `koanf:"Code"`
-	DisplayName  string `koanf:"DisplayName"`
+	Code        string `koanf:"Code"`
+	DisplayName string `koanf:"DisplayName"`
+	// Icon is an Iconify name "prefix:name" for the login button and Brand
+	// a short brand key ("azure-ad"); both optional. An invalid one is
+	// dropped with a warning (pluginsdk.ValidIcon, ValidBrand).
 	Icon         string `koanf:"Icon"`
+	Brand        string `koanf:"Brand"`
 	Authority    string `koanf:"Authority"`
 	ClientID     string `koanf:"ClientId"`
 	ClientSecret Secret `koanf:"ClientSecret"`
