@@ -532,13 +532,9 @@ type ExternalAuth struct {
 
 // OIDCProvider is one entry of `Service:ExternalAuth:Oidc`.
 type OIDCProvider struct {
-	Code        string `koanf:"Code"`
-	DisplayName string `koanf:"DisplayName"`
-	// Icon is an Iconify name "prefix:name" for the login button and Brand
-	// a short brand key ("azure-ad"); both optional. An invalid one is
-	// dropped with a warning (pluginsdk.ValidIcon, ValidBrand).
+	Code         string `koanf:"Code"`
+	DisplayName  string `koanf:"DisplayName"`
 	Icon         string `koanf:"Icon"`
-	Brand        string `koanf:"Brand"`
 	Authority    string `koanf:"Authority"`
 	ClientID     string `koanf:"ClientId"`
 	ClientSecret Secret `koanf:"ClientSecret"`
@@ -552,6 +548,12 @@ type OIDCProvider struct {
 	// "email" and "phone_number" count only when email_verified or
 	// phone_number_verified is true.
 	AccountClaim string `koanf:"AccountClaim"`
+	// Brand is the provider's brand key for login pages with artwork of
+	// their own (optional; lowercase letters, digits, '_' and '-', at most
+	// 32 characters, e.g. "azure-ad"). Like Icon (an Iconify name
+	// "prefix:name"), an invalid value is dropped with a warning
+	// (pluginsdk.ValidBrand, ValidIcon), never a startup error.
+	Brand string `koanf:"Brand"`
 }
 
 // VendorSettings is a plugin provider's settings section: plain key/value
