@@ -619,6 +619,12 @@ type OIDCProvider struct {
 	// "email" and "phone_number" count only when email_verified or
 	// phone_number_verified is true.
 	AccountClaim string `koanf:"AccountClaim"`
+	// Brand is the provider's brand key for login pages with artwork of
+	// their own (optional; lowercase letters, digits, '_' and '-', at most
+	// 32 characters, e.g. "azure-ad"). Like Icon (an Iconify name
+	// "prefix:name"), an invalid value is dropped with a warning
+	// (pluginsdk.ValidBrand, ValidIcon), never a startup error.
+	Brand string `koanf:"Brand"`
 }
 
 // VendorSettings is a plugin provider's settings section: plain key/value

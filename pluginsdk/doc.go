@@ -36,10 +36,12 @@
 //
 // # The calls
 //
-//  1. Describe reports the provider's code, display name, icon and the
-//     protocol version it implements. The kernel calls it when it registers
-//     the provider and whenever it lists providers, so it must be cheap and
-//     must not call the vendor.
+//  1. Describe reports the provider's code, display name, icon, brand and
+//     the protocol version it implements. The kernel calls it when it
+//     registers the provider and whenever it lists providers, so it must be
+//     cheap and must not call the vendor. Icon (an Iconify name, ValidIcon)
+//     and Brand (a brand key, ValidBrand) are optional; the kernel drops an
+//     invalid one with a warning and keeps the provider.
 //  2. Configure hands the provider its settings section (plain key/value
 //     pairs from the kernel's application settings; secrets included, never
 //     from the database). It may be called again with new values.

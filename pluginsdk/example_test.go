@@ -18,7 +18,7 @@ type codeHost struct {
 var _ pluginsdk.Provider = (*codeHost)(nil)
 
 func (p *codeHost) Describe(context.Context) (pluginsdk.Descriptor, error) {
-	return pluginsdk.Descriptor{Code: "code_host", DisplayName: "Code Host", Icon: "mdi:github", ProtocolVersion: pluginsdk.ProtocolVersion}, nil
+	return pluginsdk.Descriptor{Code: "code_host", DisplayName: "Code Host", Icon: "ant-design:github-outlined", Brand: "github", ProtocolVersion: pluginsdk.ProtocolVersion}, nil
 }
 
 func (p *codeHost) Configure(_ context.Context, s pluginsdk.Settings) error {

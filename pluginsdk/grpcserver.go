@@ -77,6 +77,7 @@ func (s *grpcServer) Describe(ctx context.Context, _ *providerv1.DescribeRequest
 		Code:            wire.ValidUTF8(d.Code),
 		DisplayName:     wire.ValidUTF8(d.DisplayName),
 		Icon:            wire.ValidUTF8(d.Icon),
+		Brand:           wire.ValidUTF8(d.Brand),
 		ProtocolVersion: int32(min(max(d.ProtocolVersion, 0), math.MaxInt32)), //nolint:gosec // clamped
 	}}}, nil
 }

@@ -49,9 +49,19 @@ type Descriptor struct {
 	Code string
 	// DisplayName is shown on the login page.
 	DisplayName string
-	// Icon is an optional icon name (for example an Iconify name
-	// "collection:name"); never a secret.
+	// Icon is an optional Iconify icon name "prefix:name" (for example
+	// "ant-design:github-outlined"; lowercase letters, digits and hyphens,
+	// at most MaxIconLen characters, see ValidIcon). The login page draws
+	// it on the provider's button. The kernel drops an invalid icon with a
+	// warning and shows the provider without one; never a URL or a secret.
 	Icon string
+	// Brand is an optional short, stable brand key (for example "github",
+	// "wecom"; lowercase letters, digits, '_' and '-', at most MaxBrandLen
+	// characters, see ValidBrand). User interfaces that keep their own
+	// brand artwork pick it by this key; it does not change between
+	// releases of the plugin. The kernel drops an invalid brand with a
+	// warning.
+	Brand string
 	// ProtocolVersion is the contract version the provider implements
 	// (ProtocolVersion of the SDK it was built with).
 	ProtocolVersion int

@@ -73,12 +73,16 @@ func writeDescription(out io.Writer, d pluginhost.Description, asJSON bool) erro
 	fmt.Fprintf(tw, "CODE\t%s\n", dash(d.Code))
 	fmt.Fprintf(tw, "NAME\t%s\n", dash(d.DisplayName))
 	fmt.Fprintf(tw, "ICON\t%s\n", dash(d.Icon))
+	fmt.Fprintf(tw, "BRAND\t%s\n", dash(d.Brand))
 	fmt.Fprintf(tw, "PROTOCOL\t%d (negotiated %d; the kernel speaks %s)\n", d.ProtocolVersion, d.NegotiatedVersion, strings.Join(versions, ", "))
 	problems := "-"
 	if len(d.Problems) > 0 {
 		problems = strings.Join(d.Problems, "; ")
 	}
 	fmt.Fprintf(tw, "PROBLEMS\t%s\n", problems)
+	if len(d.Warnings) > 0 {
+		fmt.Fprintf(tw, "WARNINGS\t%s\n", strings.Join(d.Warnings, "; "))
+	}
 	return tw.Flush()
 }
 

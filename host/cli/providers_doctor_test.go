@@ -31,6 +31,7 @@ func TestProvidersDescribe(t *testing.T) {
 	dir := t.TempDir()
 	installPlugin(t, dir, "acme")
 	installPlugin(t, dir, "liar")
+	installPlugin(t, dir, "gaudy")
 	path := filepath.Join(dir, "adminkernel-provider-acme")
 	out, stderr, err := run(t, context.Background(), host.Options{}, "providers", "describe", "--json", path)
 	if err != nil {
@@ -41,12 +42,21 @@ func TestProvidersDescribe(t *testing.T) {
 		t.Fatalf("describe output %q: %v", out, err)
 	}
 	if d.Code != "acme" || d.FileCode != "acme" || d.DisplayName != "Fake acme" || d.ProtocolVersion != 1 || d.NegotiatedVersion != 1 ||
-		len(d.KernelVersions) == 0 || d.SHA256 != fileSum(t, path) || len(d.Problems) != 0 {
+		len(d.KernelVersions) == 0 || d.SHA256 != fileSum(t, path) || len(d.Problems) != 0 ||
+		d.Icon != "mdi:test-tube" || d.Brand != "fake" || len(d.Warnings) != 0 {
 		t.Errorf("describe = %+v", d)
 	}
 	text, _, err := run(t, context.Background(), host.Options{}, "providers", "describe", path)
-	if err != nil || !strings.Contains(text, "PROTOCOL") || !strings.Contains(text, "Fake acme") || !strings.Contains(text, d.SHA256) {
+	if err != nil || !strings.Contains(text, "PROTOCOL") || !strings.Contains(text, "Fake acme") || !strings.Contains(text, d.SHA256) ||
+		!strings.Contains(text, "BRAND     fake") || strings.Contains(text, "WARNINGS") {
 		t.Errorf("describe (text) = %q, %v", text, err)
+	}
+	// An invalid icon and brand are warnings, not problems: the host
+	// launches the plugin and drops them.
+	text, _, err = run(t, context.Background(), host.Options{}, "providers", "describe", filepath.Join(dir, "adminkernel-provider-gaudy"))
+	if err != nil || !strings.Contains(text, "WARNINGS") || !strings.Contains(text, `the icon "https://cdn.example/gaudy.svg"`) ||
+		!strings.Contains(text, `the brand "Gaudy Brand"`) || !strings.Contains(text, "PROBLEMS  -") {
+		t.Errorf("describe gaudy = %q, %v; want the two warnings and no problem", text, err)
 	}
 	_, _, err = run(t, context.Background(), host.Options{}, "providers", "describe", filepath.Join(dir, "adminkernel-provider-liar"))
 	if err == nil || !strings.Contains(err.Error(), "file name says") {

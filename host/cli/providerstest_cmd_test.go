@@ -66,6 +66,8 @@ func TestProvidersTestCommand(t *testing.T) {
 			[]string{`required flag(s) "settings" not set`}},
 		{"a plugin that reports another code fails", []string{install("liar"), "--settings", settings}, false, len(allChecks),
 			[]string{"--- FAIL: Describe", `Describe().Code = "someone_else", want "liar"`, "the plugin failed the conformance kit"}},
+		{"a plugin declaring an invalid icon and brand fails Describe only", []string{install("gaudy"), "--settings", settings}, false, len(allChecks),
+			[]string{"--- FAIL: Describe", `Describe().Icon = "https://cdn.example/gaudy.svg"`, `Describe().Brand = "Gaudy Brand"`, "--- PASS: AuthorizeURL", "8 checks run, 7 passed, 1 failed"}},
 		{"a binary that is no plugin", []string{writeScript(t, dir, "adminkernel-provider-notaplugin"), "--settings", settings}, false, -1,
 			[]string{"starting"}},
 		{"a binary that exits at once", []string{writeExit(t, dir, "adminkernel-provider-exits"), "--settings", settings}, false, -1,

@@ -18,7 +18,7 @@ func TestKernelCatalog(t *testing.T) {
 	entries := c.Entries()
 	// The 108 entries of the wire contract's table (the alias
 	// BindInviteInvalid has no entry of its own) plus the codes this kernel
-	// adds: 40028-40029, 40030-40034 (passkeys), 40035-40036 (factor enrolment, phone taken), 41006, 41007 (area code), 42031, 42032 (recycle bin), 42033-42034 (provider doctor), 43012-43013 (config registry), 44007-44008 (chunk bounds), 45005-45006 (notice scope and actions), 46014-46015 (spreadsheet caps), 47015-47016 (system job bounds), the
+	// adds: 40028-40029, 40030-40034 (passkeys), 40035-40036 (factor enrolment, phone taken), 40037-40038 (provider doctor, 42033-42034 before), 41006, 41007 (area code), 42031, 42032 (recycle bin), 43012-43013 (config registry), 44007-44008 (chunk bounds), 45005-45006 (notice scope and actions), 46014-46015 (spreadsheet caps), 47015-47016 (system job bounds), the
 	// five 48xxx request codes and 50001 StorageFull, 50002
 	// CacheUnavailable and 50003 DatabaseUnavailable.
 	if got, want := len(entries), 108+2+5+2+1+1+1+1+2+2+2+2+2+2+5+3; got != want {
@@ -58,6 +58,22 @@ func TestKernelCatalog(t *testing.T) {
 	}
 	if got := c.MsgKey(40025); got != "error.code.40025" {
 		t.Errorf("unregistered code msgKey = %q, want error.code.40025", got)
+	}
+	// The provider doctor's codes moved from the user/org/role range into
+	// the external-login range beside 40013-40017; their msgKeys stayed,
+	// and the old numbers are free.
+	for code, want := range map[errcode.Code]string{40037: "error.provider.notFound", 40038: "error.provider.doctorBusy"} {
+		if got := c.MsgKey(code); got != want {
+			t.Errorf("MsgKey(%d) = %q, want %q", code, got, want)
+		}
+	}
+	if errcode.ProviderNotFound != 40037 || errcode.ProviderDoctorBusy != 40038 {
+		t.Errorf("ProviderNotFound, ProviderDoctorBusy = %d, %d; want 40037, 40038", errcode.ProviderNotFound, errcode.ProviderDoctorBusy)
+	}
+	for _, old := range []errcode.Code{42033, 42034} {
+		if got := c.MsgKey(old); got != fmt.Sprintf("error.code.%d", old) {
+			t.Errorf("MsgKey(%d) = %q; the old number must not be registered", old, got)
+		}
 	}
 }
 

@@ -1,5 +1,5 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
-// kernel adds: 40028-40036, 41006-41007, 42031-42034, 44007-44008, 45005-45006, 46014-46015, 47015-47016, 48002-48006 and 50001-50003 (see
+// kernel adds: 40028-40038, 41006-41007, 42031-42032, 44007-44008, 45005-45006, 46014-46015, 47015-47016, 48002-48006 and 50001-50003 (see
 // docs/compatibility.md and docs/security.md).
 
 package errcode
@@ -66,7 +66,14 @@ const (
 	MfaEnrolSessionRequired Code = 40035
 	// PhoneTaken: the phone number is held by another live user (a phone
 	// signs in by SMS, so it names one account). HTTP 200.
-	PhoneTaken         Code = 40036
+	PhoneTaken Code = 40036
+	// ProviderNotFound: the external-login setup doctor was asked about a
+	// code the provider registry does not hold (neither registered nor
+	// recorded). Was 42033 before it joined the external-login codes.
+	ProviderNotFound Code = 40037
+	// ProviderDoctorBusy: a setup doctor run for this provider (or too
+	// many runs at once) is under way; try again when it ends. Was 42034.
+	ProviderDoctorBusy Code = 40038
 	NoPermission       Code = 41001
 	DemoModeReadOnly   Code = 41002
 	SuperAdminRequired Code = 41003
@@ -117,27 +124,21 @@ const (
 	// dict item, user) whose parent (org, menu or module, dict type, org)
 	// is deleted or gone: restore the parent first.
 	RecycleParentDeleted Code = 42032
-	// ProviderNotFound: the setup doctor was asked about a code the
-	// provider registry does not hold (neither registered nor recorded).
-	ProviderNotFound Code = 42033
-	// ProviderDoctorBusy: a setup doctor run for this provider (or too
-	// many runs at once) is under way; try again when it ends.
-	ProviderDoctorBusy  Code = 42034
-	DictTypeNotFound    Code = 43001
-	DictTypeCodeExists  Code = 43002
-	DictItemNotFound    Code = 43003
-	ConfigNotFound      Code = 43004
-	ConfigKeyExists     Code = 43005
-	SeedDataProtected   Code = 43010
-	DictItemValueExists Code = 43011
-	ConfigValueInvalid  Code = 43012 // args key, expected (sysconfig registry)
-	ConfigKeyUnknown    Code = 43013 // args key: a sys.* key the registry does not name
-	FileEmpty           Code = 44001
-	FileTooLarge        Code = 44002
-	FileExtNotAllowed   Code = 44003
-	FileNotFound        Code = 44004
-	ChunkMissing        Code = 44005
-	ChunkHashMismatch   Code = 44006
+	DictTypeNotFound     Code = 43001
+	DictTypeCodeExists   Code = 43002
+	DictItemNotFound     Code = 43003
+	ConfigNotFound       Code = 43004
+	ConfigKeyExists      Code = 43005
+	SeedDataProtected    Code = 43010
+	DictItemValueExists  Code = 43011
+	ConfigValueInvalid   Code = 43012 // args key, expected (sysconfig registry)
+	ConfigKeyUnknown     Code = 43013 // args key: a sys.* key the registry does not name
+	FileEmpty            Code = 44001
+	FileTooLarge         Code = 44002
+	FileExtNotAllowed    Code = 44003
+	FileNotFound         Code = 44004
+	ChunkMissing         Code = 44005
+	ChunkHashMismatch    Code = 44006
 	// ChunkTooLarge: a chunk over the upload's chunk size (args max, in
 	// bytes), or a chunk/init whose chunkCount would need chunks over the
 	// largest chunk size.
@@ -253,6 +254,8 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{PasskeyExists, "PasskeyExists", "error.auth.passkeyExists"},
 	{MfaEnrolSessionRequired, "MfaEnrolSessionRequired", "error.auth.mfaEnrolSessionRequired"},
 	{PhoneTaken, "PhoneTaken", "error.auth.phoneTaken"},
+	{ProviderNotFound, "ProviderNotFound", "error.provider.notFound"},
+	{ProviderDoctorBusy, "ProviderDoctorBusy", "error.provider.doctorBusy"},
 	{NoPermission, "NoPermission", "error.perm.denied"},
 	{DemoModeReadOnly, "DemoModeReadOnly", "error.perm.demoReadOnly"},
 	{SuperAdminRequired, "SuperAdminRequired", "error.perm.superAdminRequired"},
@@ -292,8 +295,6 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{OrgOutOfScope, "OrgOutOfScope", "error.org.outOfScope"},
 	{MenuPermissionInvalid, "MenuPermissionInvalid", "error.menu.permissionInvalid"},
 	{RecycleParentDeleted, "RecycleParentDeleted", "error.recycle.parentDeleted"},
-	{ProviderNotFound, "ProviderNotFound", "error.provider.notFound"},
-	{ProviderDoctorBusy, "ProviderDoctorBusy", "error.provider.doctorBusy"},
 	{DictTypeNotFound, "DictTypeNotFound", "error.dict.typeNotFound"},
 	{DictTypeCodeExists, "DictTypeCodeExists", "error.dict.typeCodeExists"},
 	{DictItemNotFound, "DictItemNotFound", "error.dict.itemNotFound"},

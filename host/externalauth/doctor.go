@@ -49,7 +49,7 @@ func DoctorTarget(e idp.Entry, cfg *config.Config, redirectURI, redirectProblem 
 }
 
 // doctorRunner serves POST {provider}/doctor: one run per provider at a
-// time and at most maxDoctorRuns in all (42034 beyond).
+// time and at most maxDoctorRuns in all (40038 beyond).
 type doctorRunner struct {
 	svc *Service
 	cfg *config.Config

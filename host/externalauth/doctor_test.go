@@ -1,8 +1,15 @@
 package externalauth_test
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/host/externalauth"
 	"github.com/adminkernel/kernel/host/idp/doctor"
@@ -24,7 +31,7 @@ func checkOf(t *testing.T, rep doctor.Report, name string) doctor.Check {
 }
 
 // The setup doctor through the API (issue 29 item 6): gated by menu 319's
-// permission code, 42033 for an unknown code, the OIDC checks against the
+// permission code, 40037 for an unknown code, the OIDC checks against the
 // test issuer (good, and a wrong issuer), and no secret in any answer. The
 // vendor checks through the API and the CLI, against the faithful vendor
 // fakes, are in e2e/plugins (host may not import internal/vendorfake).
@@ -61,7 +68,7 @@ func TestDoctorAPI(t *testing.T) {
 			k.Do("POST", doctorPath("corp"), tc.token, nil).Expect(t, "doctor", tc.status, tc.code)
 		})
 	}
-	k.Do("POST", doctorPath("nope"), k.Admin(), nil).Expect(t, "doctor nope", 200, 42033)
+	k.Do("POST", doctorPath("nope"), k.Admin(), nil).Expect(t, "doctor nope", 200, 40037)
 
 	run := func(code string) (doctor.Report, string) {
 		t.Helper()
@@ -96,4 +103,64 @@ func TestDoctorAPI(t *testing.T) {
 	if rep.Result != doctor.Fail {
 		t.Errorf("wrong_iss result = %s", rep.Result)
 	}
+}
+
+// A second doctor run for a provider whose run is under way answers 40038
+// (the external-login range; 42034 before), and the provider is free again
+// once the first run ends.
+func TestDoctorBusy(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var armed atomic.Bool
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if armed.Load() {
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	p := "Service__ExternalAuth__Oidc__0__"
+	k := kerneltest.Start(t, []string{
+		p + "Code=slow", p + "Authority=" + slow.URL, p + "ClientId=slow-client", p + "ClientSecret=slow-secret-value",
+		"Service__ExternalAuth__CallbackBaseUrl=https://kernel.example.com",
+	})
+	admin := k.Admin()
+	armed.Store(true)
+	first := make(chan int, 1)
+	go func() { // not through k.Do: no t.Fatal off the test's goroutine
+		req := httptest.NewRequestWithContext(t.Context(), "POST", doctorPath("slow"), nil)
+		req.Header.Set("Authorization", "Bearer "+admin)
+		resp, err := k.App().Test(req, fiber.TestConfig{Timeout: 60 * time.Second})
+		if err != nil {
+			first <- -1
+			return
+		}
+		defer resp.Body.Close()
+		var env struct {
+			Code int `json:"code"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&env) != nil {
+			env.Code = -2
+		}
+		first <- env.Code
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first doctor run never reached the issuer")
+	}
+	k.Do("POST", doctorPath("slow"), admin, nil).Expect(t, "doctor while running", 200, 40038)
+	close(release)
+	armed.Store(false)
+	if code := <-first; code != 0 {
+		t.Errorf("the first run answered code %d, want a report", code)
+	}
+	k.Do("POST", doctorPath("slow"), admin, nil).Expect(t, "doctor after the run", 200, 0)
 }

@@ -22,6 +22,7 @@ type providerItem struct {
 	Code          string  `json:"code"`
 	DisplayName   string  `json:"displayName"`
 	Icon          *string `json:"icon"`
+	Brand         *string `json:"brand"`
 	Enabled       *bool   `json:"enabled"`
 	LinkByAccount *bool   `json:"linkByAccount"`
 	Status        string  `json:"status"`
@@ -82,6 +83,61 @@ func TestProviderLists(t *testing.T) {
 	k.Do("GET", base+"/providers/all", k.Admin(), nil).Expect(t, "providers/all", 200, 0).Decode(t, &all)
 	if len(all) != 1 || *all[0].Enabled || !*all[0].LinkByAccount {
 		t.Errorf("providers/all with corp disabled = %+v", all)
+	}
+}
+
+// The providers' icon and brand come from the configuration of the built-in
+// OIDC provider; an invalid one is left out (null), logged once, and the
+// provider stays listed; none gives null.
+func TestProviderListIconAndBrand(t *testing.T) {
+	is := oidctest.New(t)
+	env := oidcEnv(is, 0, "corp")
+	env = append(env, "Service__ExternalAuth__Oidc__0__Brand=corp-sso")
+	plain := oidcEnv(is, 1, "plain")
+	plain = slices.DeleteFunc(plain, func(s string) bool { return strings.Contains(s, "__Icon=") })
+	env = append(env, plain...)
+	env = append(env, oidcEnv(is, 2, "odd")...)
+	env = append(env, "Service__ExternalAuth__Oidc__2__Icon=https://cdn.example/logo.svg", "Service__ExternalAuth__Oidc__2__Brand=Odd Brand")
+	k := kerneltest.Start(t, env)
+	k.Leaks.Secrets = append(k.Leaks.Secrets, is.ClientSecret)
+
+	want := map[string][2]string{"corp": {"mdi:key", "corp-sso"}, "plain": {"", ""}, "odd": {"", ""}}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	for range 2 { // the second list logs nothing new
+		for _, path := range []string{"/providers", "/providers/all"} {
+			r := k.Do("GET", base+path, k.Admin(), nil).Expect(t, path, 200, 0)
+			var list []providerItem
+			r.Decode(t, &list)
+			if len(list) != 3 {
+				t.Fatalf("%s = %s; want corp, plain and odd", path, r.Data)
+			}
+			for _, p := range list {
+				w := want[p.Code]
+				if str(p.Icon) != w[0] || str(p.Brand) != w[1] {
+					t.Errorf("%s: %s has icon %q brand %q; want %q, %q", path, p.Code, str(p.Icon), str(p.Brand), w[0], w[1])
+				}
+			}
+			for _, field := range []string{`"icon":null`, `"brand":null`} {
+				if !strings.Contains(r.Raw, field) {
+					t.Errorf("%s: no %s in %s (absent values are null, as the contract's icon)", path, field, r.Raw)
+				}
+			}
+		}
+	}
+	log := k.Log()
+	for _, field := range []string{"icon", "brand"} {
+		msg := "declares an invalid " + field
+		if n := strings.Count(log, msg); n != 1 {
+			t.Errorf("log has %d warnings %q; want one (the first list)", n, msg)
+		}
+	}
+	if !strings.Contains(log, "cdn.example/logo.svg") {
+		t.Errorf("the warning does not name the dropped icon")
 	}
 }
 

@@ -136,6 +136,7 @@ func RegisterBuiltins(reg *idp.Registry, cfg *config.Config, wrap func(http.Roun
 			Code:         o.Code,
 			DisplayName:  o.DisplayName,
 			Icon:         o.Icon,
+			Brand:        o.Brand,
 			Authority:    o.Authority,
 			ClientID:     o.ClientID,
 			ClientSecret: o.ClientSecret.Reveal(),

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -127,6 +128,10 @@ type Options struct {
 type Service struct {
 	o     Options
 	slots *stateSlots
+	// dropped remembers the invalid icons and brands already logged
+	// (provider, field and value), so a public list warns once, not on
+	// every request.
+	dropped sync.Map
 }
 
 // NewService returns the flow.
@@ -206,11 +211,15 @@ func (s *Service) offered(ctx context.Context, code string) (idp.Entry, error) {
 	return e, nil
 }
 
-// ProviderItem is one entry of GET providers.
+// ProviderItem is one entry of GET providers. Icon is an Iconify name
+// "prefix:name" and Brand a brand key (pluginsdk.ValidIcon, ValidBrand),
+// null when the provider declares none or an invalid one. Brand goes
+// beyond the wire contract (docs/compatibility.md).
 type ProviderItem struct {
 	Code        string  `json:"code"`
 	DisplayName string  `json:"displayName"`
 	Icon        *string `json:"icon"`
+	Brand       *string `json:"brand"`
 }
 
 // ProviderAdminItem is one entry of GET providers/all. Status and
@@ -225,8 +234,9 @@ type ProviderAdminItem struct {
 	StatusReason  string `json:"statusReason"`
 }
 
-// describe asks a provider for its name and icon; an entry recorded without
-// a provider is shown under its code.
+// describe asks a provider for its name, icon and brand; an entry recorded
+// without a provider is shown under its code. An invalid icon or brand is
+// left out (logged once per value): the provider stays listed.
 func (s *Service) describe(ctx context.Context, e idp.Entry) ProviderItem {
 	item := ProviderItem{Code: e.Code, DisplayName: e.Code}
 	if e.Provider == nil {
@@ -242,11 +252,24 @@ func (s *Service) describe(ctx context.Context, e idp.Entry) ProviderItem {
 	if d.DisplayName != "" {
 		item.DisplayName = d.DisplayName
 	}
-	if d.Icon != "" {
-		icon := d.Icon
-		item.Icon = &icon
-	}
+	item.Icon = s.decoration(e.Code, "icon", d.Icon, pluginsdk.ValidIcon)
+	item.Brand = s.decoration(e.Code, "brand", d.Brand, pluginsdk.ValidBrand)
 	return item
+}
+
+// decoration returns v when valid, nil when empty or invalid; an invalid
+// value is logged the first time it is seen.
+func (s *Service) decoration(code, field, v string, valid func(string) bool) *string {
+	if v == "" {
+		return nil
+	}
+	if !valid(v) {
+		if _, seen := s.dropped.LoadOrStore(code+"\x00"+field+"\x00"+v, struct{}{}); !seen {
+			s.o.Log.Warn("an external login provider declares an invalid "+field+"; it is left out", "provider", code, field, textclip.ValidRunes(v, 80))
+		}
+		return nil
+	}
+	return &v
 }
 
 // ProviderList lists the providers a login may start with, in registration

@@ -99,7 +99,8 @@ func (p *Provider) Describe(context.Context) (pluginsdk.Descriptor, error) {
 	return pluginsdk.Descriptor{
 		Code:            Code,
 		DisplayName:     "Code Host",
-		Icon:            "mdi:github",
+		Icon:            "ant-design:github-outlined",
+		Brand:           "github",
 		ProtocolVersion: pluginsdk.ProtocolVersion,
 	}, nil
 }

@@ -88,7 +88,7 @@ func exchange(t *testing.T, p *Provider, q map[string]string) pluginsdk.Exchange
 
 func TestDescribe(t *testing.T) {
 	d, err := New(nil).Describe(context.Background())
-	want := pluginsdk.Descriptor{Code: "code_host", DisplayName: "Code Host", Icon: "mdi:github", ProtocolVersion: pluginsdk.ProtocolVersion}
+	want := pluginsdk.Descriptor{Code: "code_host", DisplayName: "Code Host", Icon: "ant-design:github-outlined", Brand: "github", ProtocolVersion: pluginsdk.ProtocolVersion}
 	if err != nil || d != want {
 		t.Errorf("Describe = %+v, %v; want %+v", d, err, want)
 	}

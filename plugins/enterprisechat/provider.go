@@ -123,6 +123,7 @@ func (p *Provider) Describe(context.Context) (pluginsdk.Descriptor, error) {
 		Code:            Code,
 		DisplayName:     "Enterprise Chat",
 		Icon:            "ant-design:wechat-work-outlined",
+		Brand:           "wecom",
 		ProtocolVersion: pluginsdk.ProtocolVersion,
 	}, nil
 }

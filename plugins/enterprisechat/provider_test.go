@@ -91,7 +91,7 @@ func TestDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := pluginsdk.Descriptor{Code: "enterprise_chat", DisplayName: "Enterprise Chat", Icon: "ant-design:wechat-work-outlined", ProtocolVersion: pluginsdk.ProtocolVersion}
+	want := pluginsdk.Descriptor{Code: "enterprise_chat", DisplayName: "Enterprise Chat", Icon: "ant-design:wechat-work-outlined", Brand: "wecom", ProtocolVersion: pluginsdk.ProtocolVersion}
 	if d != want {
 		t.Errorf("Describe = %+v, want %+v", d, want)
 	}

@@ -108,7 +108,8 @@ func (p *Provider) Describe(context.Context) (pluginsdk.Descriptor, error) {
 	return pluginsdk.Descriptor{
 		Code:            Code,
 		DisplayName:     "Social Chat",
-		Icon:            "mdi:wechat",
+		Icon:            "ant-design:wechat-outlined",
+		Brand:           "wechat",
 		ProtocolVersion: pluginsdk.ProtocolVersion,
 	}, nil
 }

@@ -70,7 +70,7 @@ func exchange(t *testing.T, p *Provider, q map[string]string) pluginsdk.Exchange
 
 func TestDescribe(t *testing.T) {
 	d, err := New(nil).Describe(context.Background())
-	want := pluginsdk.Descriptor{Code: "social_chat", DisplayName: "Social Chat", Icon: "mdi:wechat", ProtocolVersion: pluginsdk.ProtocolVersion}
+	want := pluginsdk.Descriptor{Code: "social_chat", DisplayName: "Social Chat", Icon: "ant-design:wechat-outlined", Brand: "wechat", ProtocolVersion: pluginsdk.ProtocolVersion}
 	if err != nil || d != want {
 		t.Errorf("Describe = %+v, %v; want %+v", d, err, want)
 	}

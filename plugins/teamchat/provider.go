@@ -95,6 +95,7 @@ func (p *Provider) Describe(context.Context) (pluginsdk.Descriptor, error) {
 		Code:            Code,
 		DisplayName:     "Team Chat",
 		Icon:            "ant-design:dingtalk-outlined",
+		Brand:           "dingtalk",
 		ProtocolVersion: pluginsdk.ProtocolVersion,
 	}, nil
 }

@@ -78,7 +78,7 @@ func exchange(t *testing.T, p *Provider, q map[string]string) pluginsdk.Exchange
 
 func TestDescribe(t *testing.T) {
 	d, err := New(nil).Describe(context.Background())
-	want := pluginsdk.Descriptor{Code: "team_chat", DisplayName: "Team Chat", Icon: "ant-design:dingtalk-outlined", ProtocolVersion: pluginsdk.ProtocolVersion}
+	want := pluginsdk.Descriptor{Code: "team_chat", DisplayName: "Team Chat", Icon: "ant-design:dingtalk-outlined", Brand: "dingtalk", ProtocolVersion: pluginsdk.ProtocolVersion}
 	if err != nil || d != want {
 		t.Errorf("Describe = %+v, %v; want %+v", d, err, want)
 	}

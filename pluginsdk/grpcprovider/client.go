@@ -100,6 +100,7 @@ func (c *client) Describe(ctx context.Context) (pluginsdk.Descriptor, error) {
 		Code:            d.GetCode(),
 		DisplayName:     d.GetDisplayName(),
 		Icon:            d.GetIcon(),
+		Brand:           d.GetBrand(),
 		ProtocolVersion: int(d.GetProtocolVersion()),
 	}, nil
 }

@@ -10,9 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/grpcprovider"
+	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
 	"github.com/adminkernel/kernel/pluginsdk/providertest"
 )
 
@@ -64,11 +67,39 @@ func (r *recorder) Exchange(ctx context.Context, req pluginsdk.ExchangeRequest) 
 	return r.exchResp, r.exchErr
 }
 
+// A plugin built before Descriptor.Brand existed sends a descriptor of
+// fields 1 to 4 only: the kernel reads it as before, with no brand.
+func TestDescriptorOfAnOldPlugin(t *testing.T) {
+	t.Parallel()
+	var old []byte // what the previous SDK's Describe put on the wire
+	old = protowire.AppendTag(old, 1, protowire.BytesType)
+	old = protowire.AppendString(old, "legacy")
+	old = protowire.AppendTag(old, 2, protowire.BytesType)
+	old = protowire.AppendString(old, "Legacy SSO")
+	old = protowire.AppendTag(old, 3, protowire.BytesType)
+	old = protowire.AppendString(old, "mdi:key")
+	old = protowire.AppendTag(old, 4, protowire.VarintType)
+	old = protowire.AppendVarint(old, 1)
+	var d providerv1.Descriptor
+	if err := proto.Unmarshal(old, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.GetCode() != "legacy" || d.GetDisplayName() != "Legacy SSO" || d.GetIcon() != "mdi:key" || d.GetProtocolVersion() != 1 || d.GetBrand() != "" {
+		t.Errorf("old descriptor decoded as %v", &d)
+	}
+	// And over the wire: a provider that leaves Brand (and Icon) empty.
+	p := providertest.InProcess(t, &recorder{desc: pluginsdk.Descriptor{Code: "legacy", DisplayName: "Legacy SSO", ProtocolVersion: 1}})
+	got, err := p.Describe(context.Background())
+	if want := (pluginsdk.Descriptor{Code: "legacy", DisplayName: "Legacy SSO", ProtocolVersion: 1}); err != nil || got != want {
+		t.Errorf("Describe() = %+v, %v; want %+v", got, err, want)
+	}
+}
+
 func TestRoundTripCarriesEveryField(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rec := &recorder{
-		desc:     pluginsdk.Descriptor{Code: "code_host", DisplayName: "Code Host", Icon: "mdi:github", ProtocolVersion: 1},
+		desc:     pluginsdk.Descriptor{Code: "code_host", DisplayName: "Code Host", Icon: "ant-design:github-outlined", Brand: "github", ProtocolVersion: 1},
 		authResp: pluginsdk.AuthorizeResponse{URL: "https://vendor.example/authorize?x=1", ProviderData: []byte{0, 1, 2, 0xff}},
 		exchResp: pluginsdk.Succeed(pluginsdk.Identity{Subject: "583231", AccountHint: "octocat", DisplayName: "The Octocat", Email: "o@example.test", Phone: "+8613800000000"}),
 	}

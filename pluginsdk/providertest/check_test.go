@@ -85,6 +85,47 @@ func TestCheckCatchesALeakedSecret(t *testing.T) {
 	}
 }
 
+// decorated declares an icon and a brand of its own.
+type decorated struct {
+	*providertest.Fake
+	icon, brand string
+}
+
+func (d decorated) Describe(ctx context.Context) (pluginsdk.Descriptor, error) {
+	desc, err := d.Fake.Describe(ctx)
+	desc.Icon, desc.Brand = d.icon, d.brand
+	return desc, err
+}
+
+// The Describe check accepts a valid or absent icon and brand and fails an
+// invalid one, naming it.
+func TestCheckDescribeIconAndBrand(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		icon, brand string
+		fail        string
+	}{
+		{"", "", ""},
+		{"ant-design:github-outlined", "github", ""},
+		{"https://cdn.example/x.svg", "github", "Describe().Icon"},
+		{"mdi:key", "Bad Brand", "Describe().Brand"},
+	} {
+		rep, _ := checkFake(t, func(f *providertest.Fake) pluginsdk.Provider { return decorated{f, c.icon, c.brand} },
+			providertest.Options{Settings: providertest.FakeSettings()})
+		d, ok := result(rep, "Describe")
+		if !ok {
+			t.Fatalf("no Describe result")
+		}
+		out := strings.Join(d.Output, "\n")
+		if c.fail == "" && !d.Passed {
+			t.Errorf("icon %q brand %q: Describe failed: %s", c.icon, c.brand, out)
+		}
+		if c.fail != "" && (d.Passed || !strings.Contains(out, c.fail)) {
+			t.Errorf("icon %q brand %q: Describe = %+v; want a failure naming %s", c.icon, c.brand, d, c.fail)
+		}
+	}
+}
+
 // panicky panics in Describe.
 type panicky struct{ *providertest.Fake }
 

@@ -82,7 +82,7 @@ func FakeLogin(subject string) func(t *testing.T, authorizeURL string) map[strin
 
 // Describe reports the code given to NewFake.
 func (f *Fake) Describe(context.Context) (pluginsdk.Descriptor, error) {
-	return pluginsdk.Descriptor{Code: f.code, DisplayName: "Fake " + f.code, Icon: "mdi:test-tube", ProtocolVersion: pluginsdk.ProtocolVersion}, nil
+	return pluginsdk.Descriptor{Code: f.code, DisplayName: "Fake " + f.code, Icon: "mdi:test-tube", Brand: "fake", ProtocolVersion: pluginsdk.ProtocolVersion}, nil
 }
 
 // Configure takes ClientId and ClientSecret (keys case-insensitive).

@@ -318,6 +318,14 @@ func (k *kit) describe(t TB) {
 	if strings.TrimSpace(d.DisplayName) == "" {
 		t.Error("Describe().DisplayName is empty")
 	}
+	// Optional, but when given they must be usable: the kernel drops an
+	// invalid one (with a warning) and the login page shows no icon.
+	if d.Icon != "" && !pluginsdk.ValidIcon(d.Icon) {
+		t.Errorf("Describe().Icon = %q: want an Iconify name prefix:name (lowercase letters, digits and hyphens, at most %d characters) or nothing; the kernel drops it", d.Icon, pluginsdk.MaxIconLen)
+	}
+	if d.Brand != "" && !pluginsdk.ValidBrand(d.Brand) {
+		t.Errorf("Describe().Brand = %q: want a brand key (lowercase letters, digits, '_' and '-', at most %d characters) or nothing; the kernel drops it", d.Brand, pluginsdk.MaxBrandLen)
+	}
 	again, err := p.Describe(ctx)
 	if err != nil || again != d {
 		t.Errorf("second Describe() = %+v, %v; want %+v, nil", again, err, d)

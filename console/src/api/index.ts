@@ -56,7 +56,10 @@ export interface PasskeyBegin {
 export interface Provider {
   code: string
   displayName: string
+  /** An Iconify name "prefix:name", or null. */
   icon?: string | null
+  /** A brand key ("github", "wecom"), or null (kernels before it: absent). */
+  brand?: string | null
 }
 export interface ProviderAdmin extends Provider {
   enabled: boolean

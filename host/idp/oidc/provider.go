@@ -76,7 +76,10 @@ const (
 type Config struct {
 	Code        string
 	DisplayName string
-	Icon        string
+	// Icon (an Iconify name) and Brand (a brand key) are optional; the
+	// external-login service drops invalid ones with a warning.
+	Icon  string
+	Brand string
 	// Authority is the issuer URL; the discovery document's issuer and the
 	// ID token's iss must equal it exactly.
 	Authority    string
@@ -192,13 +195,13 @@ func (p *Provider) Issuer() string {
 	return p.cur.Load().cfg.Authority
 }
 
-// Describe reports the instance's code, display name and icon.
+// Describe reports the instance's code, display name, icon and brand.
 func (p *Provider) Describe(context.Context) (pluginsdk.Descriptor, error) {
 	c := p.cur.Load().cfg
-	return pluginsdk.Descriptor{Code: c.Code, DisplayName: c.DisplayName, Icon: c.Icon, ProtocolVersion: pluginsdk.ProtocolVersion}, nil
+	return pluginsdk.Descriptor{Code: c.Code, DisplayName: c.DisplayName, Icon: c.Icon, Brand: c.Brand, ProtocolVersion: pluginsdk.ProtocolVersion}, nil
 }
 
-// Configure replaces settings: DisplayName, Icon, Authority, ClientId,
+// Configure replaces settings: DisplayName, Icon, Brand, Authority, ClientId,
 // ClientSecret, Scopes (space or comma separated), UsePkce, TrustedAudiences,
 // AccountClaim (keys case-insensitive; missing keys keep their value). The code cannot
 // change. Discovery is redone on next use.
@@ -214,6 +217,8 @@ func (p *Provider) Configure(_ context.Context, s pluginsdk.Settings) error {
 			cfg.DisplayName = v
 		case "icon":
 			cfg.Icon = v
+		case "brand":
+			cfg.Brand = v
 		case "authority":
 			cfg.Authority = v
 		case "clientid":

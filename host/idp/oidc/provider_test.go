@@ -24,7 +24,7 @@ const redirectURI = "http://kernel.test/api/v1/auth/external/corp/callback"
 func newProvider(t *testing.T, is *oidctest.Issuer, mod func(*oidc.Config)) *oidc.Provider {
 	t.Helper()
 	cfg := oidc.Config{
-		Code: "corp", DisplayName: "Corp SSO", Icon: "mdi:key",
+		Code: "corp", DisplayName: "Corp SSO", Icon: "mdi:key", Brand: "corp-sso",
 		Authority: is.URL, ClientID: is.ClientID, ClientSecret: is.ClientSecret,
 		UsePKCE: true,
 	}
@@ -83,7 +83,7 @@ func TestDescribeAndAuthorizeURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := pluginsdk.Descriptor{Code: "corp", DisplayName: "Corp SSO", Icon: "mdi:key", ProtocolVersion: pluginsdk.ProtocolVersion}
+	want := pluginsdk.Descriptor{Code: "corp", DisplayName: "Corp SSO", Icon: "mdi:key", Brand: "corp-sso", ProtocolVersion: pluginsdk.ProtocolVersion}
 	if d != want {
 		t.Errorf("Describe = %+v, want %+v", d, want)
 	}
@@ -345,11 +345,11 @@ func TestConfigure(t *testing.T) {
 	is := oidctest.New(t)
 	p := newProvider(t, is, nil)
 	ctx := context.Background()
-	if err := p.Configure(ctx, pluginsdk.Settings{"displayname": "Renamed", "Icon": "mdi:lock", "UsePkce": "false"}); err != nil {
+	if err := p.Configure(ctx, pluginsdk.Settings{"displayname": "Renamed", "Icon": "mdi:lock", "brand": "lock", "UsePkce": "false"}); err != nil {
 		t.Fatal(err)
 	}
 	d, _ := p.Describe(ctx)
-	if d.DisplayName != "Renamed" || d.Icon != "mdi:lock" || d.Code != "corp" {
+	if d.DisplayName != "Renamed" || d.Icon != "mdi:lock" || d.Brand != "lock" || d.Code != "corp" {
 		t.Errorf("Describe after Configure = %+v", d)
 	}
 	for _, bad := range []pluginsdk.Settings{{"Code": "other"}, {"UsePkce": "maybe"}, {"Authority": "not a url"}, {"ClientId": ""}} {

@@ -33,6 +33,7 @@ type Description struct {
 	Code            string `json:"code"`
 	DisplayName     string `json:"displayName"`
 	Icon            string `json:"icon,omitempty"`
+	Brand           string `json:"brand,omitempty"`
 	ProtocolVersion int    `json:"protocolVersion"`
 	// NegotiatedVersion is the protocol version of the handshake;
 	// KernelVersions are the versions this kernel speaks.
@@ -41,6 +42,9 @@ type Description struct {
 	// Problems are the reasons the plugin host would not launch it from
 	// the plugin folder (file name, code, protocol version).
 	Problems []string `json:"problems"`
+	// Warnings are what the kernel would ignore without refusing the
+	// plugin: an icon or brand it drops.
+	Warnings []string `json:"warnings"`
 }
 
 // DescribeBinary starts the plugin binary at path the way the host does
@@ -62,7 +66,7 @@ func DescribeBinary(ctx context.Context, path string, log hclog.Logger) (Descrip
 	if !st.Mode().IsRegular() {
 		return Description{}, fmt.Errorf("%s is not a regular file", abs)
 	}
-	d := Description{Path: abs, KernelVersions: slices.Sorted(maps.Keys(grpcprovider.VersionedPlugins())), Problems: []string{}}
+	d := Description{Path: abs, KernelVersions: slices.Sorted(maps.Keys(grpcprovider.VersionedPlugins())), Problems: []string{}, Warnings: []string{}}
 	if d.SHA256, err = fileSHA256(abs); err != nil {
 		return Description{}, err
 	}
@@ -92,13 +96,19 @@ func DescribeBinary(ctx context.Context, path string, log hclog.Logger) (Descrip
 	if err != nil {
 		return Description{}, fmt.Errorf("describing itself: %w", err)
 	}
-	d.Code, d.DisplayName, d.Icon, d.ProtocolVersion = desc.Code, desc.DisplayName, desc.Icon, desc.ProtocolVersion
+	d.Code, d.DisplayName, d.Icon, d.Brand, d.ProtocolVersion = desc.Code, desc.DisplayName, desc.Icon, desc.Brand, desc.ProtocolVersion
 	d.NegotiatedVersion = client.NegotiatedVersion()
 	if d.FileCode != "" && d.Code != d.FileCode {
 		d.Problems = append(d.Problems, fmt.Sprintf("the plugin reports provider code %q but its file name says %q", d.Code, d.FileCode))
 	}
 	if !idp.ValidCode(d.Code) {
 		d.Problems = append(d.Problems, fmt.Sprintf("%q is not a provider code", d.Code))
+	}
+	if d.Icon != "" && !pluginsdk.ValidIcon(d.Icon) {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("the icon %q is not an Iconify name prefix:name (lowercase letters, digits and hyphens, at most %d characters): the kernel drops it", d.Icon, pluginsdk.MaxIconLen))
+	}
+	if d.Brand != "" && !pluginsdk.ValidBrand(d.Brand) {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("the brand %q is not a brand key (lowercase letters, digits, '_' and '-', at most %d characters): the kernel drops it", d.Brand, pluginsdk.MaxBrandLen))
 	}
 	if d.ProtocolVersion != d.NegotiatedVersion {
 		d.Problems = append(d.Problems, fmt.Sprintf("the plugin reports protocol version %d but speaks version %d", d.ProtocolVersion, d.NegotiatedVersion))

@@ -5,7 +5,10 @@
 // reports a code that does not match its file name, and
 // adminkernel-provider-crashy exits 300 ms after it is configured, and
 // adminkernel-provider-chatty prints a line to standard output before the
-// go-plugin handshake (which a plugin must never do). Every
+// go-plugin handshake (which a plugin must never do), adminkernel-provider-
+// gaudy declares an icon and a brand the kernel must drop (a URL, a brand
+// with a space), and adminkernel-provider-plain declares neither, as a
+// plugin built before Descriptor.Brand did. Every
 // Exchange is logged ("exchange received") so tests can count calls from
 // the host's log. Named after a kind of pluginsdk/internal/mutant (racy,
 // changeable_subject, ignores_context) it serves that mutant, which the
@@ -42,8 +45,13 @@ func main() {
 		f := providertest.NewFake(code)
 		f.OnExchange = func(c string) { log.Info("exchange received", "code", c) }
 		log.Debug("test plugin started", "code", code)
-		if code == "crashy" {
+		switch code {
+		case "crashy":
 			return crashy{f}
+		case "gaudy":
+			return decorated{f, "https://cdn.example/gaudy.svg", "Gaudy Brand"}
+		case "plain":
+			return decorated{f, "", ""}
 		}
 		if slices.Contains(mutant.Kinds, code) {
 			return mutant.New(code, f)
@@ -58,4 +66,16 @@ type crashy struct{ *providertest.Fake }
 func (c crashy) Configure(ctx context.Context, s pluginsdk.Settings) error {
 	time.AfterFunc(300*time.Millisecond, func() { os.Exit(3) })
 	return c.Fake.Configure(ctx, s)
+}
+
+// decorated replaces the fake's icon and brand.
+type decorated struct {
+	*providertest.Fake
+	icon, brand string
+}
+
+func (d decorated) Describe(ctx context.Context) (pluginsdk.Descriptor, error) {
+	desc, err := d.Fake.Describe(ctx)
+	desc.Icon, desc.Brand = d.icon, d.brand
+	return desc, err
 }

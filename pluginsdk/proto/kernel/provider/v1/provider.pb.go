@@ -276,13 +276,17 @@ func (*DescribeResponse_Failure) isDescribeResponse_Result() {}
 
 // Descriptor mirrors pluginsdk.Descriptor.
 type Descriptor struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Code            string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
-	DisplayName     string                 `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
-	Icon            string                 `protobuf:"bytes,3,opt,name=icon,proto3" json:"icon,omitempty"`
-	ProtocolVersion int32                  `protobuf:"varint,4,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Code        string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
+	DisplayName string                 `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	// An Iconify name "prefix:name"; optional.
+	Icon            string `protobuf:"bytes,3,opt,name=icon,proto3" json:"icon,omitempty"`
+	ProtocolVersion int32  `protobuf:"varint,4,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
+	// A short stable brand key ("github", "wecom"); optional. Added within v1:
+	// plugins built before it leave it empty.
+	Brand         string `protobuf:"bytes,5,opt,name=brand,proto3" json:"brand,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Descriptor) Reset() {
@@ -341,6 +345,13 @@ func (x *Descriptor) GetProtocolVersion() int32 {
 		return x.ProtocolVersion
 	}
 	return 0
+}
+
+func (x *Descriptor) GetBrand() string {
+	if x != nil {
+		return x.Brand
+	}
+	return ""
 }
 
 type ConfigureRequest struct {
@@ -908,13 +919,14 @@ const file_kernel_provider_v1_provider_proto_rawDesc = "" +
 	"\x10DescribeResponse\x124\n" +
 	"\x04info\x18\x01 \x01(\v2\x1e.kernel.provider.v1.DescriptorH\x00R\x04info\x127\n" +
 	"\afailure\x18\x02 \x01(\v2\x1b.kernel.provider.v1.FailureH\x00R\afailureB\b\n" +
-	"\x06result\"\x82\x01\n" +
+	"\x06result\"\x98\x01\n" +
 	"\n" +
 	"Descriptor\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x12\n" +
 	"\x04icon\x18\x03 \x01(\tR\x04icon\x12)\n" +
-	"\x10protocol_version\x18\x04 \x01(\x05R\x0fprotocolVersion\"\x9f\x01\n" +
+	"\x10protocol_version\x18\x04 \x01(\x05R\x0fprotocolVersion\x12\x14\n" +
+	"\x05brand\x18\x05 \x01(\tR\x05brand\"\x9f\x01\n" +
 	"\x10ConfigureRequest\x12N\n" +
 	"\bsettings\x18\x01 \x03(\v22.kernel.provider.v1.ConfigureRequest.SettingsEntryR\bsettings\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +

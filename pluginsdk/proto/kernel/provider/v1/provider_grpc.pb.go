@@ -64,7 +64,8 @@ const (
 //
 // ProviderService is implemented by the plugin and called by the host.
 type ProviderServiceClient interface {
-	// Describe reports the provider's code, name, icon and protocol version.
+	// Describe reports the provider's code, name, icon, brand and protocol
+	// version.
 	// Cheap; never calls the vendor.
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
 	// Configure hands the provider its settings section (secrets included:
@@ -131,7 +132,8 @@ func (c *providerServiceClient) Exchange(ctx context.Context, in *ExchangeReques
 //
 // ProviderService is implemented by the plugin and called by the host.
 type ProviderServiceServer interface {
-	// Describe reports the provider's code, name, icon and protocol version.
+	// Describe reports the provider's code, name, icon, brand and protocol
+	// version.
 	// Cheap; never calls the vendor.
 	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
 	// Configure hands the provider its settings section (secrets included:
