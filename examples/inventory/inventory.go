@@ -1,21 +1,33 @@
 // Package inventory is a runnable example of a business application built on
-// the kernel: one module with its own routes, a menu page with a button that
-// carries the route's permission code, and its own error-code enumeration.
+// the kernel: one module that owns everything of its feature in this folder —
+// its routes, a menu page with buttons carrying the routes' permission codes,
+// its own error-code enumeration, a runtime setting, a recycle-bin type for
+// the items it deletes and a cleanup job handler that purges them after the
+// setting's number of days. Adding it to a kernel is one line (Options.Modules).
 //
 // Run it with: go run ./examples/inventory/cmd/inventory serve --environment Development
 package inventory
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/host"
+	"github.com/adminkernel/kernel/host/authn"
+	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
+	"github.com/adminkernel/kernel/host/sysconfig"
 )
 
 // The module's error codes live in the consumer segment (60000 and up).
@@ -31,50 +43,113 @@ var Errors = errcode.Enum{Name: "InventoryError", Members: []errcode.Member{
 	{Code: OutOfStock, Name: "OutOfStock", MsgKey: "error.inventory.outOfStock"},
 }}
 
+const (
+	// RecycleType is the module's type in the recycle bin
+	// (/api/v1/sys/recycle/inventory-item/...).
+	RecycleType = "inventory-item"
+	// KeyRecycleDays is the module's runtime setting: days a deleted item
+	// stays in the recycle bin before the cleanup job purges it.
+	KeyRecycleDays = "inventory.recycleDays"
+	// HandlerPurge is the module's compiled job handler.
+	HandlerPurge = "inventory.purgeDeleted"
+)
+
+var (
+	codeItem   = route.PermissionCode("GET", host.APIPrefix+"/inventory/items/{id}")
+	codeDelete = route.PermissionCode("DELETE", host.APIPrefix+"/inventory/items/{id}")
+)
+
 type item struct {
-	ID    int64  `json:"id"`
-	Name  string `json:"name"`
-	Stock int    `json:"stock"`
+	ID        int64      `json:"id"`
+	Name      string     `json:"name"`
+	Stock     int        `json:"stock"`
+	deletedAt *time.Time // in the recycle bin since
+	deletedBy int64
 }
 
-var items = map[int64]item{1: {1, "Widget", 12}, 2: {2, "Gadget", 0}}
+// store holds the items of one kernel (a real module keeps its rows in its
+// own tables; a map keeps the example short).
+type store struct {
+	mu    sync.Mutex
+	now   func() time.Time
+	items map[int64]*item
+}
+
+func newStore() *store {
+	return &store{items: map[int64]*item{1: {ID: 1, Name: "Widget", Stock: 12}, 2: {ID: 2, Name: "Gadget"}, 3: {ID: 3, Name: "Gizmo", Stock: 3}}}
+}
+
+// live returns a copy of the live item of the {id} parameter.
+func (s *store) live(c fiber.Ctx) (item, error) {
+	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	if err != nil {
+		return item{}, errcode.New(errcode.RequestInvalid).With("field", "id")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, ok := s.items[id]
+	if !ok || it.deletedAt != nil {
+		return item{}, errcode.New(ItemNotFound)
+	}
+	return *it, nil
+}
 
 // Module returns the inventory module.
-func Module() host.Module {
+func Module() host.Module { return ModuleAt(time.Now) }
+
+// ModuleAt returns the inventory module on the clock now (tests move it).
+func ModuleAt(now func() time.Time) host.Module {
+	s := newStore()
+	s.now = now
 	return host.Module{
 		Name:       "Inventory",
 		ErrorCodes: []errcode.Enum{Errors},
 		Menus: []seed.Menu{
 			{ID: 1000, Type: seed.MenuCatalog, Title: "库存", Icon: "lucide:boxes", Sort: 10, ModuleID: 2},
 			{ID: 1010, ParentID: 1000, Type: seed.MenuPage, Title: "库存查询", Path: "/inventory/items", Component: "inventory/items/index", Sort: 1},
-			{ID: 1011, ParentID: 1010, Type: seed.MenuButton, Title: "库存-查询", Permission: route.PermissionCode("GET", host.APIPrefix+"/inventory/items/{id}"), Sort: 1},
+			{ID: 1011, ParentID: 1010, Type: seed.MenuButton, Title: "库存-查询", Permission: codeItem, Sort: 1},
+			{ID: 1012, ParentID: 1010, Type: seed.MenuButton, Title: "库存-删除", Permission: codeDelete, Sort: 2},
 		},
+		Settings: []sysconfig.Entry{{
+			Key: KeyRecycleDays, Kind: sysconfig.KindInt, Min: 1, Max: 365, Default: "30", Area: "inventory",
+			Description: "days a deleted inventory item stays in the recycle bin before " + HandlerPurge + " purges it",
+		}},
 		Routes: func(_ *module.Deps, api *route.Group) error {
 			g := api.Group("/inventory")
 			// Anonymous: a public stock check.
-			g.Get("/stock/{id}", route.Anonymous, stock).Title = "Stock check"
+			g.Get("/stock/{id}", route.Anonymous, s.stock).Title = "Stock check"
 			// Permission-gated: the code GET:/api/v1/inventory/items/{id} is
 			// derived from the route; the menu button above grants it.
-			g.Get("/items/{id}", route.Permission, getItem).Title = "Item detail"
+			g.Get("/items/{id}", route.Permission, s.get).Title = "Item detail"
+			// A write: in the operation log under its title, like every
+			// write of a signed-in caller.
+			g.Delete("/items/{id}", route.Permission, s.remove).Title = "Delete an item"
 			return nil
+		},
+		Recycle: func(*module.Deps) []module.RecycleKind {
+			return []module.RecycleKind{{
+				Type: RecycleType, RestoreCodes: []string{codeDelete}, PurgeCode: codeDelete,
+				Page: s.page, Restore: s.restore, Purge: s.purge,
+			}}
+		},
+		JobHandlers: func(d *module.Deps) []module.JobHandler {
+			return []module.JobHandler{{
+				Name:        HandlerPurge,
+				Description: "Purges the inventory items deleted more than " + KeyRecycleDays + " days ago",
+				Run: func(ctx context.Context, _ module.JobRun) (string, error) {
+					days, err := d.Settings.Int(ctx, KeyRecycleDays)
+					if err != nil {
+						return "", err
+					}
+					return fmt.Sprintf("purged %d items", s.purgeOlder(s.now().AddDate(0, 0, -days))), nil
+				},
+			}}
 		},
 	}
 }
 
-func lookup(c fiber.Ctx) (item, error) {
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
-	if err != nil {
-		return item{}, errcode.New(errcode.RequestInvalid).With("field", "id")
-	}
-	it, ok := items[id]
-	if !ok {
-		return item{}, errcode.New(ItemNotFound)
-	}
-	return it, nil
-}
-
-func stock(c fiber.Ctx) error {
-	it, err := lookup(c)
+func (s *store) stock(c fiber.Ctx) error {
+	it, err := s.live(c)
 	if err != nil {
 		return err
 	}
@@ -84,10 +159,92 @@ func stock(c fiber.Ctx) error {
 	return envelope.OK(c, fiber.Map{"id": it.ID, "inStock": it.Stock})
 }
 
-func getItem(c fiber.Ctx) error {
-	it, err := lookup(c)
+func (s *store) get(c fiber.Ctx) error {
+	it, err := s.live(c)
 	if err != nil {
 		return err
 	}
 	return envelope.OK(c, it)
+}
+
+// remove moves an item to the recycle bin.
+func (s *store) remove(c fiber.Ctx) error {
+	p, err := authn.Require(c)
+	if err != nil {
+		return err
+	}
+	it, err := s.live(c)
+	if err != nil {
+		return err
+	}
+	at := s.now()
+	s.mu.Lock()
+	s.items[it.ID].deletedAt, s.items[it.ID].deletedBy = &at, p.UserID
+	s.mu.Unlock()
+	return envelope.OK(c, true)
+}
+
+// page lists the deleted items, newest deletion first.
+func (s *store) page(_ context.Context, _ datascope.Caller, p request.Page) ([]module.RecycleItem, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var deleted []*item
+	for _, it := range s.items {
+		if it.deletedAt != nil {
+			deleted = append(deleted, it)
+		}
+	}
+	slices.SortFunc(deleted, func(a, b *item) int { return b.deletedAt.Compare(*a.deletedAt) })
+	from := min(p.Offset(), len(deleted))
+	to := min(from+p.Size, len(deleted))
+	out := make([]module.RecycleItem, 0, to-from)
+	for _, it := range deleted[from:to] {
+		at, by := request.EntityTime(*it.deletedAt), it.deletedBy
+		out = append(out, module.RecycleItem{ID: it.ID, Name: it.Name, DeletedAt: &at, DeletedBy: &by})
+	}
+	return out, len(deleted), nil
+}
+
+// inBin returns the deleted item id (42020 when it is not in the bin).
+func (s *store) inBin(id int64) (*item, error) {
+	it, ok := s.items[id]
+	if !ok || it.deletedAt == nil {
+		return nil, errcode.New(errcode.RecycleNotFound).With("id", id)
+	}
+	return it, nil
+}
+
+func (s *store) restore(_ context.Context, _ datascope.Caller, id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, err := s.inBin(id)
+	if err != nil {
+		return err
+	}
+	it.deletedAt = nil
+	return nil
+}
+
+func (s *store) purge(_ context.Context, _ datascope.Caller, id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.inBin(id); err != nil {
+		return err
+	}
+	delete(s.items, id)
+	return nil
+}
+
+// purgeOlder purges the items deleted before t and says how many.
+func (s *store) purgeOlder(t time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, it := range s.items {
+		if it.deletedAt != nil && it.deletedAt.Before(t) {
+			delete(s.items, id)
+			n++
+		}
+	}
+	return n
 }
