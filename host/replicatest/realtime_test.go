@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -197,6 +198,14 @@ func TestRealtimeLoad(t *testing.T) {
 	}
 	const perUser = 100
 	users := max((total+perUser-1)/perUser, 1)
+	// ADMINKERNEL_HUB_PROTOCOL=signalr holds SignalR connections (negotiate,
+	// the JSON handshake, invocations) instead of plain WebSockets.
+	signalR := strings.EqualFold(os.Getenv("ADMINKERNEL_HUB_PROTOCOL"), "signalr")
+	noticeMark := `"type":"notice"`
+	if signalR {
+		noticeMark = `"target":"` + hub.TargetNoticeChanged + `"`
+	}
+	t.Logf("protocol: %s", map[bool]string{false: "plain WebSocket", true: "SignalR (JSON hub protocol)"}[signalR])
 	bin := binary(t)
 	settings, dsn := realtimeSettings(t,
 		"Service__Http__MaxConnections=20000", "Service__Http__MaxConnectionsPerIp=20000")
@@ -259,7 +268,7 @@ func TestRealtimeLoad(t *testing.T) {
 			defer func() { <-sem }()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(a.base, "http")+hub.Path+"?"+hub.TokenParam+"="+toks[i%users], nil) //nolint:bodyclose // a WebSocket handshake response has no body to close
+			ws, err := dialHub(ctx, a.base, toks[i%users], signalR)
 			if err != nil {
 				dialErr.Store(err)
 				ready.Done()
@@ -285,7 +294,7 @@ func TestRealtimeLoad(t *testing.T) {
 						ready.Done()
 						continue
 					}
-					if strings.Contains(string(data), `"type":"notice"`) {
+					if strings.Contains(string(data), noticeMark) {
 						received.Add(1)
 					}
 				}
@@ -332,4 +341,42 @@ func TestRealtimeLoad(t *testing.T) {
 		// not returned yet (docs/realtime.md, Figures).
 		t.Logf("RSS per connection %.1f KiB is above the 20 KiB target", per)
 	}
+}
+
+// dialHub opens one realtime connection with token: a plain WebSocket (the
+// hub greets it with the unread count), or a SignalR connection (negotiate
+// with the token as a bearer, the WebSocket with the connection token, the
+// JSON handshake; the hub greets it with the handshake answer).
+func dialHub(ctx context.Context, base, token string, signalR bool) (*websocket.Conn, error) {
+	wsBase := "ws" + strings.TrimPrefix(base, "http") + hub.Path
+	if !signalR {
+		ws, _, err := websocket.Dial(ctx, wsBase+"?"+hub.TokenParam+"="+token, nil) //nolint:bodyclose // a WebSocket handshake response has no body to close
+		return ws, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+hub.NegotiatePath+"?negotiateVersion=1", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	var neg struct {
+		ConnectionToken string `json:"connectionToken"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&neg)
+	_ = resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || neg.ConnectionToken == "" {
+		return nil, fmt.Errorf("negotiate: HTTP %d, %v", resp.StatusCode, err)
+	}
+	ws, _, err := websocket.Dial(ctx, wsBase+"?"+hub.ConnectionParam+"="+neg.ConnectionToken+"&"+hub.TokenParam+"="+token, nil) //nolint:bodyclose // a WebSocket handshake response has no body to close
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"protocol":"json","version":1}`+"\x1e")); err != nil {
+		_ = ws.CloseNow()
+		return nil, err
+	}
+	return ws, nil
 }
