@@ -1,0 +1,150 @@
+package compat_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/adminkernel/kernel/host/idp/oidc/oidctest"
+	"github.com/adminkernel/kernel/host/kerneltest"
+)
+
+// TestOriginalUIFixtures runs every fixture of fixtures/*.json, in file and
+// then list order, against one kernel through its real HTTP stack, and
+// prints the summary line. It fails on any failed fixture, when no fixture
+// ran, and when there are fewer operation fixtures than operations in
+// ui-operations.txt (an emptied file cannot pass).
+func TestOriginalUIFixtures(t *testing.T) {
+	files := loadFixtures(t)
+	uiOps := loadUIOperations(t)
+
+	// The built-in OIDC provider under the code "oidc" (the contract's
+	// neutral code), against a test OpenID provider, so that the external
+	// login operations run a real authorize, callback, exchange and bind.
+	is := oidctest.New(t)
+	for _, u := range []oidctest.User{
+		{Subject: "sub-newcomer", PreferredUsername: "newcomer", Name: "Newcomer"},
+		{Subject: "sub-fx-user", PreferredUsername: "fx_user", Name: "Fixture User"},
+	} {
+		is.AddUser(u)
+	}
+	k := kerneltest.Start(t, []string{
+		"Service__ExternalAuth__Oidc__0__Code=oidc",
+		"Service__ExternalAuth__Oidc__0__DisplayName=SSO",
+		"Service__ExternalAuth__Oidc__0__Authority=" + is.URL,
+		"Service__ExternalAuth__Oidc__0__ClientId=" + is.ClientID,
+		"Service__ExternalAuth__Oidc__0__ClientSecret=" + is.ClientSecret,
+	})
+	k.Leaks.Secrets = append(k.Leaks.Secrets, is.ClientSecret)
+	r := &runner{t: t, k: k, is: is, vars: map[string]any{"adminPassword": kerneltest.AdminPassword}, cookies: map[string]string{}}
+
+	var results []result
+	for _, ff := range files {
+		for _, f := range ff.Fixtures {
+			res := result{f: f, file: ff.name}
+			if f.Pending != "" {
+				res.skipped = f.Pending
+			} else {
+				res.problems = r.run(f)
+			}
+			results = append(results, res)
+		}
+	}
+
+	var ops, passed, failed, deviations, pending, open, steps, stepsFailed, reauth int
+	for _, res := range results {
+		if res.f.Op == "" {
+			steps++
+			if len(res.problems) > 0 {
+				stepsFailed++
+				t.Errorf("FAIL %s:\n\t%s", res.label(), strings.Join(res.problems, "\n\t"))
+			}
+			continue
+		}
+		ops++
+		switch {
+		case res.skipped != "":
+			pending++
+			t.Logf("SKIP %s: pending %q", res.label(), res.skipped)
+		case res.f.Open != "" && len(res.problems) > 0:
+			open++
+			t.Logf("OPEN %s: %s\n\t%s", res.label(), res.f.Open, strings.Join(res.problems, "\n\t"))
+		case res.f.Open != "":
+			failed++
+			t.Errorf("FAIL %s: marked open (%s) but passes: remove the mark", res.label(), res.f.Open)
+		case len(res.problems) > 0:
+			failed++
+			t.Errorf("FAIL %s:\n\t%s", res.label(), strings.Join(res.problems, "\n\t"))
+		default:
+			passed++
+			if res.f.Reauth {
+				reauth++
+			}
+			if res.f.Deviation != nil {
+				deviations++
+				t.Logf("DEVIATION %s: %s (%s)", res.label(), res.f.Deviation.Row, res.f.Deviation.Anchor)
+			}
+		}
+	}
+	summary := fmt.Sprintf("%d operations, %d passed, %d failed, %d documented deviations; %d skipped as pending, %d open mismatches; %d setup steps (%d failed); %d +R operations passed with TOTP on after a re-authentication; %d UI operations listed",
+		ops, passed, failed, deviations, pending, open, steps, stepsFailed, reauth, len(uiOps))
+	fmt.Println("compat: " + summary)
+	t.Log(summary)
+
+	if ops == 0 || passed == 0 {
+		t.Fatal("no fixture ran")
+	}
+	if ops < len(uiOps) {
+		t.Fatalf("%d operation fixtures for %d UI operations: fixtures are missing", ops, len(uiOps))
+	}
+}
+
+// TestOriginalUIFixturesCoverUI checks, without a kernel, that every
+// operation of ui-operations.txt has a fixture, that every fixture names an
+// operation of the list (or is a setup step), and that pending and
+// deviation marks are complete.
+func TestOriginalUIFixturesCoverUI(t *testing.T) {
+	files := loadFixtures(t)
+	uiOps := loadUIOperations(t)
+	listed := map[string]bool{}
+	for _, op := range uiOps {
+		listed[op] = true
+	}
+	covered := map[string]int{}
+	n := 0
+	for _, ff := range files {
+		if ff.Area == "" || ff.About == "" {
+			t.Errorf("%s: area and about are required", ff.name)
+		}
+		for i, f := range ff.Fixtures {
+			at := fmt.Sprintf("%s #%d %s%s", ff.name, i+1, f.Op, f.Step)
+			if (f.Op == "") == (f.Step == "") {
+				t.Errorf("%s: a fixture has exactly one of op and step", at)
+				continue
+			}
+			if d := f.Deviation; d != nil && (!strings.HasPrefix(d.Anchor, "docs/compatibility.md#") || d.Row == "") {
+				t.Errorf("%s: a deviation names its docs/compatibility.md anchor and row", at)
+			}
+			if f.Deviation != nil && f.Open != "" {
+				t.Errorf("%s: a fixture is a documented deviation or an open mismatch, not both", at)
+			}
+			if f.Op == "" {
+				continue
+			}
+			n++
+			if !listed[f.Op] {
+				t.Errorf("%s: %q is not in ui-operations.txt", at, f.Op)
+			}
+			covered[f.Op]++
+		}
+	}
+	for _, op := range uiOps {
+		if covered[op] == 0 {
+			t.Errorf("UI operation %s has no fixture", op)
+		}
+	}
+	if n < len(uiOps) {
+		t.Errorf("%d operation fixtures for %d UI operations", n, len(uiOps))
+	}
+	t.Logf("%d UI operations, %d operation fixtures, every operation covered: %v", len(uiOps), n, !t.Failed())
+}
