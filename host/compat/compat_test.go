@@ -12,6 +12,28 @@ import (
 	"github.com/adminkernel/kernel/host/kerneltest"
 )
 
+// contractReauth is the contract's list of +R operations (§4.11,
+// "Endpoints marked +R": 30 of them); a fixture of one of them says
+// reauth, and no other fixture does.
+var contractReauth = map[string]bool{}
+
+func init() {
+	for _, op := range []string{
+		"POST /api/v1/sys/user", "PUT /api/v1/sys/user/{id}", "DELETE /api/v1/sys/user/{id}", "POST /api/v1/sys/user/batch-delete",
+		"PUT /api/v1/sys/user/{id}/password", "PUT /api/v1/sys/user/{id}/enabled",
+		"POST /api/v1/sys/role/add", "PUT /api/v1/sys/role/{id}", "DELETE /api/v1/sys/role/{id}", "POST /api/v1/sys/role/batch-delete",
+		"PUT /api/v1/sys/role/users", "PUT /api/v1/sys/role/menu", "PUT /api/v1/sys/role/datascope",
+		"POST /api/v1/sys/menu/add", "PUT /api/v1/sys/menu/{id}", "DELETE /api/v1/sys/menu/{id}",
+		"PUT /api/v1/sys/config/batch", "POST /api/v1/sys/config", "PUT /api/v1/sys/config/{id}", "DELETE /api/v1/sys/config/{id}",
+		"DELETE /api/v1/sys/session/{sessionId}",
+		"POST /api/v1/sys/job", "PUT /api/v1/sys/job/{id}", "DELETE /api/v1/sys/job/{id}", "POST /api/v1/sys/job/batch-delete", "POST /api/v1/sys/job/{id}/run",
+		"DELETE /api/v1/sys/recycle/{type}/{id}",
+		"POST /api/v1/sys/mfa/clear", "POST /api/v1/sys/mfa/high-sensitivity", "DELETE /api/v1/sys/mfa/high-sensitivity/{id}",
+	} {
+		contractReauth[op] = true
+	}
+}
+
 // runPending (ADMINKERNEL_COMPAT_RUN_PENDING=1) also runs the fixtures
 // marked pending and logs how they fare; they are still counted as skipped.
 var runPending = os.Getenv("ADMINKERNEL_COMPAT_RUN_PENDING") == "1"
@@ -165,6 +187,18 @@ func TestOriginalUIFixturesCoverUI(t *testing.T) {
 				t.Errorf("%s: %q is not in ui-operations.txt", at, f.Op)
 			}
 			covered[f.Op]++
+		}
+	}
+	for _, ff := range files {
+		for i, f := range ff.Fixtures {
+			if f.Op != "" && f.Reauth != contractReauth[f.Op] {
+				t.Errorf("%s #%d %s: reauth %v, but the contract's +R list says %v", ff.name, i+1, f.Op, f.Reauth, contractReauth[f.Op])
+			}
+		}
+	}
+	for op := range contractReauth {
+		if !listed[op] {
+			t.Errorf("+R operation %s is not in ui-operations.txt", op)
 		}
 	}
 	for _, op := range uiOps {

@@ -724,6 +724,18 @@ func conform(at string, got any, present bool, shape any) []string {
 			}
 			return out
 		}
+		if elem, ok := s["$contains"]; ok {
+			list, ok := got.([]any)
+			if !ok {
+				return []string{fmt.Sprintf("%s: %s, want an array", at, describe(got))}
+			}
+			for _, e := range list {
+				if len(conform(at, e, true, elem)) == 0 {
+					return nil
+				}
+			}
+			return []string{fmt.Sprintf("%s: no element matches %s", at, plainJSON(elem))}
+		}
 		if v, ok := s["$eq"]; ok {
 			if !sameJSON(v, got) {
 				return []string{fmt.Sprintf("%s: %s, want %s", at, plainJSON(got), plainJSON(v))}
