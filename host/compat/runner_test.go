@@ -620,6 +620,12 @@ func (r *runner) check(f fixture, rep reply) []string {
 	if code != 0 && !strings.HasPrefix(msgKey, "error.") {
 		probs = append(probs, fmt.Sprintf("msgKey %q, want an error.* key", msgKey))
 	}
+	if args, has := rep.env["args"]; code == 0 && has && args != nil {
+		probs = append(probs, fmt.Sprintf("args %s on success, want null or none", plainJSON(args)))
+	}
+	if msg, _ := rep.env["message"].(string); code != 0 && msg == "" {
+		probs = append(probs, "message missing on failure (it defaults to the msgKey, §1.1)")
+	}
 	data, hasData := rep.env["data"]
 	_ = data
 	if code != 0 {
