@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -184,7 +185,7 @@ func loadUIOperations(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var ops []string
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(f)
@@ -218,7 +219,7 @@ func (r *runner) value(name string) (any, error) {
 	case name == "$sms":
 		all := smsCode.FindAllStringSubmatch(r.k.Log(), -1)
 		if len(all) == 0 {
-			return nil, fmt.Errorf("no SMS code in the kernel log")
+			return nil, errors.New("no SMS code in the kernel log")
 		}
 		return all[len(all)-1][1], nil
 	case strings.HasPrefix(name, "$totp"):
@@ -334,7 +335,7 @@ func (r *runner) send(req *http.Request) (reply, error) {
 	for _, line := range resp.Header.Values("Set-Cookie") {
 		c, err := http.ParseSetCookie(line)
 		if err != nil {
-			return reply{}, fmt.Errorf("Set-Cookie %q: %v", line, err)
+			return reply{}, fmt.Errorf("set-cookie %q: %w", line, err)
 		}
 		if c.MaxAge < 0 || c.Value == "" {
 			delete(r.cookies, c.Name)
@@ -522,7 +523,7 @@ func (r *runner) request(f fixture) (*http.Request, error) {
 func fileContent(p part) ([]byte, error) {
 	if p.XLSX != nil {
 		x := excelize.NewFile()
-		defer x.Close()
+		defer func() { _ = x.Close() }()
 		for i, row := range p.XLSX {
 			for j, cell := range row {
 				name, err := excelize.CoordinatesToCellName(j+1, i+1)
@@ -627,7 +628,6 @@ func (r *runner) check(f fixture, rep reply) []string {
 		probs = append(probs, "message missing on failure (it defaults to the msgKey, §1.1)")
 	}
 	data, hasData := rep.env["data"]
-	_ = data
 	if code != 0 {
 		if hasData && data != nil {
 			probs = append(probs, fmt.Sprintf("data %s on failure, want null", clip(rep.raw)))
@@ -913,7 +913,7 @@ func pick(rep reply, from string) (any, error) {
 		return hex.EncodeToString(sum[:]), nil
 	}
 	if rep.env == nil {
-		return nil, fmt.Errorf("the reply is not an envelope")
+		return nil, errors.New("the reply is not an envelope")
 	}
 	var cur any = rep.env
 	for _, seg := range splitPath(from) {
