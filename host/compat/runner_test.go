@@ -114,6 +114,7 @@ type result struct {
 	file     string
 	problems []string
 	skipped  string
+	totpOn   bool // sys.security.totp.enabled when the fixture ran
 }
 
 func (r result) label() string {
