@@ -559,7 +559,7 @@ func (im *Importer) check(ctx context.Context, who datascope.Caller, rows []Impo
 				errs = append(errs, *e)
 			}
 		}
-		row.Errors = errs
+		row.Errors = append(row.Errors, errs...) // [] (not null) for a row without errors
 		if len(errs) > 0 {
 			out.errorRows++
 		}
