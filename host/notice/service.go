@@ -62,8 +62,10 @@ type Action struct {
 	Method  string  `json:"method"`
 	URL     string  `json:"url"`
 	Style   *string `json:"style,omitempty"`
-	Confirm *string `json:"confirm,omitempty"`
-	Comment *string `json:"comment,omitempty"`
+	// Confirm and Comment are texts (the kernel's console) or the
+	// original UI's boolean flags (TextOrFlag).
+	Confirm TextOrFlag `json:"confirm,omitzero"`
+	Comment TextOrFlag `json:"comment,omitzero"`
 }
 
 // Input is the body of POST /sys/notice.
@@ -180,10 +182,10 @@ func validAction(a *Action) bool {
 	if a.Style != nil && !slices.Contains(validActionStyles, strings.ToLower(*a.Style)) {
 		return false
 	}
-	if a.Confirm, err = request.OptionalText("confirm", a.Confirm, maxConfirmLen); err != nil {
+	if a.Confirm.Text, err = request.OptionalText("confirm", a.Confirm.Text, maxConfirmLen); err != nil {
 		return false
 	}
-	if a.Comment, err = request.OptionalText("comment", a.Comment, maxCommentLen); err != nil {
+	if a.Comment.Text, err = request.OptionalText("comment", a.Comment.Text, maxCommentLen); err != nil {
 		return false
 	}
 	return true

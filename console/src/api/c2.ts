@@ -37,8 +37,10 @@ export interface NoticeAction {
   method: 'GET' | 'POST'
   url: string
   style?: string | null
-  confirm?: string | null
-  comment?: string | null
+  /** A text (this console), or the original UI's flag: true asks before running. */
+  confirm?: string | boolean | null
+  /** A text shown as the button's tooltip, or the original UI's flag (not offered here). */
+  comment?: string | boolean | null
 }
 export interface SysNotice {
   id: number
