@@ -411,14 +411,18 @@ func TestSQLJobContract(t *testing.T) {
 	}
 	poll.Until(t, 5*time.Second, "the op log rows", func() bool {
 		k.Do("GET", "/api/v1/sys/log/op/page?Size=100", tok, nil).Expect(t, "op log", 200, 0).Decode(t, &ops)
-		created, ran := false, 0
+		created, ran, sqlRuns := false, 0, 0
 		for _, o := range ops.Items {
 			created = created || o.Path == "/api/v1/sys/job" && o.ParamJSON != nil && strings.Contains(*o.ParamJSON, "sys_menu")
 			if strings.HasSuffix(o.Path, "/run") {
 				ran++
 			}
+			// Every Sql run itself, with its statement.
+			if (o.Path == fmt.Sprintf("/sys/job/%d/sql", id) || o.Path == fmt.Sprintf("/sys/job/%d/sql", wid)) && o.ParamJSON != nil && strings.Contains(*o.ParamJSON, `"sql"`) {
+				sqlRuns++
+			}
 		}
-		return created && ran >= 2
+		return created && ran >= 2 && sqlRuns == 2
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -695,6 +696,9 @@ func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.C
 		e.log.Warn("a job run ended after its lease was reaped", "job", j.Code, "run", row.ID, "status", status)
 		return
 	}
+	if j.HandlerKind == HandlerSQL {
+		e.opLogSQL(wctx, j, row, status, msg, end.Sub(row.StartTime).Milliseconds())
+	}
 	ju := e.client.SysJob.UpdateOneID(j.ID).SetLastRunStatus(status).AddNumberOfRuns(1)
 	if status == RunSuccess {
 		ju.SetConsecutiveFailures(0)
@@ -705,6 +709,24 @@ func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.C
 		e.alert(wctx, j, saved.ConsecutiveFailures, msg)
 	}
 	e.log.Info("job run ended", "job", j.Code, "run", row.ID, "status", status, "elapsed_ms", end.Sub(row.StartTime).Milliseconds())
+}
+
+// opLogSQL records a Sql job's run in the operation log (every run,
+// scheduled or manual: the statement ran with the kernel's database
+// account): title, method JOB, path /sys/job/{id}/sql, the statement and
+// the run's identity as parameters, the outcome and the error.
+func (e *Engine) opLogSQL(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog, status int, msg string, elapsed int64) {
+	param, _ := json.Marshal(map[string]any{"jobId": j.ID, "code": j.Code, "runId": row.ID, "fireInstanceId": row.FireInstanceID,
+		"triggeredBy": row.TriggeredBy, "runStatus": status, "sql": textclip.Runes(deref(j.SQL), 4000)})
+	c := e.client.SysOpLog.Create().SetTitle(textclip.Runes("SQL job run: "+j.Name, 256)).SetHTTPMethod("JOB").
+		SetPath(fmt.Sprintf("/sys/job/%d/sql", j.ID)).SetParamJSON(cleanText(string(param))).
+		SetSuccess(status == RunSuccess).SetElapsedMs(elapsed)
+	if msg != "" {
+		c.SetExceptionMessage(textclip.Runes(cleanText(msg), 2000))
+	}
+	if err := c.Exec(ctx); err != nil {
+		e.log.Warn("could not write the operation log row of a Sql job run", "job", j.Code, "run", row.ID, "error", err)
+	}
 }
 
 // Maintain renews the leases of this replica's runs, cancels those an
