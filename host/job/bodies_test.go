@@ -282,6 +282,18 @@ func TestJobBodiesContract(t *testing.T) {
 		return row["numberOfRuns"] == float64(3) && row["numberOfErrors"] == float64(1) && row["consecutiveErrors"] == float64(1)
 	})
 
+	// The operation log keeps the requests, not the header values.
+	var ops struct {
+		Items []map[string]any `json:"items"`
+	}
+	poll.Until(t, 5*time.Second, "the op log rows of the http job", func() bool {
+		k.Do("GET", "/api/v1/sys/log/op/page?Size=100", tok, nil).Expect(t, "op log", 200, 0).Decode(t, &ops)
+		return strings.Contains(fmt.Sprint(ops.Items), "c-http")
+	})
+	if strings.Contains(fmt.Sprint(ops.Items), "s3cret") {
+		t.Fatal("a header value is in the operation log")
+	}
+
 	// Sql with the switch off: 47008.
 	k.Do("POST", base, tok, contractInput("c-sql", job.HandlerSQL, "", map[string]string{"sql": "SELECT 1"})).
 		ExpectCode(t, "sql with the switch off", errcode.JobSqlDisabled)
