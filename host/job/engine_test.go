@@ -155,8 +155,11 @@ func TestMisfirePolicies(t *testing.T) {
 			}
 			if tc.misfire == job.MisfireSkip {
 				r := rows[0]
-				if r.TriggeredBy != job.ByMissed || r.RunStatus != job.RunSkipped || r.FireInstanceID != job.FireInstanceID(j.ID, t0.Add(10*time.Minute)) || f.gate.started != 0 {
-					t.Fatalf("skipped misfires = %s %d (%s), ran %d; want one Skipped row of the newest missed firing and no run", r.TriggeredBy, r.RunStatus, r.FireInstanceID, f.gate.started)
+				f.gate.mu.Lock()
+				ran := f.gate.started
+				f.gate.mu.Unlock()
+				if r.TriggeredBy != job.ByMissed || r.RunStatus != job.RunSkipped || r.FireInstanceID != job.FireInstanceID(j.ID, t0.Add(10*time.Minute)) || ran != 0 {
+					t.Fatalf("skipped misfires = %s %d (%s), ran %d; want one Skipped row of the newest missed firing and no run", r.TriggeredBy, r.RunStatus, r.FireInstanceID, ran)
 				}
 			} else {
 				r := rows[0]
