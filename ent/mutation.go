@@ -7622,6 +7622,12 @@ type SysJobMutation struct {
 	addlast_run_status        *int
 	consecutive_failures      *int
 	addconsecutive_failures   *int
+	http_success_statuses     *string
+	alert_emails              *string
+	number_of_runs            *int64
+	addnumber_of_runs         *int64
+	number_of_errors          *int64
+	addnumber_of_errors       *int64
 	clearedFields             map[string]struct{}
 	done                      bool
 	oldValue                  func(context.Context) (*SysJob, error)
@@ -9651,6 +9657,216 @@ func (m *SysJobMutation) ResetConsecutiveFailures() {
 	m.addconsecutive_failures = nil
 }
 
+// SetHTTPSuccessStatuses sets the "http_success_statuses" field.
+func (m *SysJobMutation) SetHTTPSuccessStatuses(s string) {
+	m.http_success_statuses = &s
+}
+
+// HTTPSuccessStatuses returns the value of the "http_success_statuses" field in the mutation.
+func (m *SysJobMutation) HTTPSuccessStatuses() (r string, exists bool) {
+	v := m.http_success_statuses
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHTTPSuccessStatuses returns the old "http_success_statuses" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldHTTPSuccessStatuses(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHTTPSuccessStatuses is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHTTPSuccessStatuses requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHTTPSuccessStatuses: %w", err)
+	}
+	return oldValue.HTTPSuccessStatuses, nil
+}
+
+// ClearHTTPSuccessStatuses clears the value of the "http_success_statuses" field.
+func (m *SysJobMutation) ClearHTTPSuccessStatuses() {
+	m.http_success_statuses = nil
+	m.clearedFields[sysjob.FieldHTTPSuccessStatuses] = struct{}{}
+}
+
+// HTTPSuccessStatusesCleared returns if the "http_success_statuses" field was cleared in this mutation.
+func (m *SysJobMutation) HTTPSuccessStatusesCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldHTTPSuccessStatuses]
+	return ok
+}
+
+// ResetHTTPSuccessStatuses resets all changes to the "http_success_statuses" field.
+func (m *SysJobMutation) ResetHTTPSuccessStatuses() {
+	m.http_success_statuses = nil
+	delete(m.clearedFields, sysjob.FieldHTTPSuccessStatuses)
+}
+
+// SetAlertEmails sets the "alert_emails" field.
+func (m *SysJobMutation) SetAlertEmails(s string) {
+	m.alert_emails = &s
+}
+
+// AlertEmails returns the value of the "alert_emails" field in the mutation.
+func (m *SysJobMutation) AlertEmails() (r string, exists bool) {
+	v := m.alert_emails
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAlertEmails returns the old "alert_emails" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldAlertEmails(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAlertEmails is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAlertEmails requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAlertEmails: %w", err)
+	}
+	return oldValue.AlertEmails, nil
+}
+
+// ClearAlertEmails clears the value of the "alert_emails" field.
+func (m *SysJobMutation) ClearAlertEmails() {
+	m.alert_emails = nil
+	m.clearedFields[sysjob.FieldAlertEmails] = struct{}{}
+}
+
+// AlertEmailsCleared returns if the "alert_emails" field was cleared in this mutation.
+func (m *SysJobMutation) AlertEmailsCleared() bool {
+	_, ok := m.clearedFields[sysjob.FieldAlertEmails]
+	return ok
+}
+
+// ResetAlertEmails resets all changes to the "alert_emails" field.
+func (m *SysJobMutation) ResetAlertEmails() {
+	m.alert_emails = nil
+	delete(m.clearedFields, sysjob.FieldAlertEmails)
+}
+
+// SetNumberOfRuns sets the "number_of_runs" field.
+func (m *SysJobMutation) SetNumberOfRuns(i int64) {
+	m.number_of_runs = &i
+	m.addnumber_of_runs = nil
+}
+
+// NumberOfRuns returns the value of the "number_of_runs" field in the mutation.
+func (m *SysJobMutation) NumberOfRuns() (r int64, exists bool) {
+	v := m.number_of_runs
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNumberOfRuns returns the old "number_of_runs" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldNumberOfRuns(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNumberOfRuns is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNumberOfRuns requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNumberOfRuns: %w", err)
+	}
+	return oldValue.NumberOfRuns, nil
+}
+
+// AddNumberOfRuns adds i to the "number_of_runs" field.
+func (m *SysJobMutation) AddNumberOfRuns(i int64) {
+	if m.addnumber_of_runs != nil {
+		*m.addnumber_of_runs += i
+	} else {
+		m.addnumber_of_runs = &i
+	}
+}
+
+// AddedNumberOfRuns returns the value that was added to the "number_of_runs" field in this mutation.
+func (m *SysJobMutation) AddedNumberOfRuns() (r int64, exists bool) {
+	v := m.addnumber_of_runs
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetNumberOfRuns resets all changes to the "number_of_runs" field.
+func (m *SysJobMutation) ResetNumberOfRuns() {
+	m.number_of_runs = nil
+	m.addnumber_of_runs = nil
+}
+
+// SetNumberOfErrors sets the "number_of_errors" field.
+func (m *SysJobMutation) SetNumberOfErrors(i int64) {
+	m.number_of_errors = &i
+	m.addnumber_of_errors = nil
+}
+
+// NumberOfErrors returns the value of the "number_of_errors" field in the mutation.
+func (m *SysJobMutation) NumberOfErrors() (r int64, exists bool) {
+	v := m.number_of_errors
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNumberOfErrors returns the old "number_of_errors" field's value of the SysJob entity.
+// If the SysJob object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobMutation) OldNumberOfErrors(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNumberOfErrors is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNumberOfErrors requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNumberOfErrors: %w", err)
+	}
+	return oldValue.NumberOfErrors, nil
+}
+
+// AddNumberOfErrors adds i to the "number_of_errors" field.
+func (m *SysJobMutation) AddNumberOfErrors(i int64) {
+	if m.addnumber_of_errors != nil {
+		*m.addnumber_of_errors += i
+	} else {
+		m.addnumber_of_errors = &i
+	}
+}
+
+// AddedNumberOfErrors returns the value that was added to the "number_of_errors" field in this mutation.
+func (m *SysJobMutation) AddedNumberOfErrors() (r int64, exists bool) {
+	v := m.addnumber_of_errors
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetNumberOfErrors resets all changes to the "number_of_errors" field.
+func (m *SysJobMutation) ResetNumberOfErrors() {
+	m.number_of_errors = nil
+	m.addnumber_of_errors = nil
+}
+
 // Where appends a list predicates to the SysJobMutation builder.
 func (m *SysJobMutation) Where(ps ...predicate.SysJob) {
 	m.predicates = append(m.predicates, ps...)
@@ -9685,7 +9901,7 @@ func (m *SysJobMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysJobMutation) Fields() []string {
-	fields := make([]string, 0, 38)
+	fields := make([]string, 0, 42)
 	if m.create_time != nil {
 		fields = append(fields, sysjob.FieldCreateTime)
 	}
@@ -9800,6 +10016,18 @@ func (m *SysJobMutation) Fields() []string {
 	if m.consecutive_failures != nil {
 		fields = append(fields, sysjob.FieldConsecutiveFailures)
 	}
+	if m.http_success_statuses != nil {
+		fields = append(fields, sysjob.FieldHTTPSuccessStatuses)
+	}
+	if m.alert_emails != nil {
+		fields = append(fields, sysjob.FieldAlertEmails)
+	}
+	if m.number_of_runs != nil {
+		fields = append(fields, sysjob.FieldNumberOfRuns)
+	}
+	if m.number_of_errors != nil {
+		fields = append(fields, sysjob.FieldNumberOfErrors)
+	}
 	return fields
 }
 
@@ -9884,6 +10112,14 @@ func (m *SysJobMutation) Field(name string) (ent.Value, bool) {
 		return m.LastRunStatus()
 	case sysjob.FieldConsecutiveFailures:
 		return m.ConsecutiveFailures()
+	case sysjob.FieldHTTPSuccessStatuses:
+		return m.HTTPSuccessStatuses()
+	case sysjob.FieldAlertEmails:
+		return m.AlertEmails()
+	case sysjob.FieldNumberOfRuns:
+		return m.NumberOfRuns()
+	case sysjob.FieldNumberOfErrors:
+		return m.NumberOfErrors()
 	}
 	return nil, false
 }
@@ -9969,6 +10205,14 @@ func (m *SysJobMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldLastRunStatus(ctx)
 	case sysjob.FieldConsecutiveFailures:
 		return m.OldConsecutiveFailures(ctx)
+	case sysjob.FieldHTTPSuccessStatuses:
+		return m.OldHTTPSuccessStatuses(ctx)
+	case sysjob.FieldAlertEmails:
+		return m.OldAlertEmails(ctx)
+	case sysjob.FieldNumberOfRuns:
+		return m.OldNumberOfRuns(ctx)
+	case sysjob.FieldNumberOfErrors:
+		return m.OldNumberOfErrors(ctx)
 	}
 	return nil, fmt.Errorf("unknown SysJob field %s", name)
 }
@@ -10244,6 +10488,34 @@ func (m *SysJobMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetConsecutiveFailures(v)
 		return nil
+	case sysjob.FieldHTTPSuccessStatuses:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHTTPSuccessStatuses(v)
+		return nil
+	case sysjob.FieldAlertEmails:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAlertEmails(v)
+		return nil
+	case sysjob.FieldNumberOfRuns:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNumberOfRuns(v)
+		return nil
+	case sysjob.FieldNumberOfErrors:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNumberOfErrors(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SysJob field %s", name)
 }
@@ -10297,6 +10569,12 @@ func (m *SysJobMutation) AddedFields() []string {
 	if m.addconsecutive_failures != nil {
 		fields = append(fields, sysjob.FieldConsecutiveFailures)
 	}
+	if m.addnumber_of_runs != nil {
+		fields = append(fields, sysjob.FieldNumberOfRuns)
+	}
+	if m.addnumber_of_errors != nil {
+		fields = append(fields, sysjob.FieldNumberOfErrors)
+	}
 	return fields
 }
 
@@ -10335,6 +10613,10 @@ func (m *SysJobMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedLastRunStatus()
 	case sysjob.FieldConsecutiveFailures:
 		return m.AddedConsecutiveFailures()
+	case sysjob.FieldNumberOfRuns:
+		return m.AddedNumberOfRuns()
+	case sysjob.FieldNumberOfErrors:
+		return m.AddedNumberOfErrors()
 	}
 	return nil, false
 }
@@ -10449,6 +10731,20 @@ func (m *SysJobMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddConsecutiveFailures(v)
 		return nil
+	case sysjob.FieldNumberOfRuns:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNumberOfRuns(v)
+		return nil
+	case sysjob.FieldNumberOfErrors:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNumberOfErrors(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SysJob numeric field %s", name)
 }
@@ -10513,6 +10809,12 @@ func (m *SysJobMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(sysjob.FieldLastRunStatus) {
 		fields = append(fields, sysjob.FieldLastRunStatus)
+	}
+	if m.FieldCleared(sysjob.FieldHTTPSuccessStatuses) {
+		fields = append(fields, sysjob.FieldHTTPSuccessStatuses)
+	}
+	if m.FieldCleared(sysjob.FieldAlertEmails) {
+		fields = append(fields, sysjob.FieldAlertEmails)
 	}
 	return fields
 }
@@ -10584,6 +10886,12 @@ func (m *SysJobMutation) ClearField(name string) error {
 		return nil
 	case sysjob.FieldLastRunStatus:
 		m.ClearLastRunStatus()
+		return nil
+	case sysjob.FieldHTTPSuccessStatuses:
+		m.ClearHTTPSuccessStatuses()
+		return nil
+	case sysjob.FieldAlertEmails:
+		m.ClearAlertEmails()
 		return nil
 	}
 	return fmt.Errorf("unknown SysJob nullable field %s", name)
@@ -10707,6 +11015,18 @@ func (m *SysJobMutation) ResetField(name string) error {
 	case sysjob.FieldConsecutiveFailures:
 		m.ResetConsecutiveFailures()
 		return nil
+	case sysjob.FieldHTTPSuccessStatuses:
+		m.ResetHTTPSuccessStatuses()
+		return nil
+	case sysjob.FieldAlertEmails:
+		m.ResetAlertEmails()
+		return nil
+	case sysjob.FieldNumberOfRuns:
+		m.ResetNumberOfRuns()
+		return nil
+	case sysjob.FieldNumberOfErrors:
+		m.ResetNumberOfErrors()
+		return nil
 	}
 	return fmt.Errorf("unknown SysJob field %s", name)
 }
@@ -10783,6 +11103,8 @@ type SysJobLogMutation struct {
 	lease_until      *time.Time
 	kill_requested   *bool
 	trace_id         *string
+	retry_index      *int
+	addretry_index   *int
 	clearedFields    map[string]struct{}
 	done             bool
 	oldValue         func(context.Context) (*SysJobLog, error)
@@ -11572,6 +11894,62 @@ func (m *SysJobLogMutation) ResetTraceID() {
 	delete(m.clearedFields, sysjoblog.FieldTraceID)
 }
 
+// SetRetryIndex sets the "retry_index" field.
+func (m *SysJobLogMutation) SetRetryIndex(i int) {
+	m.retry_index = &i
+	m.addretry_index = nil
+}
+
+// RetryIndex returns the value of the "retry_index" field in the mutation.
+func (m *SysJobLogMutation) RetryIndex() (r int, exists bool) {
+	v := m.retry_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRetryIndex returns the old "retry_index" field's value of the SysJobLog entity.
+// If the SysJobLog object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SysJobLogMutation) OldRetryIndex(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRetryIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRetryIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRetryIndex: %w", err)
+	}
+	return oldValue.RetryIndex, nil
+}
+
+// AddRetryIndex adds i to the "retry_index" field.
+func (m *SysJobLogMutation) AddRetryIndex(i int) {
+	if m.addretry_index != nil {
+		*m.addretry_index += i
+	} else {
+		m.addretry_index = &i
+	}
+}
+
+// AddedRetryIndex returns the value that was added to the "retry_index" field in this mutation.
+func (m *SysJobLogMutation) AddedRetryIndex() (r int, exists bool) {
+	v := m.addretry_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRetryIndex resets all changes to the "retry_index" field.
+func (m *SysJobLogMutation) ResetRetryIndex() {
+	m.retry_index = nil
+	m.addretry_index = nil
+}
+
 // Where appends a list predicates to the SysJobLogMutation builder.
 func (m *SysJobLogMutation) Where(ps ...predicate.SysJobLog) {
 	m.predicates = append(m.predicates, ps...)
@@ -11606,7 +11984,7 @@ func (m *SysJobLogMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SysJobLogMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.job_id != nil {
 		fields = append(fields, sysjoblog.FieldJobID)
 	}
@@ -11652,6 +12030,9 @@ func (m *SysJobLogMutation) Fields() []string {
 	if m.trace_id != nil {
 		fields = append(fields, sysjoblog.FieldTraceID)
 	}
+	if m.retry_index != nil {
+		fields = append(fields, sysjoblog.FieldRetryIndex)
+	}
 	return fields
 }
 
@@ -11690,6 +12071,8 @@ func (m *SysJobLogMutation) Field(name string) (ent.Value, bool) {
 		return m.KillRequested()
 	case sysjoblog.FieldTraceID:
 		return m.TraceID()
+	case sysjoblog.FieldRetryIndex:
+		return m.RetryIndex()
 	}
 	return nil, false
 }
@@ -11729,6 +12112,8 @@ func (m *SysJobLogMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldKillRequested(ctx)
 	case sysjoblog.FieldTraceID:
 		return m.OldTraceID(ctx)
+	case sysjoblog.FieldRetryIndex:
+		return m.OldRetryIndex(ctx)
 	}
 	return nil, fmt.Errorf("unknown SysJobLog field %s", name)
 }
@@ -11843,6 +12228,13 @@ func (m *SysJobLogMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTraceID(v)
 		return nil
+	case sysjoblog.FieldRetryIndex:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRetryIndex(v)
+		return nil
 	}
 	return fmt.Errorf("unknown SysJobLog field %s", name)
 }
@@ -11860,6 +12252,9 @@ func (m *SysJobLogMutation) AddedFields() []string {
 	if m.addelapsed_ms != nil {
 		fields = append(fields, sysjoblog.FieldElapsedMs)
 	}
+	if m.addretry_index != nil {
+		fields = append(fields, sysjoblog.FieldRetryIndex)
+	}
 	return fields
 }
 
@@ -11874,6 +12269,8 @@ func (m *SysJobLogMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedRunStatus()
 	case sysjoblog.FieldElapsedMs:
 		return m.AddedElapsedMs()
+	case sysjoblog.FieldRetryIndex:
+		return m.AddedRetryIndex()
 	}
 	return nil, false
 }
@@ -11903,6 +12300,13 @@ func (m *SysJobLogMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddElapsedMs(v)
+		return nil
+	case sysjoblog.FieldRetryIndex:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRetryIndex(v)
 		return nil
 	}
 	return fmt.Errorf("unknown SysJobLog numeric field %s", name)
@@ -12014,6 +12418,9 @@ func (m *SysJobLogMutation) ResetField(name string) error {
 		return nil
 	case sysjoblog.FieldTraceID:
 		m.ResetTraceID()
+		return nil
+	case sysjoblog.FieldRetryIndex:
+		m.ResetRetryIndex()
 		return nil
 	}
 	return fmt.Errorf("unknown SysJobLog field %s", name)

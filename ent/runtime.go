@@ -570,6 +570,22 @@ func init() {
 	sysjobDescConsecutiveFailures := sysjobFields[31].Descriptor()
 	// sysjob.DefaultConsecutiveFailures holds the default value on creation for the consecutive_failures field.
 	sysjob.DefaultConsecutiveFailures = sysjobDescConsecutiveFailures.Default.(int)
+	// sysjobDescHTTPSuccessStatuses is the schema descriptor for http_success_statuses field.
+	sysjobDescHTTPSuccessStatuses := sysjobFields[32].Descriptor()
+	// sysjob.HTTPSuccessStatusesValidator is a validator for the "http_success_statuses" field. It is called by the builders before save.
+	sysjob.HTTPSuccessStatusesValidator = sysjobDescHTTPSuccessStatuses.Validators[0].(func(string) error)
+	// sysjobDescAlertEmails is the schema descriptor for alert_emails field.
+	sysjobDescAlertEmails := sysjobFields[33].Descriptor()
+	// sysjob.AlertEmailsValidator is a validator for the "alert_emails" field. It is called by the builders before save.
+	sysjob.AlertEmailsValidator = sysjobDescAlertEmails.Validators[0].(func(string) error)
+	// sysjobDescNumberOfRuns is the schema descriptor for number_of_runs field.
+	sysjobDescNumberOfRuns := sysjobFields[34].Descriptor()
+	// sysjob.DefaultNumberOfRuns holds the default value on creation for the number_of_runs field.
+	sysjob.DefaultNumberOfRuns = sysjobDescNumberOfRuns.Default.(int64)
+	// sysjobDescNumberOfErrors is the schema descriptor for number_of_errors field.
+	sysjobDescNumberOfErrors := sysjobFields[35].Descriptor()
+	// sysjob.DefaultNumberOfErrors holds the default value on creation for the number_of_errors field.
+	sysjob.DefaultNumberOfErrors = sysjobDescNumberOfErrors.Default.(int64)
 	// sysjobDescID is the schema descriptor for id field.
 	sysjobDescID := sysjobMixinFields0[0].Descriptor()
 	// sysjob.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -617,6 +633,10 @@ func init() {
 	sysjoblogDescTraceID := sysjoblogFields[14].Descriptor()
 	// sysjoblog.TraceIDValidator is a validator for the "trace_id" field. It is called by the builders before save.
 	sysjoblog.TraceIDValidator = sysjoblogDescTraceID.Validators[0].(func(string) error)
+	// sysjoblogDescRetryIndex is the schema descriptor for retry_index field.
+	sysjoblogDescRetryIndex := sysjoblogFields[15].Descriptor()
+	// sysjoblog.DefaultRetryIndex holds the default value on creation for the retry_index field.
+	sysjoblog.DefaultRetryIndex = sysjoblogDescRetryIndex.Default.(int)
 	// sysjoblogDescID is the schema descriptor for id field.
 	sysjoblogDescID := sysjoblogMixinFields0[0].Descriptor()
 	// sysjoblog.IDValidator is a validator for the "id" field. It is called by the builders before save.

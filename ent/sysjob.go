@@ -94,7 +94,15 @@ type SysJob struct {
 	LastRunStatus *int `json:"last_run_status,omitempty"`
 	// ConsecutiveFailures holds the value of the "consecutive_failures" field.
 	ConsecutiveFailures int `json:"consecutive_failures,omitempty"`
-	selectValues        sql.SelectValues
+	// HTTPSuccessStatuses holds the value of the "http_success_statuses" field.
+	HTTPSuccessStatuses *string `json:"http_success_statuses,omitempty"`
+	// AlertEmails holds the value of the "alert_emails" field.
+	AlertEmails *string `json:"alert_emails,omitempty"`
+	// ended runs (Skipped firings not counted)
+	NumberOfRuns int64 `json:"number_of_runs,omitempty"`
+	// ended runs that did not succeed
+	NumberOfErrors int64 `json:"number_of_errors,omitempty"`
+	selectValues   sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -104,9 +112,9 @@ func (*SysJob) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case sysjob.FieldIsDelete, sysjob.FieldAlertByNotice, sysjob.FieldIsSystem:
 			values[i] = new(sql.NullBool)
-		case sysjob.FieldID, sysjob.FieldCreateUserID, sysjob.FieldUpdateUserID, sysjob.FieldDeleteKey, sysjob.FieldHandlerKind, sysjob.FieldTriggerKind, sysjob.FieldIntervalSeconds, sysjob.FieldMisfireStrategy, sysjob.FieldConcurrencyMode, sysjob.FieldTimeoutSeconds, sysjob.FieldRetryCount, sysjob.FieldRetryIntervalSeconds, sysjob.FieldFailAlertThreshold, sysjob.FieldStatus, sysjob.FieldLastRunStatus, sysjob.FieldConsecutiveFailures:
+		case sysjob.FieldID, sysjob.FieldCreateUserID, sysjob.FieldUpdateUserID, sysjob.FieldDeleteKey, sysjob.FieldHandlerKind, sysjob.FieldTriggerKind, sysjob.FieldIntervalSeconds, sysjob.FieldMisfireStrategy, sysjob.FieldConcurrencyMode, sysjob.FieldTimeoutSeconds, sysjob.FieldRetryCount, sysjob.FieldRetryIntervalSeconds, sysjob.FieldFailAlertThreshold, sysjob.FieldStatus, sysjob.FieldLastRunStatus, sysjob.FieldConsecutiveFailures, sysjob.FieldNumberOfRuns, sysjob.FieldNumberOfErrors:
 			values[i] = new(sql.NullInt64)
-		case sysjob.FieldCode, sysjob.FieldName, sysjob.FieldHandlerName, sysjob.FieldHandlerParam, sysjob.FieldHTTPURL, sysjob.FieldHTTPMethod, sysjob.FieldHTTPBody, sysjob.FieldHTTPHeaders, sysjob.FieldSQL, sysjob.FieldCronExpression, sysjob.FieldTimeZone, sysjob.FieldRemark:
+		case sysjob.FieldCode, sysjob.FieldName, sysjob.FieldHandlerName, sysjob.FieldHandlerParam, sysjob.FieldHTTPURL, sysjob.FieldHTTPMethod, sysjob.FieldHTTPBody, sysjob.FieldHTTPHeaders, sysjob.FieldSQL, sysjob.FieldCronExpression, sysjob.FieldTimeZone, sysjob.FieldRemark, sysjob.FieldHTTPSuccessStatuses, sysjob.FieldAlertEmails:
 			values[i] = new(sql.NullString)
 		case sysjob.FieldCreateTime, sysjob.FieldUpdateTime, sysjob.FieldRunAt, sysjob.FieldStartTime, sysjob.FieldEndTime, sysjob.FieldScheduleAnchor, sysjob.FieldNextFireTime, sysjob.FieldLastFireTime:
 			values[i] = new(sql.NullTime)
@@ -378,6 +386,32 @@ func (_m *SysJob) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ConsecutiveFailures = int(value.Int64)
 			}
+		case sysjob.FieldHTTPSuccessStatuses:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field http_success_statuses", values[i])
+			} else if value.Valid {
+				_m.HTTPSuccessStatuses = new(string)
+				*_m.HTTPSuccessStatuses = value.String
+			}
+		case sysjob.FieldAlertEmails:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field alert_emails", values[i])
+			} else if value.Valid {
+				_m.AlertEmails = new(string)
+				*_m.AlertEmails = value.String
+			}
+		case sysjob.FieldNumberOfRuns:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field number_of_runs", values[i])
+			} else if value.Valid {
+				_m.NumberOfRuns = value.Int64
+			}
+		case sysjob.FieldNumberOfErrors:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field number_of_errors", values[i])
+			} else if value.Valid {
+				_m.NumberOfErrors = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -565,6 +599,22 @@ func (_m *SysJob) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("consecutive_failures=")
 	builder.WriteString(fmt.Sprintf("%v", _m.ConsecutiveFailures))
+	builder.WriteString(", ")
+	if v := _m.HTTPSuccessStatuses; v != nil {
+		builder.WriteString("http_success_statuses=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.AlertEmails; v != nil {
+		builder.WriteString("alert_emails=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("number_of_runs=")
+	builder.WriteString(fmt.Sprintf("%v", _m.NumberOfRuns))
+	builder.WriteString(", ")
+	builder.WriteString("number_of_errors=")
+	builder.WriteString(fmt.Sprintf("%v", _m.NumberOfErrors))
 	builder.WriteByte(')')
 	return builder.String()
 }

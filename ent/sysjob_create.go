@@ -522,6 +522,62 @@ func (_c *SysJobCreate) SetNillableConsecutiveFailures(v *int) *SysJobCreate {
 	return _c
 }
 
+// SetHTTPSuccessStatuses sets the "http_success_statuses" field.
+func (_c *SysJobCreate) SetHTTPSuccessStatuses(v string) *SysJobCreate {
+	_c.mutation.SetHTTPSuccessStatuses(v)
+	return _c
+}
+
+// SetNillableHTTPSuccessStatuses sets the "http_success_statuses" field if the given value is not nil.
+func (_c *SysJobCreate) SetNillableHTTPSuccessStatuses(v *string) *SysJobCreate {
+	if v != nil {
+		_c.SetHTTPSuccessStatuses(*v)
+	}
+	return _c
+}
+
+// SetAlertEmails sets the "alert_emails" field.
+func (_c *SysJobCreate) SetAlertEmails(v string) *SysJobCreate {
+	_c.mutation.SetAlertEmails(v)
+	return _c
+}
+
+// SetNillableAlertEmails sets the "alert_emails" field if the given value is not nil.
+func (_c *SysJobCreate) SetNillableAlertEmails(v *string) *SysJobCreate {
+	if v != nil {
+		_c.SetAlertEmails(*v)
+	}
+	return _c
+}
+
+// SetNumberOfRuns sets the "number_of_runs" field.
+func (_c *SysJobCreate) SetNumberOfRuns(v int64) *SysJobCreate {
+	_c.mutation.SetNumberOfRuns(v)
+	return _c
+}
+
+// SetNillableNumberOfRuns sets the "number_of_runs" field if the given value is not nil.
+func (_c *SysJobCreate) SetNillableNumberOfRuns(v *int64) *SysJobCreate {
+	if v != nil {
+		_c.SetNumberOfRuns(*v)
+	}
+	return _c
+}
+
+// SetNumberOfErrors sets the "number_of_errors" field.
+func (_c *SysJobCreate) SetNumberOfErrors(v int64) *SysJobCreate {
+	_c.mutation.SetNumberOfErrors(v)
+	return _c
+}
+
+// SetNillableNumberOfErrors sets the "number_of_errors" field if the given value is not nil.
+func (_c *SysJobCreate) SetNillableNumberOfErrors(v *int64) *SysJobCreate {
+	if v != nil {
+		_c.SetNumberOfErrors(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SysJobCreate) SetID(v int64) *SysJobCreate {
 	_c.mutation.SetID(v)
@@ -623,6 +679,14 @@ func (_c *SysJobCreate) defaults() {
 		v := sysjob.DefaultConsecutiveFailures
 		_c.mutation.SetConsecutiveFailures(v)
 	}
+	if _, ok := _c.mutation.NumberOfRuns(); !ok {
+		v := sysjob.DefaultNumberOfRuns
+		_c.mutation.SetNumberOfRuns(v)
+	}
+	if _, ok := _c.mutation.NumberOfErrors(); !ok {
+		v := sysjob.DefaultNumberOfErrors
+		_c.mutation.SetNumberOfErrors(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -723,6 +787,22 @@ func (_c *SysJobCreate) check() error {
 	}
 	if _, ok := _c.mutation.ConsecutiveFailures(); !ok {
 		return &ValidationError{Name: "consecutive_failures", err: errors.New(`ent: missing required field "SysJob.consecutive_failures"`)}
+	}
+	if v, ok := _c.mutation.HTTPSuccessStatuses(); ok {
+		if err := sysjob.HTTPSuccessStatusesValidator(v); err != nil {
+			return &ValidationError{Name: "http_success_statuses", err: fmt.Errorf(`ent: validator failed for field "SysJob.http_success_statuses": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.AlertEmails(); ok {
+		if err := sysjob.AlertEmailsValidator(v); err != nil {
+			return &ValidationError{Name: "alert_emails", err: fmt.Errorf(`ent: validator failed for field "SysJob.alert_emails": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.NumberOfRuns(); !ok {
+		return &ValidationError{Name: "number_of_runs", err: errors.New(`ent: missing required field "SysJob.number_of_runs"`)}
+	}
+	if _, ok := _c.mutation.NumberOfErrors(); !ok {
+		return &ValidationError{Name: "number_of_errors", err: errors.New(`ent: missing required field "SysJob.number_of_errors"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := sysjob.IDValidator(v); err != nil {
@@ -913,6 +993,22 @@ func (_c *SysJobCreate) createSpec() (*SysJob, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ConsecutiveFailures(); ok {
 		_spec.SetField(sysjob.FieldConsecutiveFailures, field.TypeInt, value)
 		_node.ConsecutiveFailures = value
+	}
+	if value, ok := _c.mutation.HTTPSuccessStatuses(); ok {
+		_spec.SetField(sysjob.FieldHTTPSuccessStatuses, field.TypeString, value)
+		_node.HTTPSuccessStatuses = &value
+	}
+	if value, ok := _c.mutation.AlertEmails(); ok {
+		_spec.SetField(sysjob.FieldAlertEmails, field.TypeString, value)
+		_node.AlertEmails = &value
+	}
+	if value, ok := _c.mutation.NumberOfRuns(); ok {
+		_spec.SetField(sysjob.FieldNumberOfRuns, field.TypeInt64, value)
+		_node.NumberOfRuns = value
+	}
+	if value, ok := _c.mutation.NumberOfErrors(); ok {
+		_spec.SetField(sysjob.FieldNumberOfErrors, field.TypeInt64, value)
+		_node.NumberOfErrors = value
 	}
 	return _node, _spec
 }
@@ -1575,6 +1671,78 @@ func (u *SysJobUpsert) UpdateConsecutiveFailures() *SysJobUpsert {
 // AddConsecutiveFailures adds v to the "consecutive_failures" field.
 func (u *SysJobUpsert) AddConsecutiveFailures(v int) *SysJobUpsert {
 	u.Add(sysjob.FieldConsecutiveFailures, v)
+	return u
+}
+
+// SetHTTPSuccessStatuses sets the "http_success_statuses" field.
+func (u *SysJobUpsert) SetHTTPSuccessStatuses(v string) *SysJobUpsert {
+	u.Set(sysjob.FieldHTTPSuccessStatuses, v)
+	return u
+}
+
+// UpdateHTTPSuccessStatuses sets the "http_success_statuses" field to the value that was provided on create.
+func (u *SysJobUpsert) UpdateHTTPSuccessStatuses() *SysJobUpsert {
+	u.SetExcluded(sysjob.FieldHTTPSuccessStatuses)
+	return u
+}
+
+// ClearHTTPSuccessStatuses clears the value of the "http_success_statuses" field.
+func (u *SysJobUpsert) ClearHTTPSuccessStatuses() *SysJobUpsert {
+	u.SetNull(sysjob.FieldHTTPSuccessStatuses)
+	return u
+}
+
+// SetAlertEmails sets the "alert_emails" field.
+func (u *SysJobUpsert) SetAlertEmails(v string) *SysJobUpsert {
+	u.Set(sysjob.FieldAlertEmails, v)
+	return u
+}
+
+// UpdateAlertEmails sets the "alert_emails" field to the value that was provided on create.
+func (u *SysJobUpsert) UpdateAlertEmails() *SysJobUpsert {
+	u.SetExcluded(sysjob.FieldAlertEmails)
+	return u
+}
+
+// ClearAlertEmails clears the value of the "alert_emails" field.
+func (u *SysJobUpsert) ClearAlertEmails() *SysJobUpsert {
+	u.SetNull(sysjob.FieldAlertEmails)
+	return u
+}
+
+// SetNumberOfRuns sets the "number_of_runs" field.
+func (u *SysJobUpsert) SetNumberOfRuns(v int64) *SysJobUpsert {
+	u.Set(sysjob.FieldNumberOfRuns, v)
+	return u
+}
+
+// UpdateNumberOfRuns sets the "number_of_runs" field to the value that was provided on create.
+func (u *SysJobUpsert) UpdateNumberOfRuns() *SysJobUpsert {
+	u.SetExcluded(sysjob.FieldNumberOfRuns)
+	return u
+}
+
+// AddNumberOfRuns adds v to the "number_of_runs" field.
+func (u *SysJobUpsert) AddNumberOfRuns(v int64) *SysJobUpsert {
+	u.Add(sysjob.FieldNumberOfRuns, v)
+	return u
+}
+
+// SetNumberOfErrors sets the "number_of_errors" field.
+func (u *SysJobUpsert) SetNumberOfErrors(v int64) *SysJobUpsert {
+	u.Set(sysjob.FieldNumberOfErrors, v)
+	return u
+}
+
+// UpdateNumberOfErrors sets the "number_of_errors" field to the value that was provided on create.
+func (u *SysJobUpsert) UpdateNumberOfErrors() *SysJobUpsert {
+	u.SetExcluded(sysjob.FieldNumberOfErrors)
+	return u
+}
+
+// AddNumberOfErrors adds v to the "number_of_errors" field.
+func (u *SysJobUpsert) AddNumberOfErrors(v int64) *SysJobUpsert {
+	u.Add(sysjob.FieldNumberOfErrors, v)
 	return u
 }
 
@@ -2346,6 +2514,90 @@ func (u *SysJobUpsertOne) AddConsecutiveFailures(v int) *SysJobUpsertOne {
 func (u *SysJobUpsertOne) UpdateConsecutiveFailures() *SysJobUpsertOne {
 	return u.Update(func(s *SysJobUpsert) {
 		s.UpdateConsecutiveFailures()
+	})
+}
+
+// SetHTTPSuccessStatuses sets the "http_success_statuses" field.
+func (u *SysJobUpsertOne) SetHTTPSuccessStatuses(v string) *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.SetHTTPSuccessStatuses(v)
+	})
+}
+
+// UpdateHTTPSuccessStatuses sets the "http_success_statuses" field to the value that was provided on create.
+func (u *SysJobUpsertOne) UpdateHTTPSuccessStatuses() *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.UpdateHTTPSuccessStatuses()
+	})
+}
+
+// ClearHTTPSuccessStatuses clears the value of the "http_success_statuses" field.
+func (u *SysJobUpsertOne) ClearHTTPSuccessStatuses() *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.ClearHTTPSuccessStatuses()
+	})
+}
+
+// SetAlertEmails sets the "alert_emails" field.
+func (u *SysJobUpsertOne) SetAlertEmails(v string) *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.SetAlertEmails(v)
+	})
+}
+
+// UpdateAlertEmails sets the "alert_emails" field to the value that was provided on create.
+func (u *SysJobUpsertOne) UpdateAlertEmails() *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.UpdateAlertEmails()
+	})
+}
+
+// ClearAlertEmails clears the value of the "alert_emails" field.
+func (u *SysJobUpsertOne) ClearAlertEmails() *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.ClearAlertEmails()
+	})
+}
+
+// SetNumberOfRuns sets the "number_of_runs" field.
+func (u *SysJobUpsertOne) SetNumberOfRuns(v int64) *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.SetNumberOfRuns(v)
+	})
+}
+
+// AddNumberOfRuns adds v to the "number_of_runs" field.
+func (u *SysJobUpsertOne) AddNumberOfRuns(v int64) *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.AddNumberOfRuns(v)
+	})
+}
+
+// UpdateNumberOfRuns sets the "number_of_runs" field to the value that was provided on create.
+func (u *SysJobUpsertOne) UpdateNumberOfRuns() *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.UpdateNumberOfRuns()
+	})
+}
+
+// SetNumberOfErrors sets the "number_of_errors" field.
+func (u *SysJobUpsertOne) SetNumberOfErrors(v int64) *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.SetNumberOfErrors(v)
+	})
+}
+
+// AddNumberOfErrors adds v to the "number_of_errors" field.
+func (u *SysJobUpsertOne) AddNumberOfErrors(v int64) *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.AddNumberOfErrors(v)
+	})
+}
+
+// UpdateNumberOfErrors sets the "number_of_errors" field to the value that was provided on create.
+func (u *SysJobUpsertOne) UpdateNumberOfErrors() *SysJobUpsertOne {
+	return u.Update(func(s *SysJobUpsert) {
+		s.UpdateNumberOfErrors()
 	})
 }
 
@@ -3283,6 +3535,90 @@ func (u *SysJobUpsertBulk) AddConsecutiveFailures(v int) *SysJobUpsertBulk {
 func (u *SysJobUpsertBulk) UpdateConsecutiveFailures() *SysJobUpsertBulk {
 	return u.Update(func(s *SysJobUpsert) {
 		s.UpdateConsecutiveFailures()
+	})
+}
+
+// SetHTTPSuccessStatuses sets the "http_success_statuses" field.
+func (u *SysJobUpsertBulk) SetHTTPSuccessStatuses(v string) *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.SetHTTPSuccessStatuses(v)
+	})
+}
+
+// UpdateHTTPSuccessStatuses sets the "http_success_statuses" field to the value that was provided on create.
+func (u *SysJobUpsertBulk) UpdateHTTPSuccessStatuses() *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.UpdateHTTPSuccessStatuses()
+	})
+}
+
+// ClearHTTPSuccessStatuses clears the value of the "http_success_statuses" field.
+func (u *SysJobUpsertBulk) ClearHTTPSuccessStatuses() *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.ClearHTTPSuccessStatuses()
+	})
+}
+
+// SetAlertEmails sets the "alert_emails" field.
+func (u *SysJobUpsertBulk) SetAlertEmails(v string) *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.SetAlertEmails(v)
+	})
+}
+
+// UpdateAlertEmails sets the "alert_emails" field to the value that was provided on create.
+func (u *SysJobUpsertBulk) UpdateAlertEmails() *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.UpdateAlertEmails()
+	})
+}
+
+// ClearAlertEmails clears the value of the "alert_emails" field.
+func (u *SysJobUpsertBulk) ClearAlertEmails() *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.ClearAlertEmails()
+	})
+}
+
+// SetNumberOfRuns sets the "number_of_runs" field.
+func (u *SysJobUpsertBulk) SetNumberOfRuns(v int64) *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.SetNumberOfRuns(v)
+	})
+}
+
+// AddNumberOfRuns adds v to the "number_of_runs" field.
+func (u *SysJobUpsertBulk) AddNumberOfRuns(v int64) *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.AddNumberOfRuns(v)
+	})
+}
+
+// UpdateNumberOfRuns sets the "number_of_runs" field to the value that was provided on create.
+func (u *SysJobUpsertBulk) UpdateNumberOfRuns() *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.UpdateNumberOfRuns()
+	})
+}
+
+// SetNumberOfErrors sets the "number_of_errors" field.
+func (u *SysJobUpsertBulk) SetNumberOfErrors(v int64) *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.SetNumberOfErrors(v)
+	})
+}
+
+// AddNumberOfErrors adds v to the "number_of_errors" field.
+func (u *SysJobUpsertBulk) AddNumberOfErrors(v int64) *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.AddNumberOfErrors(v)
+	})
+}
+
+// UpdateNumberOfErrors sets the "number_of_errors" field to the value that was provided on create.
+func (u *SysJobUpsertBulk) UpdateNumberOfErrors() *SysJobUpsertBulk {
+	return u.Update(func(s *SysJobUpsert) {
+		s.UpdateNumberOfErrors()
 	})
 }
 

@@ -716,6 +716,88 @@ func (_u *SysJobUpdate) AddConsecutiveFailures(v int) *SysJobUpdate {
 	return _u
 }
 
+// SetHTTPSuccessStatuses sets the "http_success_statuses" field.
+func (_u *SysJobUpdate) SetHTTPSuccessStatuses(v string) *SysJobUpdate {
+	_u.mutation.SetHTTPSuccessStatuses(v)
+	return _u
+}
+
+// SetNillableHTTPSuccessStatuses sets the "http_success_statuses" field if the given value is not nil.
+func (_u *SysJobUpdate) SetNillableHTTPSuccessStatuses(v *string) *SysJobUpdate {
+	if v != nil {
+		_u.SetHTTPSuccessStatuses(*v)
+	}
+	return _u
+}
+
+// ClearHTTPSuccessStatuses clears the value of the "http_success_statuses" field.
+func (_u *SysJobUpdate) ClearHTTPSuccessStatuses() *SysJobUpdate {
+	_u.mutation.ClearHTTPSuccessStatuses()
+	return _u
+}
+
+// SetAlertEmails sets the "alert_emails" field.
+func (_u *SysJobUpdate) SetAlertEmails(v string) *SysJobUpdate {
+	_u.mutation.SetAlertEmails(v)
+	return _u
+}
+
+// SetNillableAlertEmails sets the "alert_emails" field if the given value is not nil.
+func (_u *SysJobUpdate) SetNillableAlertEmails(v *string) *SysJobUpdate {
+	if v != nil {
+		_u.SetAlertEmails(*v)
+	}
+	return _u
+}
+
+// ClearAlertEmails clears the value of the "alert_emails" field.
+func (_u *SysJobUpdate) ClearAlertEmails() *SysJobUpdate {
+	_u.mutation.ClearAlertEmails()
+	return _u
+}
+
+// SetNumberOfRuns sets the "number_of_runs" field.
+func (_u *SysJobUpdate) SetNumberOfRuns(v int64) *SysJobUpdate {
+	_u.mutation.ResetNumberOfRuns()
+	_u.mutation.SetNumberOfRuns(v)
+	return _u
+}
+
+// SetNillableNumberOfRuns sets the "number_of_runs" field if the given value is not nil.
+func (_u *SysJobUpdate) SetNillableNumberOfRuns(v *int64) *SysJobUpdate {
+	if v != nil {
+		_u.SetNumberOfRuns(*v)
+	}
+	return _u
+}
+
+// AddNumberOfRuns adds value to the "number_of_runs" field.
+func (_u *SysJobUpdate) AddNumberOfRuns(v int64) *SysJobUpdate {
+	_u.mutation.AddNumberOfRuns(v)
+	return _u
+}
+
+// SetNumberOfErrors sets the "number_of_errors" field.
+func (_u *SysJobUpdate) SetNumberOfErrors(v int64) *SysJobUpdate {
+	_u.mutation.ResetNumberOfErrors()
+	_u.mutation.SetNumberOfErrors(v)
+	return _u
+}
+
+// SetNillableNumberOfErrors sets the "number_of_errors" field if the given value is not nil.
+func (_u *SysJobUpdate) SetNillableNumberOfErrors(v *int64) *SysJobUpdate {
+	if v != nil {
+		_u.SetNumberOfErrors(*v)
+	}
+	return _u
+}
+
+// AddNumberOfErrors adds value to the "number_of_errors" field.
+func (_u *SysJobUpdate) AddNumberOfErrors(v int64) *SysJobUpdate {
+	_u.mutation.AddNumberOfErrors(v)
+	return _u
+}
+
 // Mutation returns the SysJobMutation object of the builder.
 func (_u *SysJobUpdate) Mutation() *SysJobMutation {
 	return _u.mutation
@@ -792,6 +874,16 @@ func (_u *SysJobUpdate) check() error {
 	if v, ok := _u.mutation.Remark(); ok {
 		if err := sysjob.RemarkValidator(v); err != nil {
 			return &ValidationError{Name: "remark", err: fmt.Errorf(`ent: validator failed for field "SysJob.remark": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.HTTPSuccessStatuses(); ok {
+		if err := sysjob.HTTPSuccessStatusesValidator(v); err != nil {
+			return &ValidationError{Name: "http_success_statuses", err: fmt.Errorf(`ent: validator failed for field "SysJob.http_success_statuses": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AlertEmails(); ok {
+		if err := sysjob.AlertEmailsValidator(v); err != nil {
+			return &ValidationError{Name: "alert_emails", err: fmt.Errorf(`ent: validator failed for field "SysJob.alert_emails": %w`, err)}
 		}
 	}
 	return nil
@@ -1012,6 +1104,30 @@ func (_u *SysJobUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedConsecutiveFailures(); ok {
 		_spec.AddField(sysjob.FieldConsecutiveFailures, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.HTTPSuccessStatuses(); ok {
+		_spec.SetField(sysjob.FieldHTTPSuccessStatuses, field.TypeString, value)
+	}
+	if _u.mutation.HTTPSuccessStatusesCleared() {
+		_spec.ClearField(sysjob.FieldHTTPSuccessStatuses, field.TypeString)
+	}
+	if value, ok := _u.mutation.AlertEmails(); ok {
+		_spec.SetField(sysjob.FieldAlertEmails, field.TypeString, value)
+	}
+	if _u.mutation.AlertEmailsCleared() {
+		_spec.ClearField(sysjob.FieldAlertEmails, field.TypeString)
+	}
+	if value, ok := _u.mutation.NumberOfRuns(); ok {
+		_spec.SetField(sysjob.FieldNumberOfRuns, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedNumberOfRuns(); ok {
+		_spec.AddField(sysjob.FieldNumberOfRuns, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.NumberOfErrors(); ok {
+		_spec.SetField(sysjob.FieldNumberOfErrors, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedNumberOfErrors(); ok {
+		_spec.AddField(sysjob.FieldNumberOfErrors, field.TypeInt64, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -1721,6 +1837,88 @@ func (_u *SysJobUpdateOne) AddConsecutiveFailures(v int) *SysJobUpdateOne {
 	return _u
 }
 
+// SetHTTPSuccessStatuses sets the "http_success_statuses" field.
+func (_u *SysJobUpdateOne) SetHTTPSuccessStatuses(v string) *SysJobUpdateOne {
+	_u.mutation.SetHTTPSuccessStatuses(v)
+	return _u
+}
+
+// SetNillableHTTPSuccessStatuses sets the "http_success_statuses" field if the given value is not nil.
+func (_u *SysJobUpdateOne) SetNillableHTTPSuccessStatuses(v *string) *SysJobUpdateOne {
+	if v != nil {
+		_u.SetHTTPSuccessStatuses(*v)
+	}
+	return _u
+}
+
+// ClearHTTPSuccessStatuses clears the value of the "http_success_statuses" field.
+func (_u *SysJobUpdateOne) ClearHTTPSuccessStatuses() *SysJobUpdateOne {
+	_u.mutation.ClearHTTPSuccessStatuses()
+	return _u
+}
+
+// SetAlertEmails sets the "alert_emails" field.
+func (_u *SysJobUpdateOne) SetAlertEmails(v string) *SysJobUpdateOne {
+	_u.mutation.SetAlertEmails(v)
+	return _u
+}
+
+// SetNillableAlertEmails sets the "alert_emails" field if the given value is not nil.
+func (_u *SysJobUpdateOne) SetNillableAlertEmails(v *string) *SysJobUpdateOne {
+	if v != nil {
+		_u.SetAlertEmails(*v)
+	}
+	return _u
+}
+
+// ClearAlertEmails clears the value of the "alert_emails" field.
+func (_u *SysJobUpdateOne) ClearAlertEmails() *SysJobUpdateOne {
+	_u.mutation.ClearAlertEmails()
+	return _u
+}
+
+// SetNumberOfRuns sets the "number_of_runs" field.
+func (_u *SysJobUpdateOne) SetNumberOfRuns(v int64) *SysJobUpdateOne {
+	_u.mutation.ResetNumberOfRuns()
+	_u.mutation.SetNumberOfRuns(v)
+	return _u
+}
+
+// SetNillableNumberOfRuns sets the "number_of_runs" field if the given value is not nil.
+func (_u *SysJobUpdateOne) SetNillableNumberOfRuns(v *int64) *SysJobUpdateOne {
+	if v != nil {
+		_u.SetNumberOfRuns(*v)
+	}
+	return _u
+}
+
+// AddNumberOfRuns adds value to the "number_of_runs" field.
+func (_u *SysJobUpdateOne) AddNumberOfRuns(v int64) *SysJobUpdateOne {
+	_u.mutation.AddNumberOfRuns(v)
+	return _u
+}
+
+// SetNumberOfErrors sets the "number_of_errors" field.
+func (_u *SysJobUpdateOne) SetNumberOfErrors(v int64) *SysJobUpdateOne {
+	_u.mutation.ResetNumberOfErrors()
+	_u.mutation.SetNumberOfErrors(v)
+	return _u
+}
+
+// SetNillableNumberOfErrors sets the "number_of_errors" field if the given value is not nil.
+func (_u *SysJobUpdateOne) SetNillableNumberOfErrors(v *int64) *SysJobUpdateOne {
+	if v != nil {
+		_u.SetNumberOfErrors(*v)
+	}
+	return _u
+}
+
+// AddNumberOfErrors adds value to the "number_of_errors" field.
+func (_u *SysJobUpdateOne) AddNumberOfErrors(v int64) *SysJobUpdateOne {
+	_u.mutation.AddNumberOfErrors(v)
+	return _u
+}
+
 // Mutation returns the SysJobMutation object of the builder.
 func (_u *SysJobUpdateOne) Mutation() *SysJobMutation {
 	return _u.mutation
@@ -1810,6 +2008,16 @@ func (_u *SysJobUpdateOne) check() error {
 	if v, ok := _u.mutation.Remark(); ok {
 		if err := sysjob.RemarkValidator(v); err != nil {
 			return &ValidationError{Name: "remark", err: fmt.Errorf(`ent: validator failed for field "SysJob.remark": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.HTTPSuccessStatuses(); ok {
+		if err := sysjob.HTTPSuccessStatusesValidator(v); err != nil {
+			return &ValidationError{Name: "http_success_statuses", err: fmt.Errorf(`ent: validator failed for field "SysJob.http_success_statuses": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AlertEmails(); ok {
+		if err := sysjob.AlertEmailsValidator(v); err != nil {
+			return &ValidationError{Name: "alert_emails", err: fmt.Errorf(`ent: validator failed for field "SysJob.alert_emails": %w`, err)}
 		}
 	}
 	return nil
@@ -2047,6 +2255,30 @@ func (_u *SysJobUpdateOne) sqlSave(ctx context.Context) (_node *SysJob, err erro
 	}
 	if value, ok := _u.mutation.AddedConsecutiveFailures(); ok {
 		_spec.AddField(sysjob.FieldConsecutiveFailures, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.HTTPSuccessStatuses(); ok {
+		_spec.SetField(sysjob.FieldHTTPSuccessStatuses, field.TypeString, value)
+	}
+	if _u.mutation.HTTPSuccessStatusesCleared() {
+		_spec.ClearField(sysjob.FieldHTTPSuccessStatuses, field.TypeString)
+	}
+	if value, ok := _u.mutation.AlertEmails(); ok {
+		_spec.SetField(sysjob.FieldAlertEmails, field.TypeString, value)
+	}
+	if _u.mutation.AlertEmailsCleared() {
+		_spec.ClearField(sysjob.FieldAlertEmails, field.TypeString)
+	}
+	if value, ok := _u.mutation.NumberOfRuns(); ok {
+		_spec.SetField(sysjob.FieldNumberOfRuns, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedNumberOfRuns(); ok {
+		_spec.AddField(sysjob.FieldNumberOfRuns, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.NumberOfErrors(); ok {
+		_spec.SetField(sysjob.FieldNumberOfErrors, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedNumberOfErrors(); ok {
+		_spec.AddField(sysjob.FieldNumberOfErrors, field.TypeInt64, value)
 	}
 	_node = &SysJob{config: _u.config}
 	_spec.Assign = _node.assignValues

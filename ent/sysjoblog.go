@@ -47,7 +47,9 @@ type SysJobLog struct {
 	// KillRequested holds the value of the "kill_requested" field.
 	KillRequested bool `json:"kill_requested,omitempty"`
 	// TraceID holds the value of the "trace_id" field.
-	TraceID      *string `json:"trace_id,omitempty"`
+	TraceID *string `json:"trace_id,omitempty"`
+	// RetryIndex holds the value of the "retry_index" field.
+	RetryIndex   int `json:"retry_index,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -58,7 +60,7 @@ func (*SysJobLog) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case sysjoblog.FieldKillRequested:
 			values[i] = new(sql.NullBool)
-		case sysjoblog.FieldID, sysjoblog.FieldJobID, sysjoblog.FieldRunStatus, sysjoblog.FieldElapsedMs:
+		case sysjoblog.FieldID, sysjoblog.FieldJobID, sysjoblog.FieldRunStatus, sysjoblog.FieldElapsedMs, sysjoblog.FieldRetryIndex:
 			values[i] = new(sql.NullInt64)
 		case sysjoblog.FieldJobName, sysjoblog.FieldFireInstanceID, sysjoblog.FieldOutput, sysjoblog.FieldErrorMessage, sysjoblog.FieldInstance, sysjoblog.FieldTriggeredBy, sysjoblog.FieldTraceID:
 			values[i] = new(sql.NullString)
@@ -181,6 +183,12 @@ func (_m *SysJobLog) assignValues(columns []string, values []any) error {
 				_m.TraceID = new(string)
 				*_m.TraceID = value.String
 			}
+		case sysjoblog.FieldRetryIndex:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field retry_index", values[i])
+			} else if value.Valid {
+				_m.RetryIndex = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -273,6 +281,9 @@ func (_m *SysJobLog) String() string {
 		builder.WriteString("trace_id=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	builder.WriteString("retry_index=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RetryIndex))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -168,6 +168,20 @@ func (_c *SysJobLogCreate) SetNillableTraceID(v *string) *SysJobLogCreate {
 	return _c
 }
 
+// SetRetryIndex sets the "retry_index" field.
+func (_c *SysJobLogCreate) SetRetryIndex(v int) *SysJobLogCreate {
+	_c.mutation.SetRetryIndex(v)
+	return _c
+}
+
+// SetNillableRetryIndex sets the "retry_index" field if the given value is not nil.
+func (_c *SysJobLogCreate) SetNillableRetryIndex(v *int) *SysJobLogCreate {
+	if v != nil {
+		_c.SetRetryIndex(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SysJobLogCreate) SetID(v int64) *SysJobLogCreate {
 	_c.mutation.SetID(v)
@@ -212,6 +226,10 @@ func (_c *SysJobLogCreate) defaults() {
 	if _, ok := _c.mutation.KillRequested(); !ok {
 		v := sysjoblog.DefaultKillRequested
 		_c.mutation.SetKillRequested(v)
+	}
+	if _, ok := _c.mutation.RetryIndex(); !ok {
+		v := sysjoblog.DefaultRetryIndex
+		_c.mutation.SetRetryIndex(v)
 	}
 }
 
@@ -268,6 +286,9 @@ func (_c *SysJobLogCreate) check() error {
 		if err := sysjoblog.TraceIDValidator(v); err != nil {
 			return &ValidationError{Name: "trace_id", err: fmt.Errorf(`ent: validator failed for field "SysJobLog.trace_id": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.RetryIndex(); !ok {
+		return &ValidationError{Name: "retry_index", err: errors.New(`ent: missing required field "SysJobLog.retry_index"`)}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := sysjoblog.IDValidator(v); err != nil {
@@ -366,6 +387,10 @@ func (_c *SysJobLogCreate) createSpec() (*SysJobLog, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.TraceID(); ok {
 		_spec.SetField(sysjoblog.FieldTraceID, field.TypeString, value)
 		_node.TraceID = &value
+	}
+	if value, ok := _c.mutation.RetryIndex(); ok {
+		_spec.SetField(sysjoblog.FieldRetryIndex, field.TypeInt, value)
+		_node.RetryIndex = value
 	}
 	return _node, _spec
 }
@@ -608,6 +633,24 @@ func (u *SysJobLogUpsert) UpdateTraceID() *SysJobLogUpsert {
 // ClearTraceID clears the value of the "trace_id" field.
 func (u *SysJobLogUpsert) ClearTraceID() *SysJobLogUpsert {
 	u.SetNull(sysjoblog.FieldTraceID)
+	return u
+}
+
+// SetRetryIndex sets the "retry_index" field.
+func (u *SysJobLogUpsert) SetRetryIndex(v int) *SysJobLogUpsert {
+	u.Set(sysjoblog.FieldRetryIndex, v)
+	return u
+}
+
+// UpdateRetryIndex sets the "retry_index" field to the value that was provided on create.
+func (u *SysJobLogUpsert) UpdateRetryIndex() *SysJobLogUpsert {
+	u.SetExcluded(sysjoblog.FieldRetryIndex)
+	return u
+}
+
+// AddRetryIndex adds v to the "retry_index" field.
+func (u *SysJobLogUpsert) AddRetryIndex(v int) *SysJobLogUpsert {
+	u.Add(sysjoblog.FieldRetryIndex, v)
 	return u
 }
 
@@ -889,6 +932,27 @@ func (u *SysJobLogUpsertOne) UpdateTraceID() *SysJobLogUpsertOne {
 func (u *SysJobLogUpsertOne) ClearTraceID() *SysJobLogUpsertOne {
 	return u.Update(func(s *SysJobLogUpsert) {
 		s.ClearTraceID()
+	})
+}
+
+// SetRetryIndex sets the "retry_index" field.
+func (u *SysJobLogUpsertOne) SetRetryIndex(v int) *SysJobLogUpsertOne {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.SetRetryIndex(v)
+	})
+}
+
+// AddRetryIndex adds v to the "retry_index" field.
+func (u *SysJobLogUpsertOne) AddRetryIndex(v int) *SysJobLogUpsertOne {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.AddRetryIndex(v)
+	})
+}
+
+// UpdateRetryIndex sets the "retry_index" field to the value that was provided on create.
+func (u *SysJobLogUpsertOne) UpdateRetryIndex() *SysJobLogUpsertOne {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.UpdateRetryIndex()
 	})
 }
 
@@ -1336,6 +1400,27 @@ func (u *SysJobLogUpsertBulk) UpdateTraceID() *SysJobLogUpsertBulk {
 func (u *SysJobLogUpsertBulk) ClearTraceID() *SysJobLogUpsertBulk {
 	return u.Update(func(s *SysJobLogUpsert) {
 		s.ClearTraceID()
+	})
+}
+
+// SetRetryIndex sets the "retry_index" field.
+func (u *SysJobLogUpsertBulk) SetRetryIndex(v int) *SysJobLogUpsertBulk {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.SetRetryIndex(v)
+	})
+}
+
+// AddRetryIndex adds v to the "retry_index" field.
+func (u *SysJobLogUpsertBulk) AddRetryIndex(v int) *SysJobLogUpsertBulk {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.AddRetryIndex(v)
+	})
+}
+
+// UpdateRetryIndex sets the "retry_index" field to the value that was provided on create.
+func (u *SysJobLogUpsertBulk) UpdateRetryIndex() *SysJobLogUpsertBulk {
+	return u.Update(func(s *SysJobLogUpsert) {
+		s.UpdateRetryIndex()
 	})
 }
 

@@ -246,6 +246,27 @@ func (_u *SysJobLogUpdate) ClearTraceID() *SysJobLogUpdate {
 	return _u
 }
 
+// SetRetryIndex sets the "retry_index" field.
+func (_u *SysJobLogUpdate) SetRetryIndex(v int) *SysJobLogUpdate {
+	_u.mutation.ResetRetryIndex()
+	_u.mutation.SetRetryIndex(v)
+	return _u
+}
+
+// SetNillableRetryIndex sets the "retry_index" field if the given value is not nil.
+func (_u *SysJobLogUpdate) SetNillableRetryIndex(v *int) *SysJobLogUpdate {
+	if v != nil {
+		_u.SetRetryIndex(*v)
+	}
+	return _u
+}
+
+// AddRetryIndex adds value to the "retry_index" field.
+func (_u *SysJobLogUpdate) AddRetryIndex(v int) *SysJobLogUpdate {
+	_u.mutation.AddRetryIndex(v)
+	return _u
+}
+
 // Mutation returns the SysJobLogMutation object of the builder.
 func (_u *SysJobLogUpdate) Mutation() *SysJobLogMutation {
 	return _u.mutation
@@ -374,6 +395,12 @@ func (_u *SysJobLogUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.TraceIDCleared() {
 		_spec.ClearField(sysjoblog.FieldTraceID, field.TypeString)
+	}
+	if value, ok := _u.mutation.RetryIndex(); ok {
+		_spec.SetField(sysjoblog.FieldRetryIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRetryIndex(); ok {
+		_spec.AddField(sysjoblog.FieldRetryIndex, field.TypeInt, value)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -613,6 +640,27 @@ func (_u *SysJobLogUpdateOne) ClearTraceID() *SysJobLogUpdateOne {
 	return _u
 }
 
+// SetRetryIndex sets the "retry_index" field.
+func (_u *SysJobLogUpdateOne) SetRetryIndex(v int) *SysJobLogUpdateOne {
+	_u.mutation.ResetRetryIndex()
+	_u.mutation.SetRetryIndex(v)
+	return _u
+}
+
+// SetNillableRetryIndex sets the "retry_index" field if the given value is not nil.
+func (_u *SysJobLogUpdateOne) SetNillableRetryIndex(v *int) *SysJobLogUpdateOne {
+	if v != nil {
+		_u.SetRetryIndex(*v)
+	}
+	return _u
+}
+
+// AddRetryIndex adds value to the "retry_index" field.
+func (_u *SysJobLogUpdateOne) AddRetryIndex(v int) *SysJobLogUpdateOne {
+	_u.mutation.AddRetryIndex(v)
+	return _u
+}
+
 // Mutation returns the SysJobLogMutation object of the builder.
 func (_u *SysJobLogUpdateOne) Mutation() *SysJobLogMutation {
 	return _u.mutation
@@ -771,6 +819,12 @@ func (_u *SysJobLogUpdateOne) sqlSave(ctx context.Context) (_node *SysJobLog, er
 	}
 	if _u.mutation.TraceIDCleared() {
 		_spec.ClearField(sysjoblog.FieldTraceID, field.TypeString)
+	}
+	if value, ok := _u.mutation.RetryIndex(); ok {
+		_spec.SetField(sysjoblog.FieldRetryIndex, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRetryIndex(); ok {
+		_spec.AddField(sysjoblog.FieldRetryIndex, field.TypeInt, value)
 	}
 	_node = &SysJobLog{config: _u.config}
 	_spec.Assign = _node.assignValues

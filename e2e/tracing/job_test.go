@@ -27,7 +27,14 @@ func TestJobRunIsASpan(t *testing.T) {
 		logID int64
 		run   job.Log
 	)
-	k.Do(http.MethodPost, fmt.Sprintf("/api/v1/sys/job/%d/run", job.SystemJobID), tok, nil).Expect(t, "run the system job", 200, 0).Decode(t, &logID)
+	var ran bool
+	k.Do(http.MethodPost, fmt.Sprintf("/api/v1/sys/job/%d/run", job.SystemJobID), tok, nil).Expect(t, "run the system job", 200, 0).Decode(t, &ran)
+	var newest request.PagedList[job.Log]
+	k.Do(http.MethodGet, fmt.Sprintf("/api/v1/sys/job/log/page?Size=1&JobId=%d", job.SystemJobID), tok, nil).Expect(t, "newest run", 200, 0).Decode(t, &newest)
+	if !ran || len(newest.Items) == 0 {
+		t.Fatalf("run answered %v; log %+v", ran, newest.Items)
+	}
+	logID = newest.Items[0].ID
 	poll.Until(t, 20*time.Second, "the system job's run ends", func() bool {
 		var page request.PagedList[job.Log]
 		k.Do(http.MethodGet, "/api/v1/sys/job/log/page?Size=100", tok, nil).Expect(t, "run log", 200, 0).Decode(t, &page)

@@ -258,6 +258,10 @@ var (
 		{Name: "last_fire_time", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "last_run_status", Type: field.TypeInt, Nullable: true},
 		{Name: "consecutive_failures", Type: field.TypeInt, Default: 0},
+		{Name: "http_success_statuses", Type: field.TypeString, Nullable: true, Size: 256},
+		{Name: "alert_emails", Type: field.TypeString, Nullable: true, Size: 1024},
+		{Name: "number_of_runs", Type: field.TypeInt64, Default: 0},
+		{Name: "number_of_errors", Type: field.TypeInt64, Default: 0},
 	}
 	// SysJobTable holds the schema information for the "sys_job" table.
 	SysJobTable = &schema.Table{
@@ -295,6 +299,7 @@ var (
 		{Name: "lease_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "kill_requested", Type: field.TypeBool, Default: false},
 		{Name: "trace_id", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "retry_index", Type: field.TypeInt, Default: 0},
 	}
 	// SysJobLogTable holds the schema information for the "sys_job_log" table.
 	SysJobLogTable = &schema.Table{

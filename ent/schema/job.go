@@ -58,6 +58,13 @@ func (SysJob) Fields() []ent.Field {
 		field.Time("last_fire_time").SchemaType(timeTypes).Optional().Nillable(),
 		field.Int("last_run_status").Optional().Nillable(),
 		field.Int("consecutive_failures").Default(0),
+		// Added with the contract's job bodies (migration 0017, expand):
+		// the Http success statuses ("200-299,304"), the job's alert
+		// recipients and its run counters.
+		field.String("http_success_statuses").MaxRuneLen(256).Optional().Nillable(),
+		field.String("alert_emails").MaxRuneLen(1024).Optional().Nillable(),
+		field.Int64("number_of_runs").Default(0).Comment("ended runs (Skipped firings not counted)"),
+		field.Int64("number_of_errors").Default(0).Comment("ended runs that did not succeed"),
 	}
 }
 
@@ -103,6 +110,9 @@ func (SysJobLog) Fields() []ent.Field {
 		// The run's W3C trace id when tracing sampled it (issue 26): from
 		// the run log to its trace, as sys_op_log.trace_id does for requests.
 		field.String("trace_id").MaxRuneLen(64).Optional().Nillable(),
+		// The index of the run's last attempt (0: the first; retries of a
+		// firing run within its row, migration 0017).
+		field.Int("retry_index").Default(0),
 	}
 }
 

@@ -89,6 +89,14 @@ const (
 	FieldLastRunStatus = "last_run_status"
 	// FieldConsecutiveFailures holds the string denoting the consecutive_failures field in the database.
 	FieldConsecutiveFailures = "consecutive_failures"
+	// FieldHTTPSuccessStatuses holds the string denoting the http_success_statuses field in the database.
+	FieldHTTPSuccessStatuses = "http_success_statuses"
+	// FieldAlertEmails holds the string denoting the alert_emails field in the database.
+	FieldAlertEmails = "alert_emails"
+	// FieldNumberOfRuns holds the string denoting the number_of_runs field in the database.
+	FieldNumberOfRuns = "number_of_runs"
+	// FieldNumberOfErrors holds the string denoting the number_of_errors field in the database.
+	FieldNumberOfErrors = "number_of_errors"
 	// Table holds the table name of the sysjob in the database.
 	Table = "sys_job"
 )
@@ -134,6 +142,10 @@ var Columns = []string{
 	FieldLastFireTime,
 	FieldLastRunStatus,
 	FieldConsecutiveFailures,
+	FieldHTTPSuccessStatuses,
+	FieldAlertEmails,
+	FieldNumberOfRuns,
+	FieldNumberOfErrors,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -195,6 +207,14 @@ var (
 	DefaultScheduleAnchor func() time.Time
 	// DefaultConsecutiveFailures holds the default value on creation for the "consecutive_failures" field.
 	DefaultConsecutiveFailures int
+	// HTTPSuccessStatusesValidator is a validator for the "http_success_statuses" field. It is called by the builders before save.
+	HTTPSuccessStatusesValidator func(string) error
+	// AlertEmailsValidator is a validator for the "alert_emails" field. It is called by the builders before save.
+	AlertEmailsValidator func(string) error
+	// DefaultNumberOfRuns holds the default value on creation for the "number_of_runs" field.
+	DefaultNumberOfRuns int64
+	// DefaultNumberOfErrors holds the default value on creation for the "number_of_errors" field.
+	DefaultNumberOfErrors int64
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )
@@ -395,4 +415,24 @@ func ByLastRunStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByConsecutiveFailures orders the results by the consecutive_failures field.
 func ByConsecutiveFailures(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldConsecutiveFailures, opts...).ToFunc()
+}
+
+// ByHTTPSuccessStatuses orders the results by the http_success_statuses field.
+func ByHTTPSuccessStatuses(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHTTPSuccessStatuses, opts...).ToFunc()
+}
+
+// ByAlertEmails orders the results by the alert_emails field.
+func ByAlertEmails(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAlertEmails, opts...).ToFunc()
+}
+
+// ByNumberOfRuns orders the results by the number_of_runs field.
+func ByNumberOfRuns(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNumberOfRuns, opts...).ToFunc()
+}
+
+// ByNumberOfErrors orders the results by the number_of_errors field.
+func ByNumberOfErrors(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNumberOfErrors, opts...).ToFunc()
 }

@@ -244,6 +244,26 @@ func ConsecutiveFailures(v int) predicate.SysJob {
 	return predicate.SysJob(sql.FieldEQ(FieldConsecutiveFailures, v))
 }
 
+// HTTPSuccessStatuses applies equality check predicate on the "http_success_statuses" field. It's identical to HTTPSuccessStatusesEQ.
+func HTTPSuccessStatuses(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEQ(FieldHTTPSuccessStatuses, v))
+}
+
+// AlertEmails applies equality check predicate on the "alert_emails" field. It's identical to AlertEmailsEQ.
+func AlertEmails(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEQ(FieldAlertEmails, v))
+}
+
+// NumberOfRuns applies equality check predicate on the "number_of_runs" field. It's identical to NumberOfRunsEQ.
+func NumberOfRuns(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEQ(FieldNumberOfRuns, v))
+}
+
+// NumberOfErrors applies equality check predicate on the "number_of_errors" field. It's identical to NumberOfErrorsEQ.
+func NumberOfErrors(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEQ(FieldNumberOfErrors, v))
+}
+
 // CreateTimeEQ applies the EQ predicate on the "create_time" field.
 func CreateTimeEQ(v time.Time) predicate.SysJob {
 	return predicate.SysJob(sql.FieldEQ(FieldCreateTime, v))
@@ -2162,6 +2182,236 @@ func ConsecutiveFailuresLT(v int) predicate.SysJob {
 // ConsecutiveFailuresLTE applies the LTE predicate on the "consecutive_failures" field.
 func ConsecutiveFailuresLTE(v int) predicate.SysJob {
 	return predicate.SysJob(sql.FieldLTE(FieldConsecutiveFailures, v))
+}
+
+// HTTPSuccessStatusesEQ applies the EQ predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesEQ(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEQ(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesNEQ applies the NEQ predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesNEQ(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldNEQ(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesIn applies the In predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesIn(vs ...string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldIn(FieldHTTPSuccessStatuses, vs...))
+}
+
+// HTTPSuccessStatusesNotIn applies the NotIn predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesNotIn(vs ...string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldNotIn(FieldHTTPSuccessStatuses, vs...))
+}
+
+// HTTPSuccessStatusesGT applies the GT predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesGT(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldGT(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesGTE applies the GTE predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesGTE(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldGTE(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesLT applies the LT predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesLT(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldLT(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesLTE applies the LTE predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesLTE(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldLTE(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesContains applies the Contains predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesContains(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldContains(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesHasPrefix applies the HasPrefix predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesHasPrefix(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldHasPrefix(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesHasSuffix applies the HasSuffix predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesHasSuffix(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldHasSuffix(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesIsNil applies the IsNil predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesIsNil() predicate.SysJob {
+	return predicate.SysJob(sql.FieldIsNull(FieldHTTPSuccessStatuses))
+}
+
+// HTTPSuccessStatusesNotNil applies the NotNil predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesNotNil() predicate.SysJob {
+	return predicate.SysJob(sql.FieldNotNull(FieldHTTPSuccessStatuses))
+}
+
+// HTTPSuccessStatusesEqualFold applies the EqualFold predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesEqualFold(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEqualFold(FieldHTTPSuccessStatuses, v))
+}
+
+// HTTPSuccessStatusesContainsFold applies the ContainsFold predicate on the "http_success_statuses" field.
+func HTTPSuccessStatusesContainsFold(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldContainsFold(FieldHTTPSuccessStatuses, v))
+}
+
+// AlertEmailsEQ applies the EQ predicate on the "alert_emails" field.
+func AlertEmailsEQ(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEQ(FieldAlertEmails, v))
+}
+
+// AlertEmailsNEQ applies the NEQ predicate on the "alert_emails" field.
+func AlertEmailsNEQ(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldNEQ(FieldAlertEmails, v))
+}
+
+// AlertEmailsIn applies the In predicate on the "alert_emails" field.
+func AlertEmailsIn(vs ...string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldIn(FieldAlertEmails, vs...))
+}
+
+// AlertEmailsNotIn applies the NotIn predicate on the "alert_emails" field.
+func AlertEmailsNotIn(vs ...string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldNotIn(FieldAlertEmails, vs...))
+}
+
+// AlertEmailsGT applies the GT predicate on the "alert_emails" field.
+func AlertEmailsGT(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldGT(FieldAlertEmails, v))
+}
+
+// AlertEmailsGTE applies the GTE predicate on the "alert_emails" field.
+func AlertEmailsGTE(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldGTE(FieldAlertEmails, v))
+}
+
+// AlertEmailsLT applies the LT predicate on the "alert_emails" field.
+func AlertEmailsLT(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldLT(FieldAlertEmails, v))
+}
+
+// AlertEmailsLTE applies the LTE predicate on the "alert_emails" field.
+func AlertEmailsLTE(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldLTE(FieldAlertEmails, v))
+}
+
+// AlertEmailsContains applies the Contains predicate on the "alert_emails" field.
+func AlertEmailsContains(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldContains(FieldAlertEmails, v))
+}
+
+// AlertEmailsHasPrefix applies the HasPrefix predicate on the "alert_emails" field.
+func AlertEmailsHasPrefix(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldHasPrefix(FieldAlertEmails, v))
+}
+
+// AlertEmailsHasSuffix applies the HasSuffix predicate on the "alert_emails" field.
+func AlertEmailsHasSuffix(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldHasSuffix(FieldAlertEmails, v))
+}
+
+// AlertEmailsIsNil applies the IsNil predicate on the "alert_emails" field.
+func AlertEmailsIsNil() predicate.SysJob {
+	return predicate.SysJob(sql.FieldIsNull(FieldAlertEmails))
+}
+
+// AlertEmailsNotNil applies the NotNil predicate on the "alert_emails" field.
+func AlertEmailsNotNil() predicate.SysJob {
+	return predicate.SysJob(sql.FieldNotNull(FieldAlertEmails))
+}
+
+// AlertEmailsEqualFold applies the EqualFold predicate on the "alert_emails" field.
+func AlertEmailsEqualFold(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEqualFold(FieldAlertEmails, v))
+}
+
+// AlertEmailsContainsFold applies the ContainsFold predicate on the "alert_emails" field.
+func AlertEmailsContainsFold(v string) predicate.SysJob {
+	return predicate.SysJob(sql.FieldContainsFold(FieldAlertEmails, v))
+}
+
+// NumberOfRunsEQ applies the EQ predicate on the "number_of_runs" field.
+func NumberOfRunsEQ(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEQ(FieldNumberOfRuns, v))
+}
+
+// NumberOfRunsNEQ applies the NEQ predicate on the "number_of_runs" field.
+func NumberOfRunsNEQ(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldNEQ(FieldNumberOfRuns, v))
+}
+
+// NumberOfRunsIn applies the In predicate on the "number_of_runs" field.
+func NumberOfRunsIn(vs ...int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldIn(FieldNumberOfRuns, vs...))
+}
+
+// NumberOfRunsNotIn applies the NotIn predicate on the "number_of_runs" field.
+func NumberOfRunsNotIn(vs ...int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldNotIn(FieldNumberOfRuns, vs...))
+}
+
+// NumberOfRunsGT applies the GT predicate on the "number_of_runs" field.
+func NumberOfRunsGT(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldGT(FieldNumberOfRuns, v))
+}
+
+// NumberOfRunsGTE applies the GTE predicate on the "number_of_runs" field.
+func NumberOfRunsGTE(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldGTE(FieldNumberOfRuns, v))
+}
+
+// NumberOfRunsLT applies the LT predicate on the "number_of_runs" field.
+func NumberOfRunsLT(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldLT(FieldNumberOfRuns, v))
+}
+
+// NumberOfRunsLTE applies the LTE predicate on the "number_of_runs" field.
+func NumberOfRunsLTE(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldLTE(FieldNumberOfRuns, v))
+}
+
+// NumberOfErrorsEQ applies the EQ predicate on the "number_of_errors" field.
+func NumberOfErrorsEQ(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldEQ(FieldNumberOfErrors, v))
+}
+
+// NumberOfErrorsNEQ applies the NEQ predicate on the "number_of_errors" field.
+func NumberOfErrorsNEQ(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldNEQ(FieldNumberOfErrors, v))
+}
+
+// NumberOfErrorsIn applies the In predicate on the "number_of_errors" field.
+func NumberOfErrorsIn(vs ...int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldIn(FieldNumberOfErrors, vs...))
+}
+
+// NumberOfErrorsNotIn applies the NotIn predicate on the "number_of_errors" field.
+func NumberOfErrorsNotIn(vs ...int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldNotIn(FieldNumberOfErrors, vs...))
+}
+
+// NumberOfErrorsGT applies the GT predicate on the "number_of_errors" field.
+func NumberOfErrorsGT(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldGT(FieldNumberOfErrors, v))
+}
+
+// NumberOfErrorsGTE applies the GTE predicate on the "number_of_errors" field.
+func NumberOfErrorsGTE(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldGTE(FieldNumberOfErrors, v))
+}
+
+// NumberOfErrorsLT applies the LT predicate on the "number_of_errors" field.
+func NumberOfErrorsLT(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldLT(FieldNumberOfErrors, v))
+}
+
+// NumberOfErrorsLTE applies the LTE predicate on the "number_of_errors" field.
+func NumberOfErrorsLTE(v int64) predicate.SysJob {
+	return predicate.SysJob(sql.FieldLTE(FieldNumberOfErrors, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -41,6 +41,8 @@ const (
 	FieldKillRequested = "kill_requested"
 	// FieldTraceID holds the string denoting the trace_id field in the database.
 	FieldTraceID = "trace_id"
+	// FieldRetryIndex holds the string denoting the retry_index field in the database.
+	FieldRetryIndex = "retry_index"
 	// Table holds the table name of the sysjoblog in the database.
 	Table = "sys_job_log"
 )
@@ -63,6 +65,7 @@ var Columns = []string{
 	FieldLeaseUntil,
 	FieldKillRequested,
 	FieldTraceID,
+	FieldRetryIndex,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -88,6 +91,8 @@ var (
 	DefaultKillRequested bool
 	// TraceIDValidator is a validator for the "trace_id" field. It is called by the builders before save.
 	TraceIDValidator func(string) error
+	// DefaultRetryIndex holds the default value on creation for the "retry_index" field.
+	DefaultRetryIndex int
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int64) error
 )
@@ -173,4 +178,9 @@ func ByKillRequested(opts ...sql.OrderTermOption) OrderOption {
 // ByTraceID orders the results by the trace_id field.
 func ByTraceID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTraceID, opts...).ToFunc()
+}
+
+// ByRetryIndex orders the results by the retry_index field.
+func ByRetryIndex(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRetryIndex, opts...).ToFunc()
 }

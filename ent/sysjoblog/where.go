@@ -129,6 +129,11 @@ func TraceID(v string) predicate.SysJobLog {
 	return predicate.SysJobLog(sql.FieldEQ(FieldTraceID, v))
 }
 
+// RetryIndex applies equality check predicate on the "retry_index" field. It's identical to RetryIndexEQ.
+func RetryIndex(v int) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldEQ(FieldRetryIndex, v))
+}
+
 // JobIDEQ applies the EQ predicate on the "job_id" field.
 func JobIDEQ(v int64) predicate.SysJobLog {
 	return predicate.SysJobLog(sql.FieldEQ(FieldJobID, v))
@@ -932,6 +937,46 @@ func TraceIDEqualFold(v string) predicate.SysJobLog {
 // TraceIDContainsFold applies the ContainsFold predicate on the "trace_id" field.
 func TraceIDContainsFold(v string) predicate.SysJobLog {
 	return predicate.SysJobLog(sql.FieldContainsFold(FieldTraceID, v))
+}
+
+// RetryIndexEQ applies the EQ predicate on the "retry_index" field.
+func RetryIndexEQ(v int) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldEQ(FieldRetryIndex, v))
+}
+
+// RetryIndexNEQ applies the NEQ predicate on the "retry_index" field.
+func RetryIndexNEQ(v int) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldNEQ(FieldRetryIndex, v))
+}
+
+// RetryIndexIn applies the In predicate on the "retry_index" field.
+func RetryIndexIn(vs ...int) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldIn(FieldRetryIndex, vs...))
+}
+
+// RetryIndexNotIn applies the NotIn predicate on the "retry_index" field.
+func RetryIndexNotIn(vs ...int) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldNotIn(FieldRetryIndex, vs...))
+}
+
+// RetryIndexGT applies the GT predicate on the "retry_index" field.
+func RetryIndexGT(v int) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldGT(FieldRetryIndex, v))
+}
+
+// RetryIndexGTE applies the GTE predicate on the "retry_index" field.
+func RetryIndexGTE(v int) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldGTE(FieldRetryIndex, v))
+}
+
+// RetryIndexLT applies the LT predicate on the "retry_index" field.
+func RetryIndexLT(v int) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldLT(FieldRetryIndex, v))
+}
+
+// RetryIndexLTE applies the LTE predicate on the "retry_index" field.
+func RetryIndexLTE(v int) predicate.SysJobLog {
+	return predicate.SysJobLog(sql.FieldLTE(FieldRetryIndex, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/adminkernel/kernel/ent/sysfileupload"
+	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/file"
 	"github.com/adminkernel/kernel/host/file/link"
@@ -490,14 +491,12 @@ func TestAbandonedUploadsJob(t *testing.T) {
 	k := kerneltest.Start(t, nil)
 	tok := k.Admin()
 	var hl struct {
-		Handlers []struct {
-			Name string `json:"name"`
-		} `json:"handlers"`
+		Handlers []string `json:"handlers"`
 	}
 	k.Do("GET", "/api/v1/sys/job/handlers", tok, nil).Expect(t, "handlers", 200, 0).Decode(t, &hl)
 	found := false
 	for _, h := range hl.Handlers {
-		found = found || h.Name == file.HandlerAbandonedUploads
+		found = found || h == file.HandlerAbandonedUploads
 	}
 	if !found {
 		t.Fatalf("handlers %+v lack %s", hl.Handlers, file.HandlerAbandonedUploads)
@@ -512,7 +511,9 @@ func TestAbandonedUploadsJob(t *testing.T) {
 		"code": "uploads-cleanup", "name": "uploads cleanup", "handlerKind": 1, "handlerName": file.HandlerAbandonedUploads,
 		"triggerKind": 1, "cronExpression": "0 0 * * * ?", "misfireStrategy": 1, "concurrencyMode": 1,
 	}).Expect(t, "add job", 200, 0).Decode(t, &jobID)
-	k.Do("POST", fmt.Sprintf("/api/v1/sys/job/%d/run", jobID), tok, nil).Expect(t, "run", 200, 0).Decode(t, &runID)
+	var ran bool
+	k.Do("POST", fmt.Sprintf("/api/v1/sys/job/%d/run", jobID), tok, nil).Expect(t, "run", 200, 0).Decode(t, &ran)
+	runID = k.Ent().SysJobLog.Query().Where(sysjoblog.JobID(jobID)).OnlyIDX(ctx)
 	poll.Until(t, 10*time.Second, "the cleanup run", func() bool {
 		l, err := k.Ent().SysJobLog.Get(ctx, runID)
 		return err == nil && l.RunStatus == 2 // Success

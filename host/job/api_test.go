@@ -84,6 +84,25 @@ func logOf(t *testing.T, k *kerneltest.Kernel, tok string, logID int64) job.Log 
 	return job.Log{}
 }
 
+// runNow posts a job's run (path ends in /{id}/run), which answers true
+// (the contract), and returns the run's log id: the job's newest row,
+// fireMode Manual.
+func runNow(t *testing.T, k *kerneltest.Kernel, tok, path, what string) int64 {
+	t.Helper()
+	var ok bool
+	k.Do("POST", path, tok, nil).Expect(t, what, 200, 0).Decode(t, &ok)
+	if !ok {
+		t.Fatalf("%s answered false, want true", what)
+	}
+	idText := strings.TrimSuffix(path[strings.LastIndex(strings.TrimSuffix(path, "/run"), "/")+1:], "/run")
+	var page request.PagedList[job.Log]
+	k.Do("GET", base+"/log/page?Size=1&JobId="+idText, tok, nil).Expect(t, what+": log page", 200, 0).Decode(t, &page)
+	if len(page.Items) == 0 || page.Items[0].FireMode != job.FireManual {
+		t.Fatalf("%s: no manual run in the log: %+v", what, page.Items)
+	}
+	return page.Items[0].ID
+}
+
 func waitRun(t *testing.T, k *kerneltest.Kernel, tok string, logID int64, status int, within time.Duration) job.Log {
 	t.Helper()
 	var l job.Log
@@ -105,16 +124,11 @@ func TestJobAPI(t *testing.T) {
 		t.Fatalf("seeded jobs: %+v", page.Items)
 	}
 	var hl struct {
-		Handlers []struct {
-			Name string `json:"name"`
-		} `json:"handlers"`
-		SQLEnabled bool `json:"sqlEnabled"`
+		Handlers   []string `json:"handlers"`
+		SQLEnabled bool     `json:"sqlEnabled"`
 	}
 	k.Do("GET", base+"/handlers", tok, nil).Expect(t, "handlers", 200, 0).Decode(t, &hl)
-	names := []string{}
-	for _, h := range hl.Handlers {
-		names = append(names, h.Name)
-	}
+	names := hl.Handlers
 	if strings.Join(names, ",") != "files.abandonedUploads,kernel.logRetention,kernel.sessionCleanup,test.binary,test.block,test.echo" || hl.SQLEnabled {
 		t.Fatalf("handlers %v sqlEnabled %v", names, hl.SQLEnabled)
 	}
@@ -156,9 +170,9 @@ func TestJobAPI(t *testing.T) {
 	k.Do("PUT", fmt.Sprintf("%s/%d/enabled", base, id), tok, nil).ExpectCode(t, "enabled missing", errcode.RequestInvalid)
 	k.Do("PUT", fmt.Sprintf("%s/%d/enabled?enabled=true", base, id), tok, nil).Expect(t, "resume", 200, 0)
 	var logID int64
-	k.Do("POST", fmt.Sprintf("%s/%d/run", base, id), tok, nil).Expect(t, "run", 200, 0).Decode(t, &logID)
+	logID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, id), "run")
 	l := waitRun(t, k, tok, logID, job.RunSuccess, 10*time.Second)
-	if l.Output == nil || *l.Output != `param={"x":2}` || l.TriggeredBy != job.ByManual || l.JobName != "renamed" || l.Instance == "" || l.ElapsedMs == nil {
+	if l.Output == nil || *l.Output != `param={"x":2}` || l.TriggeredBy != job.ByManual || l.JobName != "renamed" || l.Instance == "" || l.EndTime == nil {
 		t.Fatalf("manual run: %+v", l)
 	}
 	k.Do("POST", fmt.Sprintf("%s/log/%d/kill", base, logID), tok, nil).ExpectCode(t, "kill an ended run", errcode.JobRunNotAlive)
@@ -167,7 +181,7 @@ func TestJobAPI(t *testing.T) {
 	// stored cleaned and cut.
 	var binID int64
 	k.Do("POST", base, tok, with(echoJob("binary"), "handlerName", "test.binary")).Expect(t, "add binary", 200, 0).Decode(t, &binID)
-	k.Do("POST", fmt.Sprintf("%s/%d/run", base, binID), tok, nil).Expect(t, "run binary", 200, 0).Decode(t, &logID)
+	logID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, binID), "run binary")
 	bl := waitRun(t, k, tok, logID, job.RunFailed, 10*time.Second)
 	if bl.Output == nil || strings.ContainsRune(*bl.Output, 0) || len([]rune(*bl.Output)) != 16<<10 || bl.ErrorMessage == nil || *bl.ErrorMessage != "bad\uFFFDerror" {
 		t.Fatalf("binary output stored as %d runes, error %v", len([]rune(*bl.Output)), bl.ErrorMessage)
@@ -179,7 +193,7 @@ func TestJobAPI(t *testing.T) {
 	var blockID int64
 	k.Do("POST", base, tok, with(echoJob("block"), "handlerName", "test.block")).Expect(t, "add block", 200, 0).Decode(t, &blockID)
 	var runID int64
-	k.Do("POST", fmt.Sprintf("%s/%d/run", base, blockID), tok, nil).Expect(t, "run block", 200, 0).Decode(t, &runID)
+	runID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, blockID), "run block")
 	k.Do("POST", fmt.Sprintf("%s/%d/run", base, blockID), tok, nil).ExpectCode(t, "run while running (SerialSkip)", errcode.JobAlreadyRunning)
 	start := time.Now()
 	k.Do("POST", fmt.Sprintf("%s/log/%d/kill", base, runID), tok, nil).Expect(t, "kill", 200, 0)
@@ -189,7 +203,7 @@ func TestJobAPI(t *testing.T) {
 	// Timeout.
 	var toID int64
 	k.Do("POST", base, tok, with(echoJob("timeout"), "handlerName", "test.block", "timeoutSeconds", 1)).Expect(t, "add timeout", 200, 0).Decode(t, &toID)
-	k.Do("POST", fmt.Sprintf("%s/%d/run", base, toID), tok, nil).Expect(t, "run timeout", 200, 0).Decode(t, &runID)
+	runID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, toID), "run timeout")
 	waitRun(t, k, tok, runID, job.RunTimeout, 10*time.Second)
 
 	// Log filters, dashboard, clear.
@@ -204,7 +218,7 @@ func TestJobAPI(t *testing.T) {
 	}
 	var d job.Dashboard
 	k.Do("GET", base+"/dashboard", tok, nil).Expect(t, "dashboard", 200, 0).Decode(t, &d)
-	if d.JobTotal != 4 || d.JobReady != 4 || d.Last24h["success"] != 1 || d.Last24h["cancelled"] != 1 || d.Last24h["timeout"] != 1 || d.Last24h["failed"] != 1 || len(d.RecentFailed) != 2 {
+	if d.JobTotal != 4 || d.JobReady != 4 || d.TotalJobs != 4 || d.StatusCounts["Ready"] != 4 || d.TodaySuccess != 1 || d.TodayFailed != 2 || d.Last24h["success"] != 1 || d.Last24h["cancelled"] != 1 || d.Last24h["timeout"] != 1 || d.Last24h["failed"] != 1 || len(d.RecentFailed) != 2 {
 		t.Fatalf("dashboard: %+v", d)
 	}
 	var n int
@@ -255,7 +269,7 @@ func TestScheduledHTTPJob(t *testing.T) {
 	defer srv.Close()
 	k, tok := startKernel(t, "Service__Job__HttpAllowedHosts__0=127.0.0.1", "Service__Job__HttpAllowPrivate=true")
 	body := with(echoJob("ping"), "handlerKind", job.HandlerHTTP, "handlerName", "", "httpUrl", srv.URL+"/ping", "httpMethod", "post",
-		"triggerKind", job.TriggerInterval, "intervalSeconds", 1, "cronExpression", nil)
+		"triggerKind", job.TriggerInterval, "intervalSeconds", 5, "cronExpression", nil)
 	var id int64
 	k.Do("POST", base, tok, body).Expect(t, "add http job", 200, 0).Decode(t, &id)
 	select {
@@ -292,14 +306,14 @@ func TestSQLJob(t *testing.T) {
 	}
 	var readID, writeID, runID int64
 	k.Do("POST", base, tok, sqlJob("sql-read", "SELECT code, is_system FROM sys_job WHERE id = 1")).Expect(t, "add read", 200, 0).Decode(t, &readID)
-	k.Do("POST", fmt.Sprintf("%s/%d/run", base, readID), tok, nil).Expect(t, "run read", 200, 0).Decode(t, &runID)
+	runID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, readID), "run read")
 	l := waitRun(t, k, tok, runID, job.RunSuccess, 10*time.Second)
 	if l.Output == nil || !strings.Contains(*l.Output, job.SystemJobCode) || !strings.Contains(*l.Output, "(1 rows)") {
 		t.Fatalf("sql output: %+v", l)
 	}
 	// Read-only unless SqlAllowWrite: a write fails and changes nothing.
 	k.Do("POST", base, tok, sqlJob("sql-write", "UPDATE sys_job SET name = 'hacked' WHERE id = 1")).Expect(t, "add write", 200, 0).Decode(t, &writeID)
-	k.Do("POST", fmt.Sprintf("%s/%d/run", base, writeID), tok, nil).Expect(t, "run write", 200, 0).Decode(t, &runID)
+	runID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, writeID), "run write")
 	waitRun(t, k, tok, runID, job.RunFailed, 10*time.Second)
 	if name := k.Ent().SysJob.GetX(context.Background(), job.SystemJobID).Name; name == "hacked" {
 		t.Fatal("a Sql job wrote in a read-only transaction")
@@ -347,7 +361,7 @@ func TestAlertByNotice(t *testing.T) {
 		return page.Items
 	}
 	for run := 1; run <= 2; run++ {
-		k.Do("POST", fmt.Sprintf("%s/%d/run", base, id), tok, nil).Expect(t, "run", 200, 0).Decode(t, &runID)
+		runID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, id), "run")
 		waitRun(t, k, tok, runID, job.RunFailed, 10*time.Second)
 		if run == 1 {
 			if items := count(); len(items) != 0 {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,8 +37,31 @@ const (
 )
 
 type daysParam struct {
-	Days      *int `json:"days"`
-	GraceDays *int `json:"graceDays"`
+	Days      *int `json:"-"`
+	GraceDays *int `json:"-"`
+}
+
+// paramInt is a whole number given as a JSON number or, as the contract's
+// property bag sends every value, as a string ("30").
+type paramInt struct{ v *int }
+
+func (p *paramInt) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		return nil
+	}
+	if unq, err := strconv.Unquote(s); err == nil {
+		s = strings.TrimSpace(unq)
+		if s == "" {
+			return nil
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	p.v = &n
+	return nil
 }
 
 func readParam(s string) (daysParam, error) {
@@ -45,9 +69,14 @@ func readParam(s string) (daysParam, error) {
 	if strings.TrimSpace(s) == "" {
 		return p, nil
 	}
-	if err := json.Unmarshal([]byte(s), &p); err != nil {
-		return p, errors.New(`handlerParam must be a JSON object such as {"days": 30}`)
+	var raw struct {
+		Days      paramInt `json:"days"`
+		GraceDays paramInt `json:"graceDays"`
 	}
+	if err := json.Unmarshal([]byte(s), &raw); err != nil {
+		return p, errors.New(`handlerParam must be a JSON object such as {"days": 30} or {"days": "30"}`)
+	}
+	p.Days, p.GraceDays = raw.Days.v, raw.GraceDays.v
 	if (p.Days != nil && (*p.Days < 1 || *p.Days > 3650)) || (p.GraceDays != nil && (*p.GraceDays < 0 || *p.GraceDays > 3650)) {
 		return p, errors.New("days must be 1-3650 and graceDays 0-3650")
 	}
@@ -159,8 +188,18 @@ func withTx(ctx context.Context, c *ent.Client, fn func(tx *ent.Tx) error) error
 // maxSQLRows is how many result rows a Sql job's output shows.
 const maxSQLRows = 20
 
+// sqlTimeout caps a Sql job's run (its timeoutSeconds when shorter): the
+// context ends the statement, and the database is told too (PostgreSQL
+// statement_timeout, MariaDB max_statement_time, MySQL
+// max_execution_time) so a statement the client stopped waiting for does
+// not run on.
+const sqlTimeout = 5 * time.Minute
+
 // runSQL runs a Sql job's statement (Service:Job:SqlEnabled only) in a
-// read-only transaction unless Service:Job:SqlAllowWrite.
+// read-only transaction unless Service:Job:SqlAllowWrite: PostgreSQL and
+// MySQL/MariaDB begin it READ ONLY (START TRANSACTION READ ONLY), SQLite
+// runs it on a connection with PRAGMA query_only. At most maxSQLRows rows
+// are read, within sqlTimeout.
 func (e *Engine) runSQL(ctx context.Context, stmt string) (string, error) {
 	if !e.cfg.SQLEnabled {
 		return "", errors.New("sql jobs are disabled (Service:Job:SqlEnabled)")
@@ -168,12 +207,19 @@ func (e *Engine) runSQL(ctx context.Context, stmt string) (string, error) {
 	if e.db == nil || strings.TrimSpace(stmt) == "" {
 		return "", errors.New("no statement")
 	}
+	limit := sqlTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < limit {
+		limit = max(time.Until(dl), time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = conn.Close() }()
-	if e.dialect == dialect.SQLite && !e.cfg.SQLAllowWrite {
+	switch {
+	case e.dialect == dialect.SQLite && !e.cfg.SQLAllowWrite:
 		// SQLite ignores a read-only transaction: query_only makes the
 		// connection refuse writes until it is switched off again, before
 		// the connection goes back to the pool.
@@ -185,10 +231,24 @@ func (e *Engine) runSQL(ctx context.Context, stmt string) (string, error) {
 				_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // never reuse a read-only connection
 			}
 		}()
+	case e.dialect == dialect.MySQL:
+		// The session limit is MariaDB's (seconds) or MySQL's
+		// (milliseconds, SELECT only); the connection is not reused, so the
+		// limit leaves with it.
+		defer func() { _ = conn.Raw(func(any) error { return driver.ErrBadConn }) }()
+		secs := max(int(limit.Seconds()), 1)
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET SESSION max_statement_time = %d", secs)); err != nil {
+			_, _ = conn.ExecContext(ctx, fmt.Sprintf("SET SESSION max_execution_time = %d", secs*1000))
+		}
 	}
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: !e.cfg.SQLAllowWrite})
 	if err != nil {
 		return "", err
+	}
+	if e.dialect == dialect.Postgres {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", max(limit.Milliseconds(), 1))); err != nil {
+			return "", errors.Join(err, tx.Rollback())
+		}
 	}
 	out, err := runStatement(ctx, tx, stmt)
 	if err != nil {
@@ -229,7 +289,9 @@ func runStatement(ctx context.Context, tx *sql.Tx, stmt string) (string, error) 
 	for rows.Next() {
 		n++
 		if n > maxSQLRows {
-			continue
+			// The row cap: the rest is not read.
+			fmt.Fprintf(&b, "\n(more than %d rows: the rest was not read)", maxSQLRows)
+			return b.String(), nil
 		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return "", err

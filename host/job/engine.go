@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -176,6 +177,9 @@ func (e *Engine) Register(hs ...module.JobHandler) error {
 		name := strings.TrimSpace(h.Name)
 		if name == "" || len(name) > 128 || h.Run == nil {
 			return fmt.Errorf("job handler %q: a name of 1-128 characters and a Run function are required", h.Name)
+		}
+		if name == BuiltinHTTPHandler || name == BuiltinSQLHandler {
+			return fmt.Errorf("job handler %q: the name is the kernel's built-in Http or Sql handler", name)
 		}
 		if _, dup := e.handlers[name]; dup {
 			return fmt.Errorf("job handler %q is registered twice", name)
@@ -417,7 +421,13 @@ func (e *Engine) Tick(ctx context.Context, now time.Time) error {
 				errs = append(errs, err)
 			}
 		} else if len(missed) > 0 {
+			// Skip: one Skipped row (fireMode MissedSkipped) for the newest
+			// missed firing, claimed like a firing so replicas coming back
+			// together write it once.
 			e.log.Debug("misfired firings skipped", "job", j.Code, "count", len(missed))
+			if err := e.missed(ctx, j, tr, missed, now); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		for _, t := range due {
 			if _, _, err := e.fire(ctx, j, tr, t, BySchedule, now); err != nil {
@@ -503,6 +513,29 @@ func (e *Engine) fire(ctx context.Context, j *ent.SysJob, tr Trigger, t time.Tim
 	return true, row.ID, nil
 }
 
+// missed writes the Skipped row of the firings a Skip job missed while
+// no replica ran: the newest one's fire instance id, triggeredBy missed.
+func (e *Engine) missed(ctx context.Context, j *ent.SysJob, tr Trigger, missed []time.Time, now time.Time) error {
+	t := missed[len(missed)-1]
+	msg := fmt.Sprintf("%d firing(s) missed while no replica ran, the first at %s; skipped (misfire strategy Skip)",
+		len(missed), missed[0].UTC().Format(time.RFC3339))
+	_, err := e.client.SysJobLog.Create().SetJobID(j.ID).SetJobName(j.Name).SetFireInstanceID(FireInstanceID(j.ID, t)).
+		SetFireTime(t).SetStartTime(now).SetInstance(e.instance).SetTriggeredBy(ByMissed).
+		SetRunStatus(RunSkipped).SetEndTime(now).SetElapsedMs(0).SetErrorMessage(msg).Save(ctx)
+	if ent.IsConstraintError(err) {
+		return nil // another replica wrote it
+	}
+	if err != nil {
+		return err
+	}
+	upd := e.client.SysJob.Update().Where(sysjob.ID(j.ID), sysjob.Or(sysjob.LastFireTimeIsNil(), sysjob.LastFireTimeLT(t))).SetLastFireTime(t)
+	if next := tr.Next(now); !next.IsZero() {
+		upd.SetNextFireTime(next)
+	}
+	_, err = upd.Save(ctx)
+	return err
+}
+
 var (
 	errAlreadyRunning = errors.New("already running")
 	errRunLimit       = errors.New("run limit")
@@ -524,8 +557,9 @@ func (e *Engine) launch(j *ent.SysJob, row *ent.SysJobLog) {
 			runCtx, stop = context.WithTimeout(ctx, time.Duration(j.TimeoutSeconds)*time.Second)
 			defer stop()
 		}
-		out, traceID, err := e.traced(runCtx, j, row)
-		e.finish(j, row, runCtx, ctx, out, traceID, err)
+		var attempt int
+		out, traceID, err := e.traced(runCtx, j, row, &attempt)
+		e.finish(j, row, runCtx, ctx, out, traceID, attempt, err)
 		e.mu.Lock()
 		delete(e.running, row.ID)
 		e.mu.Unlock()
@@ -536,9 +570,9 @@ func (e *Engine) launch(j *ent.SysJob, row *ent.SysJobLog) {
 // job's id, code and name and the run's log id; a failed run marks the span
 // failed. Without a tracer it is execute. traceID is the run's trace when
 // it was sampled ("" otherwise), for the run log.
-func (e *Engine) traced(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog) (out, traceID string, err error) {
+func (e *Engine) traced(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog, attempt *int) (out, traceID string, err error) {
 	if e.tracer == nil {
-		out, err = e.execute(ctx, j, row)
+		out, err = e.execute(ctx, j, row, attempt)
 		return out, "", err
 	}
 	ctx, span := e.tracer.Start(ctx, "job "+j.Code, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal),
@@ -548,13 +582,14 @@ func (e *Engine) traced(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog) 
 	if sc := span.SpanContext(); sc.IsValid() && sc.IsSampled() {
 		traceID = sc.TraceID().String()
 	}
-	out, err = e.execute(ctx, j, row)
+	out, err = e.execute(ctx, j, row, attempt)
 	tracing.RecordError(span, err)
 	return out, traceID, err
 }
 
-// execute runs the job's handler, retrying a failure retryCount times.
-func (e *Engine) execute(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog) (string, error) {
+// execute runs the job's handler, retrying a failure retryCount times
+// within the run; *last is the index of the last attempt (0: the first).
+func (e *Engine) execute(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog, last *int) (string, error) {
 	var out string
 	var err error
 	for attempt := 0; attempt <= max(j.RetryCount, 0); attempt++ {
@@ -568,6 +603,7 @@ func (e *Engine) execute(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog)
 			case <-t.C:
 			}
 		}
+		*last = attempt
 		out, err = e.once(ctx, j, row)
 		if err == nil || ctx.Err() != nil {
 			return out, err
@@ -607,7 +643,8 @@ func (e *Engine) once(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog) (o
 		if err != nil {
 			return "", err
 		}
-		return e.guard.Do(ctx, e.http, HTTPSpec{URL: deref(j.HTTPURL), Method: deref(j.HTTPMethod), Body: deref(j.HTTPBody), Headers: headers})
+		return e.guard.Do(ctx, e.http, HTTPSpec{URL: deref(j.HTTPURL), Method: deref(j.HTTPMethod), Body: deref(j.HTTPBody), Headers: headers,
+			SuccessStatuses: deref(j.HTTPSuccessStatuses)})
 	case HandlerSQL:
 		return e.runSQL(ctx, deref(j.SQL))
 	}
@@ -623,7 +660,7 @@ func deref(s *string) string {
 
 // finish writes a run's end. runCtx is the run's context (with the
 // timeout), ctx the one kill and shutdown cancel.
-func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.Context, out, traceID string, runErr error) {
+func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.Context, out, traceID string, attempt int, runErr error) {
 	end := e.now()
 	status, msg := RunSuccess, ""
 	cause := context.Cause(ctx)
@@ -640,7 +677,7 @@ func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.C
 	wctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	defer cancel()
 	upd := e.client.SysJobLog.Update().Where(sysjoblog.ID(row.ID), sysjoblog.RunStatus(RunRunning)).
-		SetRunStatus(status).SetEndTime(end).SetElapsedMs(end.Sub(row.StartTime).Milliseconds()).ClearLeaseUntil()
+		SetRunStatus(status).SetEndTime(end).SetElapsedMs(end.Sub(row.StartTime).Milliseconds()).ClearLeaseUntil().SetRetryIndex(attempt)
 	if out != "" {
 		upd.SetOutput(cleanText(out))
 	}
@@ -659,16 +696,37 @@ func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.C
 		e.log.Warn("a job run ended after its lease was reaped", "job", j.Code, "run", row.ID, "status", status)
 		return
 	}
-	ju := e.client.SysJob.UpdateOneID(j.ID).SetLastRunStatus(status)
+	if j.HandlerKind == HandlerSQL {
+		e.opLogSQL(wctx, j, row, status, msg, end.Sub(row.StartTime).Milliseconds())
+	}
+	ju := e.client.SysJob.UpdateOneID(j.ID).SetLastRunStatus(status).AddNumberOfRuns(1)
 	if status == RunSuccess {
 		ju.SetConsecutiveFailures(0)
 	} else {
-		ju.AddConsecutiveFailures(1)
+		ju.AddConsecutiveFailures(1).AddNumberOfErrors(1)
 	}
 	if saved, err := ju.Save(wctx); err == nil && status != RunSuccess && j.FailAlertThreshold > 0 && saved.ConsecutiveFailures == j.FailAlertThreshold {
 		e.alert(wctx, j, saved.ConsecutiveFailures, msg)
 	}
 	e.log.Info("job run ended", "job", j.Code, "run", row.ID, "status", status, "elapsed_ms", end.Sub(row.StartTime).Milliseconds())
+}
+
+// opLogSQL records a Sql job's run in the operation log (every run,
+// scheduled or manual: the statement ran with the kernel's database
+// account): title, method JOB, path /sys/job/{id}/sql, the statement and
+// the run's identity as parameters, the outcome and the error.
+func (e *Engine) opLogSQL(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog, status int, msg string, elapsed int64) {
+	param, _ := json.Marshal(map[string]any{"jobId": j.ID, "code": j.Code, "runId": row.ID, "fireInstanceId": row.FireInstanceID,
+		"triggeredBy": row.TriggeredBy, "runStatus": status, "sql": textclip.Runes(deref(j.SQL), 4000)})
+	c := e.client.SysOpLog.Create().SetTitle(textclip.Runes("SQL job run: "+j.Name, 256)).SetHTTPMethod("JOB").
+		SetPath(fmt.Sprintf("/sys/job/%d/sql", j.ID)).SetParamJSON(cleanText(string(param))).
+		SetSuccess(status == RunSuccess).SetElapsedMs(elapsed)
+	if msg != "" {
+		c.SetExceptionMessage(textclip.Runes(cleanText(msg), 2000))
+	}
+	if err := c.Exec(ctx); err != nil {
+		e.log.Warn("could not write the operation log row of a Sql job run", "job", j.Code, "run", row.ID, "error", err)
+	}
 }
 
 // Maintain renews the leases of this replica's runs, cancels those an
@@ -750,7 +808,9 @@ const SuperAdminID = 1
 // super-admin for a job nobody created.
 func (e *Engine) alert(ctx context.Context, j *ent.SysJob, failures int, msg string) {
 	to := ""
-	if e.settings != nil {
+	if j.AlertEmails != nil && *j.AlertEmails != "" {
+		to = *j.AlertEmails // the job's own recipients
+	} else if e.settings != nil {
 		to, _ = e.settings.String(ctx, KeyAlertEmails)
 	}
 	e.log.Warn("job failed repeatedly", "job", j.Code, "consecutive_failures", failures, "alert_emails", to,

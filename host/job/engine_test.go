@@ -138,7 +138,7 @@ func TestMisfirePolicies(t *testing.T) {
 		misfire  int
 		wantRuns int
 	}{
-		{"Skip drops the firings of the downtime", job.MisfireSkip, 0},
+		{"Skip drops the firings of the downtime (one Skipped row, missed)", job.MisfireSkip, 1},
 		{"FireOnceNow runs once for all of them", job.MisfireFireOnceNow, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,7 +153,15 @@ func TestMisfirePolicies(t *testing.T) {
 			if len(rows) != tc.wantRuns {
 				t.Fatalf("%d runs after the downtime, want %d", len(rows), tc.wantRuns)
 			}
-			if tc.wantRuns == 1 {
+			if tc.misfire == job.MisfireSkip {
+				r := rows[0]
+				f.gate.mu.Lock()
+				ran := f.gate.started
+				f.gate.mu.Unlock()
+				if r.TriggeredBy != job.ByMissed || r.RunStatus != job.RunSkipped || r.FireInstanceID != job.FireInstanceID(j.ID, t0.Add(10*time.Minute)) || ran != 0 {
+					t.Fatalf("skipped misfires = %s %d (%s), ran %d; want one Skipped row of the newest missed firing and no run", r.TriggeredBy, r.RunStatus, r.FireInstanceID, ran)
+				}
+			} else {
 				r := rows[0]
 				if r.TriggeredBy != job.ByMisfire || !r.FireTime.Equal(t0.Add(10*time.Minute)) || r.FireInstanceID != job.FireInstanceID(j.ID, t0.Add(10*time.Minute)) {
 					t.Fatalf("misfire run = %s at %s (%s), want misfire of the newest missed firing %s", r.TriggeredBy, r.FireTime, r.FireInstanceID, t0.Add(10*time.Minute))
@@ -259,7 +267,8 @@ func TestTimeoutKillAndLeaseExpiry(t *testing.T) {
 
 	k := f.addJob("killed", func(c *ent.SysJobCreate) { c.SetConcurrencyMode(job.ConcurrencyParallel) })
 	f.tick(t0.Add(2 * time.Minute))
-	run := f.logs(k.ID)[0]
+	krows := f.logs(k.ID) // the firing at t0+1m missed (one Skipped row), the one at t0+2m runs
+	run := krows[len(krows)-1]
 	// The database path of a kill: the request on the row, seen by the
 	// runner's maintenance pass.
 	f.client.SysJobLog.UpdateOneID(run.ID).SetKillRequested(true).ExecX(context.Background())
@@ -304,8 +313,13 @@ func TestOneShotCompletesAndMissingHandlerPanics(t *testing.T) {
 	}
 	gone := f.addJob("gone", func(c *ent.SysJobCreate) { c.SetHandlerName("module.removed") })
 	f.tick(t0.Add(11 * time.Minute))
+	// Its ten missed firings (Skip) are one Skipped row; the firing on
+	// time runs.
 	rows := f.logs(gone.ID)
-	f.waitStatus(rows[0].ID, job.RunFailed, 10*time.Second)
+	if len(rows) != 2 || rows[0].TriggeredBy != job.ByMissed || rows[1].TriggeredBy != job.BySchedule {
+		t.Fatalf("runs of the job without handler: %v", statuses(rows))
+	}
+	f.waitStatus(rows[1].ID, job.RunFailed, 10*time.Second)
 	poll.Until(t, 5*time.Second, "job status Panic", func() bool {
 		return f.client.SysJob.GetX(context.Background(), gone.ID).Status == job.StatusPanic
 	})

@@ -56,4 +56,7 @@ const (
 	BySchedule = "schedule"
 	ByManual   = "manual"
 	ByMisfire  = "misfire"
+	// ByMissed is the row of the firings a Skip job missed while no
+	// replica ran (fireMode 4 MissedSkipped): Skipped, no run.
+	ByMissed = "missed"
 )

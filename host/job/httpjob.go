@@ -146,6 +146,9 @@ func (g HTTPGuard) Client() *http.Client {
 type HTTPSpec struct {
 	URL, Method, Body string
 	Headers           map[string]string
+	// SuccessStatuses are the statuses that succeed ("200-299,304";
+	// empty: every status below 400).
+	SuccessStatuses string
 }
 
 // parseHeaders reads httpHeaders: a JSON object of strings.
@@ -171,7 +174,8 @@ func parseHeaders(s *string) (map[string]string, error) {
 var httpMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true}
 
 // Do sends spec through the guard's client and returns the status line
-// and the start of the body. A status of 400 and up is an error.
+// and the start of the body. A status outside SuccessStatuses (without
+// them: 400 and up) is an error.
 func (g HTTPGuard) Do(ctx context.Context, client *http.Client, spec HTTPSpec) (string, error) {
 	u, err := g.CheckURL(spec.URL)
 	if err != nil {
@@ -218,7 +222,14 @@ func (g HTTPGuard) Do(ctx context.Context, client *http.Client, spec HTTPSpec) (
 	if len(buf) > 0 {
 		out += "\n" + string(buf)
 	}
-	if resp.StatusCode >= 400 {
+	ranges, err := parseStatuses(spec.SuccessStatuses)
+	if err != nil {
+		return out, fmt.Errorf("successStatuses: %w", err)
+	}
+	if !statusOK(ranges, resp.StatusCode) {
+		if spec.SuccessStatuses != "" {
+			return out, fmt.Errorf("HTTP %s (not in %s)", resp.Status, spec.SuccessStatuses)
+		}
 		return out, fmt.Errorf("HTTP %s", resp.Status)
 	}
 	return out, nil

@@ -89,7 +89,7 @@ func TestHTTPJobOutboundGuard(t *testing.T) {
 	// A name: accepted when saved, refused when its address is dialled.
 	var id, runID int64
 	k.Do("POST", base, tok, httpJob("byname", "http://localhost:"+srv.port+"/")).Expect(t, "save a name", 200, 0).Decode(t, &id)
-	k.Do("POST", fmt.Sprintf("%s/%d/run", base, id), tok, nil).Expect(t, "run", 200, 0).Decode(t, &runID)
+	runID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, id), "run")
 	l := waitRun(t, k, tok, runID, job.RunFailed, 10*time.Second)
 	if l.ErrorMessage == nil || !strings.Contains(*l.ErrorMessage, "blocked") {
 		t.Fatalf("run of a name resolving to loopback: %+v", l)
@@ -99,7 +99,7 @@ func TestHTTPJobOutboundGuard(t *testing.T) {
 	for _, h := range guardForms {
 		url := "http://" + h + ":" + srv.port + "/"
 		k.Ent().SysJob.UpdateOneID(id).SetHTTPURL(url).ExecX(context.Background())
-		k.Do("POST", fmt.Sprintf("%s/%d/run", base, id), tok, nil).Expect(t, "run "+url, 200, 0).Decode(t, &runID)
+		runID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, id), "run "+url)
 		l := waitRun(t, k, tok, runID, job.RunFailed, 10*time.Second)
 		if l.ErrorMessage == nil || !strings.Contains(*l.ErrorMessage, "blocked") {
 			t.Errorf("run of %s: %+v", url, l)
@@ -114,7 +114,7 @@ func TestHTTPJobOutboundGuard(t *testing.T) {
 	k2, tok2 := startKernel(t, append(allowHosts("localhost", "[::127.0.0.1]", "[2002:7f00:1::1]", "127.0.0.2"),
 		"Service__Outbound__AllowedRanges__0=127.0.0.1/32")...)
 	k2.Do("POST", base, tok2, httpJob("byname", "http://localhost:"+srv.port+"/")).Expect(t, "save", 200, 0).Decode(t, &id)
-	k2.Do("POST", fmt.Sprintf("%s/%d/run", base, id), tok2, nil).Expect(t, "run", 200, 0).Decode(t, &runID)
+	runID = runNow(t, k2, tok2, fmt.Sprintf("%s/%d/run", base, id), "run")
 	if l := waitRun(t, k2, tok2, runID, job.RunSuccess, 10*time.Second); l.Output == nil || !strings.Contains(*l.Output, "reached") {
 		t.Fatalf("an allowed range: %+v", l)
 	}
@@ -140,7 +140,7 @@ func TestHTTPJobRedirectToPrivate(t *testing.T) {
 			var id, runID int64
 			body := with(echoJob("redir"), "handlerKind", job.HandlerHTTP, "handlerName", "", "httpUrl", "http://127.0.0.1:"+redirector.port+"/")
 			k.Do("POST", base, tok, body).Expect(t, "save", 200, 0).Decode(t, &id)
-			k.Do("POST", fmt.Sprintf("%s/%d/run", base, id), tok, nil).Expect(t, "run", 200, 0).Decode(t, &runID)
+			runID = runNow(t, k, tok, fmt.Sprintf("%s/%d/run", base, id), "run")
 			l := waitRun(t, k, tok, runID, job.RunFailed, 10*time.Second)
 			if l.ErrorMessage == nil || !strings.Contains(*l.ErrorMessage, "blocked") {
 				t.Fatalf("redirect run: %+v", l)

@@ -52,7 +52,7 @@ func routes(d *module.Deps, api *route.Group, e *Engine) error {
 		}
 		return envelope.OK(c, true)
 	}).Doc("Pause or resume a job (query enabled=true|false)", nil, true).Queries("enabled:bool"))
-	op(g.Post("/{id}/run", route.Permission, bind.ReadIDAs(bind.UserID, svc.RunNow)).NeedsReauth().Doc("Run a job now (the run's log id)", nil, int64(0)))
+	op(g.Post("/{id}/run", route.Permission, bind.ReadIDAs(bind.UserID, svc.Run)).NeedsReauth().Doc("Run a job now (true once the run started; its row is in log/page)", nil, true))
 	g.Post("/preview-cron", route.Session, func(c fiber.Ctx) error {
 		var in PreviewInput
 		if err := request.JSON(c, &in); err != nil {

@@ -19,21 +19,31 @@ import (
 )
 
 // Input is the contract's JobInput (POST /sys/job, PUT /sys/job/{id}: a
-// full replace; code is immutable on update).
+// full replace; code is used on create only). properties is the contract's
+// property bag (an object of string values: Http url, method, headers,
+// body, successStatuses; Sql sql; Compiled any keys, handed to the handler
+// as its parameter). The kernel's earlier names (handlerParam, httpUrl,
+// httpMethod, httpBody, httpHeaders, sql, runAt) are still accepted; when
+// properties is present it wins.
 type Input struct {
-	Code                 string  `json:"code"`
-	Name                 string  `json:"name"`
-	HandlerKind          int     `json:"handlerKind"`
-	HandlerName          string  `json:"handlerName"`
-	HandlerParam         *string `json:"handlerParam"`
-	HTTPURL              *string `json:"httpUrl"`
-	HTTPMethod           *string `json:"httpMethod"`
-	HTTPBody             *string `json:"httpBody"`
-	HTTPHeaders          *string `json:"httpHeaders"`
-	SQL                  *string `json:"sql"`
-	TriggerKind          int     `json:"triggerKind"`
-	CronExpression       *string `json:"cronExpression"`
-	IntervalSeconds      *int    `json:"intervalSeconds"`
+	Code        string                     `json:"code"`
+	Name        string                     `json:"name"`
+	HandlerKind int                        `json:"handlerKind"`
+	HandlerName string                     `json:"handlerName"`
+	Properties  map[string]json.RawMessage `json:"properties"`
+	// The kernel's earlier names of the property bag.
+	HandlerParam        *string `json:"handlerParam"`
+	HTTPURL             *string `json:"httpUrl"`
+	HTTPMethod          *string `json:"httpMethod"`
+	HTTPBody            *string `json:"httpBody"`
+	HTTPHeaders         *string `json:"httpHeaders"`
+	HTTPSuccessStatuses *string `json:"httpSuccessStatuses"`
+	SQL                 *string `json:"sql"`
+	TriggerKind         int     `json:"triggerKind"`
+	CronExpression      *string `json:"cronExpression"`
+	IntervalSeconds     *int    `json:"intervalSeconds"`
+	OneShotTime         *string `json:"oneShotTime"`
+	// RunAt is the kernel's earlier name of oneShotTime.
 	RunAt                *string `json:"runAt"`
 	TimeZone             *string `json:"timeZone"`
 	MisfireStrategy      int     `json:"misfireStrategy"`
@@ -43,12 +53,15 @@ type Input struct {
 	RetryIntervalSeconds int     `json:"retryIntervalSeconds"`
 	FailAlertThreshold   int     `json:"failAlertThreshold"`
 	AlertByNotice        bool    `json:"alertByNotice"`
+	AlertEmails          *string `json:"alertEmails"`
 	Remark               *string `json:"remark"`
 	StartTime            *string `json:"startTime"`
 	EndTime              *string `json:"endTime"`
 }
 
-// Job is the contract's SysJob.
+// Job is the contract's SysJob, with the kernel's extra fields (its
+// earlier names of the same values among them). Header values are masked
+// (MaskedValue) in propsJson and httpHeaders.
 type Job struct {
 	ID                   int64   `json:"id"`
 	IsDelete             bool    `json:"isDelete"`
@@ -60,49 +73,83 @@ type Job struct {
 	Name                 string  `json:"name"`
 	HandlerKind          int     `json:"handlerKind"`
 	HandlerName          string  `json:"handlerName"`
-	HandlerParam         *string `json:"handlerParam"`
-	HTTPURL              *string `json:"httpUrl"`
-	HTTPMethod           *string `json:"httpMethod"`
-	HTTPBody             *string `json:"httpBody"`
-	HTTPHeaders          *string `json:"httpHeaders"`
-	SQL                  *string `json:"sql"`
+	PropsJSON            *string `json:"propsJson"`
 	TriggerKind          int     `json:"triggerKind"`
 	CronExpression       *string `json:"cronExpression"`
 	IntervalSeconds      *int    `json:"intervalSeconds"`
-	RunAt                *string `json:"runAt"`
-	TimeZone             *string `json:"timeZone"`
+	OneShotTime          *string `json:"oneShotTime"`
+	StartTime            *string `json:"startTime"`
+	EndTime              *string `json:"endTime"`
 	MisfireStrategy      int     `json:"misfireStrategy"`
 	ConcurrencyMode      int     `json:"concurrencyMode"`
+	Status               int     `json:"status"`
+	NextRunTime          *string `json:"nextRunTime"`
+	LastRunTime          *string `json:"lastRunTime"`
+	NumberOfRuns         int64   `json:"numberOfRuns"`
+	NumberOfErrors       int64   `json:"numberOfErrors"`
+	ConsecutiveErrors    int     `json:"consecutiveErrors"`
 	TimeoutSeconds       int     `json:"timeoutSeconds"`
 	RetryCount           int     `json:"retryCount"`
 	RetryIntervalSeconds int     `json:"retryIntervalSeconds"`
 	FailAlertThreshold   int     `json:"failAlertThreshold"`
 	AlertByNotice        bool    `json:"alertByNotice"`
-	Remark               *string `json:"remark"`
-	StartTime            *string `json:"startTime"`
-	EndTime              *string `json:"endTime"`
-	Status               int     `json:"status"`
+	AlertEmails          *string `json:"alertEmails"`
 	IsSystem             bool    `json:"isSystem"`
-	NextFireTime         *string `json:"nextFireTime"`
-	LastFireTime         *string `json:"lastFireTime"`
-	LastRunStatus        *int    `json:"lastRunStatus"`
+	Remark               *string `json:"remark"`
+
+	// The kernel's extras.
+	TimeZone            *string `json:"timeZone"`
+	LastRunStatus       *int    `json:"lastRunStatus"`
+	HandlerParam        *string `json:"handlerParam"`
+	HTTPURL             *string `json:"httpUrl"`
+	HTTPMethod          *string `json:"httpMethod"`
+	HTTPBody            *string `json:"httpBody"`
+	HTTPHeaders         *string `json:"httpHeaders"`
+	HTTPSuccessStatuses *string `json:"httpSuccessStatuses"`
+	SQL                 *string `json:"sql"`
+	RunAt               *string `json:"runAt"`
+	NextFireTime        *string `json:"nextFireTime"`
+	LastFireTime        *string `json:"lastFireTime"`
 }
 
-// Log is the contract's SysJobLog.
+// FireMode of a run log row (the contract's JobFireMode).
+const (
+	FireSchedule      = 1
+	FireManual        = 2
+	FireMisfire       = 3
+	FireMissedSkipped = 4
+)
+
+// fireModes maps the stored triggeredBy to the contract's fireMode.
+var fireModes = map[string]int{BySchedule: FireSchedule, ByManual: FireManual, ByMisfire: FireMisfire, ByMissed: FireMissedSkipped}
+
+// Log is the contract's SysJobLog, with the kernel's extra fields (its
+// earlier names of the same values among them). endTime is empty while the
+// run runs.
 type Log struct {
 	ID             int64   `json:"id"`
 	JobID          int64   `json:"jobId"`
 	JobName        string  `json:"jobName"`
 	FireInstanceID string  `json:"fireInstanceId"`
-	RunStatus      int     `json:"runStatus"`
-	FireTime       string  `json:"fireTime"`
+	RetryIndex     int     `json:"retryIndex"`
+	FireMode       int     `json:"fireMode"`
+	ScheduledTime  string  `json:"scheduledTime"`
 	StartTime      string  `json:"startTime"`
 	EndTime        *string `json:"endTime"`
-	ElapsedMs      *int64  `json:"elapsedMs"`
-	Output         *string `json:"output"`
-	ErrorMessage   *string `json:"errorMessage"`
-	Instance       string  `json:"instance"`
-	TriggeredBy    string  `json:"triggeredBy"`
+	RunStatus      int     `json:"runStatus"`
+	ElapsedMs      int64   `json:"elapsedMs"`
+	NodeName       string  `json:"nodeName"`
+	KillRequested  bool    `json:"killRequested"`
+	MessageText    *string `json:"messageText"`
+	ErrorText      *string `json:"errorText"`
+	CreateTime     string  `json:"createTime"`
+
+	// The kernel's extras.
+	FireTime     string  `json:"fireTime"`
+	Output       *string `json:"output"`
+	ErrorMessage *string `json:"errorMessage"`
+	Instance     string  `json:"instance"`
+	TriggeredBy  string  `json:"triggeredBy"`
 	// TraceID is the run's trace when tracing sampled it (null otherwise).
 	TraceID *string `json:"traceId"`
 }
@@ -137,19 +184,55 @@ type ClearInput struct {
 	JobID *request.Int64 `json:"jobId"`
 }
 
-// HandlerList is the answer of GET /sys/job/handlers.
+// HandlerList is the answer of GET /sys/job/handlers: the compiled
+// handlers' names (the contract) and, as the kernel's extra, their
+// descriptions and parameter schemas.
 type HandlerList struct {
-	Handlers   []module.JobHandler `json:"handlers"`
+	Handlers   []string            `json:"handlers"`
 	SQLEnabled bool                `json:"sqlEnabled"`
+	Details    []module.JobHandler `json:"details"`
 }
 
-// Dashboard is the answer of GET /sys/job/dashboard.
+// TrendPoint is one day of the dashboard's trend.
+type TrendPoint struct {
+	Date    string `json:"date"`
+	Success int    `json:"success"`
+	Failed  int    `json:"failed"`
+}
+
+// Upcoming is a job's next firing on the dashboard.
+type Upcoming struct {
+	JobID       int64  `json:"jobId"`
+	Name        string `json:"name"`
+	NextRunTime string `json:"nextRunTime"`
+}
+
+// Node is a replica on the dashboard.
+type Node struct {
+	NodeName      string `json:"nodeName"`
+	HostName      string `json:"hostName"`
+	IsLeader      bool   `json:"isLeader"`
+	LastHeartbeat string `json:"lastHeartbeat"`
+	WorkerID      int64  `json:"workerId"`
+	PID           int    `json:"pid"`
+}
+
+// Dashboard is the answer of GET /sys/job/dashboard: the contract's
+// JobDashboard, then the kernel's extras.
 type Dashboard struct {
+	TodaySuccess int            `json:"todaySuccess"`
+	TodayFailed  int            `json:"todayFailed"`
+	Running      int            `json:"running"`
+	TotalJobs    int            `json:"totalJobs"`
+	StatusCounts map[string]int `json:"statusCounts"`
+	Trend        []TrendPoint   `json:"trend"`
+	Upcoming     []Upcoming     `json:"upcoming"`
+	Nodes        []Node         `json:"nodes"`
+
 	JobTotal  int `json:"jobTotal"`
 	JobReady  int `json:"jobReady"`
 	JobPaused int `json:"jobPaused"`
 	JobOther  int `json:"jobOther"`
-	Running   int `json:"running"`
 	// The run counts of the last 24 hours by status.
 	Last24h      map[string]int `json:"last24h"`
 	RecentFailed []Log          `json:"recentFailed"`
@@ -220,11 +303,30 @@ type checked struct {
 	in               Input
 	param, url, meth *string
 	body, headers    *string
+	statuses         *string
 	sql, cron, tz    *string
-	remark           *string
+	remark, emails   *string
 	interval         *int
 	runAt            *time.Time
 	start, end       *time.Time
+}
+
+// minInterval is the shortest interval of an Interval job (47004 below).
+const minInterval = 5
+
+// propsSource is where validate reads the property bag from: properties
+// (the contract) or the kernel's earlier fields.
+type propsSource struct {
+	props map[string]string // nil: the earlier fields
+}
+
+// get returns the property key (contract) or the earlier field, and the
+// field name to report.
+func (p propsSource) get(key string, legacy *string, legacyName string) (*string, string) {
+	if p.props != nil {
+		return propPtr(p.props, key), "properties." + key
+	}
+	return legacy, legacyName
 }
 
 // validate checks an Input (47003-47011, 48002).
@@ -246,11 +348,14 @@ func (s *Service) validate(in Input) (checked, error) {
 	if c.remark, err = optText("remark", in.Remark, maxRemarkLen); err != nil {
 		return c, err
 	}
-	if c.param, err = optText("handlerParam", in.HandlerParam, maxTextLen); err != nil {
+	if c.emails, err = checkAlertEmails(in.AlertEmails); err != nil {
 		return c, err
 	}
-	if c.param != nil && !json.Valid([]byte(*c.param)) {
-		return c, invalidProps("handlerParam")
+	var src propsSource
+	if in.Properties != nil {
+		if src.props, err = readProperties(in.Properties); err != nil {
+			return c, err
+		}
 	}
 	switch in.HandlerKind {
 	case HandlerCompiled:
@@ -258,44 +363,74 @@ func (s *Service) validate(in Input) (checked, error) {
 		if _, ok := s.engine.handler(c.in.HandlerName); !ok {
 			return c, errcode.New(errcode.JobHandlerNotFound).With("handlerName", textclipName(c.in.HandlerName))
 		}
+		if src.props != nil {
+			if len(src.props) > 0 {
+				param := marshalStrings(src.props)
+				if len(param) > maxTextLen {
+					return c, request.Invalid("properties")
+				}
+				c.param = &param
+			}
+		} else {
+			if c.param, err = optText("handlerParam", in.HandlerParam, maxTextLen); err != nil {
+				return c, err
+			}
+			if c.param != nil && !json.Valid([]byte(*c.param)) {
+				return c, invalidProps("handlerParam")
+			}
+		}
 	case HandlerHTTP:
-		c.in.HandlerName = ""
-		if c.url, err = optText("httpUrl", in.HTTPURL, maxURLLen); err != nil {
+		c.in.HandlerName = BuiltinHTTPHandler
+		v, field := src.get(propURL, in.HTTPURL, "httpUrl")
+		if c.url, err = optText(field, v, maxURLLen); err != nil {
 			return c, err
 		}
 		if c.url == nil {
-			return c, invalidProps("httpUrl")
+			return c, invalidProps(field)
 		}
 		if _, err := s.engine.guard.CheckURL(*c.url); err != nil {
 			return c, errcode.New(errcode.JobHttpUrlBlocked).Wrap(err)
 		}
 		m := http.MethodGet
-		if in.HTTPMethod != nil && strings.TrimSpace(*in.HTTPMethod) != "" {
-			m = strings.ToUpper(strings.TrimSpace(*in.HTTPMethod))
+		v, field = src.get(propMethod, in.HTTPMethod, "httpMethod")
+		if v != nil && strings.TrimSpace(*v) != "" {
+			m = strings.ToUpper(strings.TrimSpace(*v))
 		}
 		if !httpMethods[m] {
-			return c, invalidProps("httpMethod")
+			return c, invalidProps(field)
 		}
 		c.meth = &m
-		if c.body, err = optText("httpBody", in.HTTPBody, maxTextLen); err != nil {
+		v, field = src.get(propBody, in.HTTPBody, "httpBody")
+		if c.body, err = optText(field, v, maxTextLen); err != nil {
 			return c, err
 		}
-		if c.headers, err = optText("httpHeaders", in.HTTPHeaders, maxTextLen); err != nil {
+		v, field = src.get(propHeaders, in.HTTPHeaders, "httpHeaders")
+		if c.headers, err = optText(field, v, maxTextLen); err != nil {
 			return c, err
 		}
 		if _, err := parseHeaders(c.headers); err != nil {
-			return c, invalidProps("httpHeaders")
+			return c, invalidProps(field)
+		}
+		v, field = src.get(propSuccessStatuses, in.HTTPSuccessStatuses, "httpSuccessStatuses")
+		if c.statuses, err = optText(field, v, maxStatusesLen); err != nil {
+			return c, err
+		}
+		if c.statuses != nil {
+			if _, err := parseStatuses(*c.statuses); err != nil {
+				return c, invalidProps(field)
+			}
 		}
 	case HandlerSQL:
-		c.in.HandlerName = ""
+		c.in.HandlerName = BuiltinSQLHandler
 		if !s.engine.SQLEnabled() {
 			return c, errcode.New(errcode.JobSqlDisabled)
 		}
-		if c.sql, err = optText("sql", in.SQL, maxTextLen); err != nil {
+		v, field := src.get(propSQL, in.SQL, "sql")
+		if c.sql, err = optText(field, v, maxTextLen); err != nil {
 			return c, err
 		}
 		if c.sql == nil {
-			return c, invalidProps("sql")
+			return c, invalidProps(field)
 		}
 	default:
 		return c, invalidProps("handlerKind")
@@ -318,16 +453,22 @@ func (s *Service) validate(in Input) (checked, error) {
 			return c, errcode.New(errcode.JobCronInvalid).Wrap(err)
 		}
 	case TriggerInterval:
-		if in.IntervalSeconds == nil || *in.IntervalSeconds < 1 || *in.IntervalSeconds > 366*86400 {
+		if in.IntervalSeconds == nil || *in.IntervalSeconds < minInterval || *in.IntervalSeconds > 366*86400 {
 			return c, errcode.New(errcode.JobTriggerInvalid).With("field", "intervalSeconds")
 		}
 		c.interval = in.IntervalSeconds
 	case TriggerOneShot:
-		if c.runAt, err = parseTime("runAt", in.RunAt, loc); err != nil {
+		at, field := in.OneShotTime, "oneShotTime"
+		if at == nil || strings.TrimSpace(*at) == "" {
+			if in.RunAt != nil && strings.TrimSpace(*in.RunAt) != "" {
+				at, field = in.RunAt, "runAt"
+			}
+		}
+		if c.runAt, err = parseTime(field, at, loc); err != nil {
 			return c, err
 		}
 		if c.runAt == nil || !c.runAt.After(s.now()) {
-			return c, errcode.New(errcode.JobTriggerInvalid).With("field", "runAt")
+			return c, errcode.New(errcode.JobTriggerInvalid).With("field", field)
 		}
 	default:
 		return c, errcode.New(errcode.JobTriggerInvalid).With("field", "triggerKind")
@@ -423,6 +564,8 @@ func setFields(m *ent.SysJobMutation, c checked) {
 	setOrClear(c.meth, m.SetHTTPMethod, m.ClearHTTPMethod)
 	setOrClear(c.body, m.SetHTTPBody, m.ClearHTTPBody)
 	setOrClear(c.headers, m.SetHTTPHeaders, m.ClearHTTPHeaders)
+	setOrClear(c.statuses, m.SetHTTPSuccessStatuses, m.ClearHTTPSuccessStatuses)
+	setOrClear(c.emails, m.SetAlertEmails, m.ClearAlertEmails)
 	setOrClear(c.sql, m.SetSQL, m.ClearSQL)
 	m.SetTriggerKind(in.TriggerKind)
 	setOrClear(c.cron, m.SetCronExpression, m.ClearCronExpression)
@@ -475,6 +618,12 @@ func (s *Service) Update(ctx context.Context, userID, id int64, in Input) error 
 	if j.IsSystem {
 		if err := s.checkSystem(ctx, c); err != nil {
 			return err
+		}
+	}
+	// A header still masked keeps its stored value.
+	if c.in.HandlerKind == HandlerHTTP && j.HandlerKind == HandlerHTTP {
+		if c.headers, err = mergeHeaders(c.headers, j.HTTPHeaders); err != nil {
+			return invalidProps("headers")
 		}
 	}
 	now := s.now()
@@ -603,6 +752,15 @@ func (s *Service) RunNow(ctx context.Context, _ int64, id int64) (int64, error) 
 	return logID, err
 }
 
+// Run is POST /sys/job/{id}/run: RunNow, answering true (the contract);
+// the run's row is in log/page (fireMode 2 Manual).
+func (s *Service) Run(ctx context.Context, userID, id int64) (bool, error) {
+	if _, err := s.RunNow(ctx, userID, id); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // Kill asks the replica running a run to cancel it (47012 unknown run,
 // 47007 not running). The request is recorded on the row (the runner
 // polls it) and published on the kernel's bus (Redis pub/sub to the other
@@ -633,7 +791,12 @@ func (s *Service) Kill(ctx context.Context, logID int64) (bool, error) {
 
 // Handlers lists the compiled handlers and whether Sql jobs are enabled.
 func (s *Service) Handlers(context.Context) (HandlerList, error) {
-	return HandlerList{Handlers: s.engine.Handlers(), SQLEnabled: s.engine.SQLEnabled()}, nil
+	details := s.engine.Handlers()
+	names := make([]string, len(details))
+	for i, h := range details {
+		names[i] = h.Name
+	}
+	return HandlerList{Handlers: names, SQLEnabled: s.engine.SQLEnabled(), Details: details}, nil
 }
 
 // PreviewCron lists the next occurrences of an expression (47003 when it
@@ -798,6 +961,9 @@ func (s *Service) Dashboard(ctx context.Context) (Dashboard, error) {
 	for i, r := range failed {
 		d.RecentFailed[i] = toLog(r)
 	}
+	if err := s.dashboardContract(ctx, &d); err != nil {
+		return Dashboard{}, err
+	}
 	return d, nil
 }
 
@@ -810,24 +976,42 @@ func timePtr(t *time.Time) *string {
 }
 
 func toJob(r *ent.SysJob) Job {
+	headers := maskHeaders(r.HTTPHeaders)
 	return Job{
 		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
 		UpdateTime: timePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
-		Code: r.Code, Name: r.Name, HandlerKind: r.HandlerKind, HandlerName: r.HandlerName, HandlerParam: r.HandlerParam,
-		HTTPURL: r.HTTPURL, HTTPMethod: r.HTTPMethod, HTTPBody: r.HTTPBody, HTTPHeaders: r.HTTPHeaders, SQL: r.SQL,
-		TriggerKind: r.TriggerKind, CronExpression: r.CronExpression, IntervalSeconds: r.IntervalSeconds,
-		RunAt: timePtr(r.RunAt), TimeZone: r.TimeZone, MisfireStrategy: r.MisfireStrategy, ConcurrencyMode: r.ConcurrencyMode,
+		Code: r.Code, Name: r.Name, HandlerKind: r.HandlerKind, HandlerName: builtinName(r.HandlerKind, r.HandlerName),
+		PropsJSON: propsJSON(r), TriggerKind: r.TriggerKind, CronExpression: r.CronExpression, IntervalSeconds: r.IntervalSeconds,
+		OneShotTime: timePtr(r.RunAt), StartTime: timePtr(r.StartTime), EndTime: timePtr(r.EndTime),
+		MisfireStrategy: r.MisfireStrategy, ConcurrencyMode: r.ConcurrencyMode, Status: r.Status,
+		NextRunTime: timePtr(r.NextFireTime), LastRunTime: timePtr(r.LastFireTime),
+		NumberOfRuns: r.NumberOfRuns, NumberOfErrors: r.NumberOfErrors, ConsecutiveErrors: r.ConsecutiveFailures,
 		TimeoutSeconds: r.TimeoutSeconds, RetryCount: r.RetryCount, RetryIntervalSeconds: r.RetryIntervalSeconds,
-		FailAlertThreshold: r.FailAlertThreshold, AlertByNotice: r.AlertByNotice, Remark: r.Remark,
-		StartTime: timePtr(r.StartTime), EndTime: timePtr(r.EndTime), Status: r.Status, IsSystem: r.IsSystem,
-		NextFireTime: timePtr(r.NextFireTime), LastFireTime: timePtr(r.LastFireTime), LastRunStatus: r.LastRunStatus,
+		FailAlertThreshold: r.FailAlertThreshold, AlertByNotice: r.AlertByNotice, AlertEmails: r.AlertEmails,
+		IsSystem: r.IsSystem, Remark: r.Remark,
+		TimeZone: r.TimeZone, LastRunStatus: r.LastRunStatus, HandlerParam: r.HandlerParam,
+		HTTPURL: r.HTTPURL, HTTPMethod: r.HTTPMethod, HTTPBody: r.HTTPBody, HTTPHeaders: headers,
+		HTTPSuccessStatuses: r.HTTPSuccessStatuses, SQL: r.SQL, RunAt: timePtr(r.RunAt),
+		NextFireTime: timePtr(r.NextFireTime), LastFireTime: timePtr(r.LastFireTime),
 	}
 }
 
 func toLog(r *ent.SysJobLog) Log {
+	var elapsed int64
+	if r.ElapsedMs != nil {
+		elapsed = *r.ElapsedMs
+	}
+	fire := r.FireTime.Local().Format(time.RFC3339Nano)
+	start := request.EntityTime(r.StartTime)
+	mode := fireModes[r.TriggeredBy]
+	if mode == 0 {
+		mode = FireSchedule
+	}
 	return Log{
-		ID: r.ID, JobID: r.JobID, JobName: r.JobName, FireInstanceID: r.FireInstanceID, RunStatus: r.RunStatus,
-		FireTime: r.FireTime.Local().Format(time.RFC3339Nano), StartTime: request.EntityTime(r.StartTime), EndTime: timePtr(r.EndTime),
-		ElapsedMs: r.ElapsedMs, Output: r.Output, ErrorMessage: r.ErrorMessage, Instance: r.Instance, TriggeredBy: r.TriggeredBy, TraceID: r.TraceID,
+		ID: r.ID, JobID: r.JobID, JobName: r.JobName, FireInstanceID: r.FireInstanceID, RetryIndex: r.RetryIndex,
+		FireMode: mode, ScheduledTime: fire, StartTime: start, EndTime: timePtr(r.EndTime), RunStatus: r.RunStatus,
+		ElapsedMs: elapsed, NodeName: r.Instance, KillRequested: r.KillRequested,
+		MessageText: r.Output, ErrorText: r.ErrorMessage, CreateTime: start,
+		FireTime: fire, Output: r.Output, ErrorMessage: r.ErrorMessage, Instance: r.Instance, TriggeredBy: r.TriggeredBy, TraceID: r.TraceID,
 	}
 }

@@ -32,7 +32,9 @@ type JobRun struct {
 	JobID   int64
 	JobCode string
 	LogID   int64
-	// Param is the job's handlerParam (JSON text, "" when unset).
+	// Param is the job's property bag (JSON text, "" when unset): the
+	// contract's properties as an object of strings ({"days":"30"}), or
+	// the handlerParam the kernel's earlier body set, numbers included.
 	Param string
 	// FireTime is the scheduled time of the firing (the request time of a
 	// manual run).

@@ -151,7 +151,7 @@ func (c *cluster) byPid(t *testing.T, instance string) *replica {
 }
 
 // TestJobsThreeReplicas runs three replicas on PostgreSQL and on MariaDB
-// with Redis: a job every second for 30 s fires every second exactly once;
+// with Redis: a job every second (cron) for 30 s fires every second exactly once;
 // a kill from another replica cancels a run within 2 s; killing the
 // replica running a job gets its run marked Failed once its lease ends,
 // and the next firing runs on another replica.
@@ -164,15 +164,20 @@ func TestJobsThreeReplicas(t *testing.T) {
 
 			var every int64
 			c.b.do("POST", A+jobAPI, c.admin, httpJob("every-second", target.URL+"/fast",
-				map[string]any{"triggerKind": 2, "intervalSeconds": 1, "concurrencyMode": 2})).expect(t, "add", 200, 0).decode(t, &every)
+				map[string]any{"triggerKind": 1, "cronExpression": "* * * * * ?", "concurrencyMode": 2})).expect(t, "add", 200, 0).decode(t, &every)
 
 			// Meanwhile: kill from another replica. A manual run on B,
 			// killed through C.
 			var slow int64
 			c.b.do("POST", A+jobAPI, c.admin, httpJob("slow-manual", target.URL+"/slow",
 				map[string]any{"triggerKind": 1, "cronExpression": "0 0 0 1 1 ?"})).expect(t, "add slow", 200, 0).decode(t, &slow)
-			var runID int64
-			c.b.do("POST", fmt.Sprintf("%s%s/%d/run", B, jobAPI, slow), c.admin, nil).expect(t, "run on B", 200, 0).decode(t, &runID)
+			var ran bool
+			c.b.do("POST", fmt.Sprintf("%s%s/%d/run", B, jobAPI, slow), c.admin, nil).expect(t, "run on B", 200, 0).decode(t, &ran)
+			manual := c.logs(t, B, slow)
+			if !ran || len(manual) != 1 {
+				t.Fatalf("run answered %v; runs %+v", ran, manual)
+			}
+			runID := manual[0].ID
 			time.Sleep(500 * time.Millisecond)
 			C := c.replicas[2].base
 			start := time.Now()
@@ -227,7 +232,7 @@ func TestJobsThreeReplicas(t *testing.T) {
 			// Killing the replica that runs a long job.
 			var long int64
 			c.b.do("POST", A+jobAPI, c.admin, httpJob("long", target.URL+"/slow",
-				map[string]any{"triggerKind": 2, "intervalSeconds": 2})).expect(t, "add long", 200, 0).decode(t, &long)
+				map[string]any{"triggerKind": 1, "cronExpression": "*/2 * * * * ?"})).expect(t, "add long", 200, 0).decode(t, &long)
 			var first jobLog
 			poll.Until(t, 10*time.Second, "the long job running", func() bool {
 				for _, l := range c.logs(t, B, long) {
