@@ -63,6 +63,9 @@ func TestOriginalUIFixtures(t *testing.T) {
 		"Service__ExternalAuth__Oidc__0__Authority=" + is.URL,
 		"Service__ExternalAuth__Oidc__0__ClientId=" + is.ClientID,
 		"Service__ExternalAuth__Oidc__0__ClientSecret=" + is.ClientSecret,
+		// The Http job fixture's host (an operator lists the hosts Http jobs
+		// may call; none by default).
+		"Service__Job__HttpAllowedHosts__0=example.com",
 	})
 	k.Leaks.Secrets = append(k.Leaks.Secrets, is.ClientSecret)
 	r := &runner{t: t, k: k, is: is, vars: map[string]any{"adminPassword": kerneltest.AdminPassword}, cookies: map[string]string{}}

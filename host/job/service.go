@@ -1009,7 +1009,7 @@ func toLog(r *ent.SysJobLog) Log {
 	}
 	return Log{
 		ID: r.ID, JobID: r.JobID, JobName: r.JobName, FireInstanceID: r.FireInstanceID, RetryIndex: r.RetryIndex,
-		FireMode: mode, ScheduledTime: fire, StartTime: start, EndTime: timePtr(r.EndTime), RunStatus: r.RunStatus,
+		FireMode: mode, ScheduledTime: request.EntityTime(r.FireTime), StartTime: start, EndTime: timePtr(r.EndTime), RunStatus: r.RunStatus,
 		ElapsedMs: elapsed, NodeName: r.Instance, KillRequested: r.KillRequested,
 		MessageText: r.Output, ErrorText: r.ErrorMessage, CreateTime: start,
 		FireTime: fire, Output: r.Output, ErrorMessage: r.ErrorMessage, Instance: r.Instance, TriggeredBy: r.TriggeredBy, TraceID: r.TraceID,
