@@ -294,6 +294,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	k.jobs = job.New(job.Options{
 		Client: k.db.Client, SQL: k.db.SQL, Dialect: k.db.Dialect, Settings: k.settings, Events: k.events,
 		Config: cfg.Service.Job, Outbound: cfg.Service.Outbound, Log: logs.For("AdminKernel.Job"), Notify: k.personalNotice(), Tracer: k.tracer,
+		Sessions: k.sessions,
 	})
 	// The same list again, now with the services the modules are built on.
 	if modules, err = compose(k.auth, k.reauth, k.jobs, opts.Modules); err != nil {
@@ -397,6 +398,15 @@ func (k *Kernel) buildApp(modules []Module) error {
 		if err := k.jobs.Register(m.JobHandlers(deps)...); err != nil {
 			return fmt.Errorf("module %s: %w", m.Name, err)
 		}
+	}
+	var retention []module.Retention
+	for _, m := range modules {
+		if m.Retention != nil {
+			retention = append(retention, m.Retention(deps)...)
+		}
+	}
+	if k.jobs != nil {
+		k.jobs.SetRetention(retention)
 	}
 	recycleOwner := map[string]string{}
 	for _, m := range modules {

@@ -1,8 +1,11 @@
 package auth
 
 import (
+	"context"
 	"errors"
+	"time"
 
+	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"
 )
@@ -21,5 +24,10 @@ func Module(svc *Service) module.Module {
 		}
 		NewHandler(svc, d.Trusted, d.Config.API.MaxPageSize).Routes(api)
 		return nil
+	}, Retention: func(d *module.Deps) []module.Retention {
+		// The login log (its page and clearing are this module's routes).
+		return []module.Retention{{Name: "login log", Purge: func(ctx context.Context, before time.Time) (int, error) {
+			return d.Client.SysLoginLog.Delete().Where(sysloginlog.CreateTimeLT(before)).Exec(ctx)
+		}}}
 	}}
 }

@@ -70,7 +70,7 @@ func (d *doctorRunner) routes(g *route.Group, h *Handler) {
 			return err
 		}
 		return envelope.OK(c, rep)
-	}).Doc("Check a provider's setup", nil, doctor.Report{}).OpLog = true
+	}).Doc("Check a provider's setup", nil, doctor.Report{})
 }
 
 func (d *doctorRunner) run(ctx context.Context, code, requestBase string) (doctor.Report, error) {

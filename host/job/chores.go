@@ -13,13 +13,7 @@ import (
 
 	"entgo.io/ent/dialect"
 
-	"github.com/adminkernel/kernel/ent"
-	"github.com/adminkernel/kernel/ent/sysexceptionlog"
 	"github.com/adminkernel/kernel/ent/sysjoblog"
-	"github.com/adminkernel/kernel/ent/sysloginlog"
-	"github.com/adminkernel/kernel/ent/sysoplog"
-	"github.com/adminkernel/kernel/ent/syssession"
-	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/host/module"
 )
 
@@ -120,24 +114,27 @@ func (e *Engine) logRetention(ctx context.Context, run module.JobRun) (string, e
 		days = floor
 	}
 	cutoff := e.now().AddDate(0, 0, -days)
-	op, err := e.client.SysOpLog.Delete().Where(sysoplog.CreateTimeLT(cutoff)).Exec(ctx)
-	if err != nil {
-		return "", err
-	}
-	login, err := e.client.SysLoginLog.Delete().Where(sysloginlog.CreateTimeLT(cutoff)).Exec(ctx)
-	if err != nil {
-		return "", err
-	}
-	exc, err := e.client.SysExceptionLog.Delete().Where(sysexceptionlog.CreateTimeLT(cutoff)).Exec(ctx)
-	if err != nil {
-		return "", err
+	// Each module purges its own logs (module.Module.Retention); the job
+	// log is this area's.
+	parts := make([]string, 0, len(e.retention)+1)
+	for _, r := range e.retention {
+		n, err := r.Purge(ctx, cutoff)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", r.Name, err)
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, r.Name))
 	}
 	jobs, err := e.client.SysJobLog.Delete().Where(sysjoblog.StartTimeLT(cutoff), sysjoblog.RunStatusNEQ(RunRunning)).Exec(ctx)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("kept %d days: deleted %d operation, %d login, %d exception and %d job log rows", days, op, login, exc, jobs), nil
+	parts = append(parts, fmt.Sprintf("%d job log", jobs))
+	return fmt.Sprintf("kept %d days: deleted rows of %s", days, strings.Join(parts, ", ")), nil
 }
+
+// SetRetention installs the modules' purges of aging rows that the log
+// retention runs (the kernel calls it once, after the modules registered).
+func (e *Engine) SetRetention(r []module.Retention) { e.retention = r }
 
 func (e *Engine) sessionCleanup(ctx context.Context, run module.JobRun) (string, error) {
 	p, err := readParam(run.Param)
@@ -148,41 +145,17 @@ func (e *Engine) sessionCleanup(ctx context.Context, run module.JobRun) (string,
 	if p.GraceDays != nil {
 		grace = *p.GraceDays
 	}
-	cutoff := e.now().AddDate(0, 0, -grace)
-	ended, err := e.client.SysSession.Query().
-		Where(syssession.Or(syssession.ExpiresAtLT(cutoff), syssession.RevokedAtLT(cutoff))).
-		Select(syssession.FieldSessionID).Strings(ctx)
+	if e.sessions == nil {
+		return "", errors.New("no session service to purge")
+	}
+	// The session area purges its own rows: tokens of every ended session,
+	// session rows ended more than grace days ago, in batches with flat
+	// memory (session.Service.Purge).
+	sessions, tokens, err := e.sessions.Purge(ctx, time.Duration(grace)*24*time.Hour)
 	if err != nil {
 		return "", err
 	}
-	var sessions, tokens int
-	for start := 0; start < len(ended); start += 500 {
-		batch := ended[start:min(start+500, len(ended))]
-		err := withTx(ctx, e.client, func(tx *ent.Tx) error {
-			n, err := tx.SysSessionToken.Delete().Where(syssessiontoken.SessionIDIn(batch...)).Exec(ctx)
-			if err != nil {
-				return err
-			}
-			m, err := tx.SysSession.Delete().Where(syssession.SessionIDIn(batch...)).Exec(ctx)
-			tokens, sessions = tokens+n, sessions+m
-			return err
-		})
-		if err != nil {
-			return "", err
-		}
-	}
-	return fmt.Sprintf("deleted %d sessions and %d refresh tokens that ended before %s", sessions, tokens, cutoff.Format(time.RFC3339)), nil
-}
-
-func withTx(ctx context.Context, c *ent.Client, fn func(tx *ent.Tx) error) error {
-	tx, err := c.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		return errors.Join(err, tx.Rollback())
-	}
-	return tx.Commit()
+	return fmt.Sprintf("deleted %d sessions that ended more than %d days ago and %d refresh tokens of ended sessions", sessions, grace, tokens), nil
 }
 
 // maxSQLRows is how many result rows a Sql job's output shows.

@@ -85,26 +85,37 @@ type Options struct {
 	Notify func(ctx context.Context, userID int64, title, content string) error
 	// Tracer traces each run as a span of its own trace (nil: tracing off).
 	Tracer *tracing.Tracer
+	// Sessions purges ended sessions for kernel.sessionCleanup (the session
+	// service; nil: the handler fails).
+	Sessions SessionPurger
+}
+
+// SessionPurger is what the session cleanup needs of the session area.
+type SessionPurger interface {
+	Purge(ctx context.Context, keep time.Duration) (sessions, tokens int, err error)
 }
 
 // Engine is one replica's scheduler: it fires due jobs (claiming each
 // firing through the database), runs them, renews their leases, honours
 // kill requests and marks the runs of dead replicas Failed.
 type Engine struct {
-	client   *ent.Client
-	db       *sql.DB
-	dialect  string
-	settings *sysconfig.Service
-	events   *events.Bus
-	cfg      config.Job
-	log      hclog.Logger
-	instance string
-	now      func() time.Time
-	lease    time.Duration
-	guard    HTTPGuard
-	http     *http.Client
-	notify   func(ctx context.Context, userID int64, title, content string) error
-	tracer   *tracing.Tracer
+	// retention are the modules' purges the log retention runs.
+	retention []module.Retention
+	client    *ent.Client
+	db        *sql.DB
+	dialect   string
+	settings  *sysconfig.Service
+	events    *events.Bus
+	cfg       config.Job
+	log       hclog.Logger
+	instance  string
+	now       func() time.Time
+	lease     time.Duration
+	guard     HTTPGuard
+	http      *http.Client
+	notify    func(ctx context.Context, userID int64, title, content string) error
+	tracer    *tracing.Tracer
+	sessions  SessionPurger
 
 	mu        sync.Mutex
 	handlers  map[string]module.JobHandler
@@ -132,7 +143,7 @@ type runState struct {
 func New(o Options) *Engine {
 	e := &Engine{
 		client: o.Client, db: o.SQL, dialect: o.Dialect, settings: o.Settings, events: o.Events, cfg: o.Config,
-		log: o.Log, instance: o.Instance, now: o.Now, notify: o.Notify, tracer: o.Tracer,
+		log: o.Log, instance: o.Instance, now: o.Now, notify: o.Notify, tracer: o.Tracer, sessions: o.Sessions,
 		handlers: map[string]module.JobHandler{}, running: map[int64]*runState{}, cursors: map[int64]time.Time{},
 		guard: NewHTTPGuard(o.Config, o.Outbound),
 		dirty: true,

@@ -27,15 +27,14 @@ func Module(e *Engine) module.Module {
 func routes(d *module.Deps, api *route.Group, e *Engine) error {
 	svc := NewService(d.Client, e, d.Events)
 	maxPage := d.Config.API.MaxPageSize
-	op := func(r *route.Route) { r.OpLog = true }
 	g := api.Group("/sys/job")
 	g.Get("/page", route.Permission, bind.Page(maxPage, readFilter, svc.Page)).Doc("Job page", nil, request.PagedList[Job]{}).
 		Paged("Name", "Status:int64", "HandlerKind:int64")
-	op(g.Post("", route.Permission, bind.Create(bind.UserID, svc.Add)).NeedsReauth().Doc("Add job", Input{}, int64(0)))
-	op(g.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.Update)).NeedsReauth().Doc("Update job", Input{}, true))
-	op(g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).NeedsReauth().Doc("Delete job", nil, true))
-	op(g.Post("/batch-delete", route.Permission, bind.Apply(bind.UserID, svc.BatchDelete)).NeedsReauth().Doc("Delete jobs", IDs{}, true))
-	op(g.Put("/{id}/enabled", route.Permission, func(c fiber.Ctx) error {
+	g.Post("", route.Permission, bind.Create(bind.UserID, svc.Add)).NeedsReauth().Doc("Add job", Input{}, int64(0))
+	g.Put("/{id}", route.Permission, bind.Change(bind.UserID, svc.Update)).NeedsReauth().Doc("Update job", Input{}, true)
+	g.Delete("/{id}", route.Permission, bind.Remove(bind.UserID, svc.Delete)).NeedsReauth().Doc("Delete job", nil, true)
+	g.Post("/batch-delete", route.Permission, bind.Apply(bind.UserID, svc.BatchDelete)).NeedsReauth().Doc("Delete jobs", IDs{}, true)
+	g.Put("/{id}/enabled", route.Permission, func(c fiber.Ctx) error {
 		id, err := request.ParamInt64(c, "id")
 		if err != nil {
 			return err
@@ -51,8 +50,8 @@ func routes(d *module.Deps, api *route.Group, e *Engine) error {
 			return err
 		}
 		return envelope.OK(c, true)
-	}).Doc("Pause or resume a job (query enabled=true|false)", nil, true).Queries("enabled:bool"))
-	op(g.Post("/{id}/run", route.Permission, bind.ReadIDAs(bind.UserID, svc.Run)).NeedsReauth().Doc("Run a job now (true once the run started; its row is in log/page)", nil, true))
+	}).Doc("Pause or resume a job (query enabled=true|false)", nil, true).Queries("enabled:bool")
+	g.Post("/{id}/run", route.Permission, bind.ReadIDAs(bind.UserID, svc.Run)).NeedsReauth().Doc("Run a job now (true once the run started; its row is in log/page)", nil, true)
 	g.Post("/preview-cron", route.Session, func(c fiber.Ctx) error {
 		var in PreviewInput
 		if err := request.JSON(c, &in); err != nil {
@@ -67,8 +66,8 @@ func routes(d *module.Deps, api *route.Group, e *Engine) error {
 	g.Get("/handlers", route.Permission, bind.Read(svc.Handlers)).Doc("Compiled handlers", nil, HandlerList{})
 	g.Get("/log/page", route.Permission, bind.Page(maxPage, readLogFilter, svc.LogPage)).Doc("Run log page", nil, request.PagedList[Log]{}).
 		Paged("JobId:int64", "RunStatus:int64", "StartFrom:date-time", "StartTo:date-time", "FireInstanceId")
-	op(g.Post("/log/{id}/kill", route.Permission, bind.ReadID(svc.Kill)).Doc("Kill a run", nil, true))
-	op(g.Post("/log/clear", route.Permission, bind.Create(bind.UserID, svc.Clear)).NeedsReauth().Doc("Clear the run log", ClearInput{}, 0))
+	g.Post("/log/{id}/kill", route.Permission, bind.ReadID(svc.Kill)).Doc("Kill a run", nil, true)
+	g.Post("/log/clear", route.Permission, bind.Create(bind.UserID, svc.Clear)).NeedsReauth().Doc("Clear the run log", ClearInput{}, 0)
 	g.Get("/dashboard", route.Permission, bind.Read(svc.Dashboard)).Doc("Job dashboard", nil, Dashboard{})
 	return nil
 }

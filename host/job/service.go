@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysjob"
 	"github.com/adminkernel/kernel/ent/sysjoblog"
+	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/module"
@@ -664,7 +665,7 @@ func (s *Service) BatchDelete(ctx context.Context, userID int64, in IDs) error {
 	for i, id := range in.IDs {
 		ids[i] = int64(id)
 	}
-	err := withTx(ctx, s.client, func(tx *ent.Tx) error {
+	err := database.WithTx(ctx, s.client, func(tx *ent.Tx) error {
 		jobs, err := tx.SysJob.Query().Where(sysjob.IDIn(ids...), sysjob.IsDelete(false)).All(ctx)
 		if err != nil {
 			return err

@@ -41,3 +41,15 @@ type JobRun struct {
 	FireTime time.Time
 	Log      hclog.Logger
 }
+
+// Retention is a module's cleanup of rows that only age (its logs): the
+// kernel's log-retention job (kernel.logRetention) calls each module's
+// purges with the cutoff of the retention in force, so the job knows no
+// module's tables.
+type Retention struct {
+	// Name says what the rows are, for the run's output ("operation log").
+	Name string
+	// Purge deletes the module's rows created before the cutoff and says
+	// how many.
+	Purge func(ctx context.Context, before time.Time) (int, error)
+}

@@ -50,6 +50,9 @@ type Module struct {
 	// rows (see RecycleKind); it is called once, after Routes, with the
 	// same Deps. Two kinds of one type stop composition.
 	Recycle func(d *Deps) []RecycleKind
+	// Retention returns the purges of the module's aging rows (see
+	// Retention); it is called once, after Routes, with the same Deps.
+	Retention func(d *Deps) []Retention
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes

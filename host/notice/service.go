@@ -58,10 +58,10 @@ const (
 
 // Action is a button on a notice: a site path the console calls or opens.
 type Action struct {
-	Label   string  `json:"label"`
-	Method  string  `json:"method"`
-	URL     string  `json:"url"`
-	Style   *string `json:"style,omitempty"`
+	Label  string  `json:"label"`
+	Method string  `json:"method"`
+	URL    string  `json:"url"`
+	Style  *string `json:"style,omitempty"`
 	// Confirm and Comment are texts (the kernel's console) or the
 	// original UI's boolean flags (TextOrFlag).
 	Confirm TextOrFlag `json:"confirm,omitzero"`

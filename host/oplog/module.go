@@ -2,10 +2,13 @@ package oplog
 
 import (
 	"context"
+	"time"
 
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/ent"
+	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/host/bind"
 	"github.com/adminkernel/kernel/host/exceptionlog"
 	"github.com/adminkernel/kernel/host/module"
@@ -44,7 +47,7 @@ var menus = []seed.Menu{
 // route table, Recorder.Record in the central error handler); the module
 // only serves the pages and the clearing actions.
 func Module() module.Module {
-	return module.Module{Name: Name, Menus: menus, Routes: routes}
+	return module.Module{Name: Name, Menus: menus, Routes: routes, Retention: retention}
 }
 
 // logs serves the operation- and exception-log pages and their clearing.
@@ -128,4 +131,17 @@ func (l logs) ClearException(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// retention purges the operation and exception logs for the kernel's
+// log-retention job.
+func retention(d *module.Deps) []module.Retention {
+	return []module.Retention{
+		{Name: "operation log", Purge: func(ctx context.Context, before time.Time) (int, error) {
+			return d.Client.SysOpLog.Delete().Where(sysoplog.CreateTimeLT(before)).Exec(ctx)
+		}},
+		{Name: "exception log", Purge: func(ctx context.Context, before time.Time) (int, error) {
+			return d.Client.SysExceptionLog.Delete().Where(sysexceptionlog.CreateTimeLT(before)).Exec(ctx)
+		}},
+	}
 }
