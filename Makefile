@@ -32,7 +32,7 @@ run: build ## run the service on the embedded SQLite default (Development, http:
 
 # Allocation checks (testing.AllocsPerRun) skip themselves under -race,
 # whose instrumentation allocates; make test runs them again without it.
-ALLOC_TESTS := -run 'NotAllocate' ./host/sysconfig ./host/cors
+ALLOC_TESTS := -run 'NotAllocate' ./host/sysconfig ./host/internal/cors
 
 test: ## run every test with -race (SQLite, PostgreSQL, MariaDB and Redis must answer; see README), then the allocation checks without it
 	$(GO) test $(TEST_FLAGS) ./...

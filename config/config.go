@@ -121,7 +121,7 @@ type HTTP struct {
 	ShutdownTimeoutSeconds int `koanf:"ShutdownTimeoutSeconds"`
 	// MaxConnections caps the TCP connections open at once (default
 	// 10000; 0 = unlimited). A connection beyond it is accepted and closed
-	// at once (host/connlimit). At serve time it is lowered to the
+	// at once (host/internal/connlimit). At serve time it is lowered to the
 	// descriptor limit minus a reserve for the database, the log and
 	// plugins, so that the cap is reached before the descriptors run out.
 	MaxConnections int `koanf:"MaxConnections"`

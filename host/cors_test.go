@@ -15,7 +15,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host"
-	"github.com/adminkernel/kernel/host/cors"
+	"github.com/adminkernel/kernel/host/internal/cors"
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/route"

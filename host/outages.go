@@ -3,8 +3,8 @@ package host
 import (
 	"github.com/adminkernel/kernel/host/cache/rediscache"
 	"github.com/adminkernel/kernel/host/database"
+	"github.com/adminkernel/kernel/host/internal/outage"
 	"github.com/adminkernel/kernel/host/logging"
-	"github.com/adminkernel/kernel/host/outage"
 )
 
 // outages are the kernel's availability trackers of its network

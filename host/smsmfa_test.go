@@ -14,8 +14,8 @@ import (
 
 	"github.com/adminkernel/kernel/ent/syssession"
 	"github.com/adminkernel/kernel/host/auth"
-	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/bindproof"
 	"github.com/adminkernel/kernel/host/kerneltest"
 )
 

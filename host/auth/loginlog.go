@@ -7,11 +7,11 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysloginlog"
 	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/internal/outage"
+	"github.com/adminkernel/kernel/host/internal/textclip"
+	"github.com/adminkernel/kernel/host/internal/usernames"
 	"github.com/adminkernel/kernel/host/logging"
-	"github.com/adminkernel/kernel/host/outage"
 	"github.com/adminkernel/kernel/host/request"
-	"github.com/adminkernel/kernel/host/textclip"
-	"github.com/adminkernel/kernel/host/usernames"
 )
 
 // WriteLoginLog records one attempt of any login method (external login

@@ -16,11 +16,12 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/schema"
 	"github.com/adminkernel/kernel/ent/sysuser"
-	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/captcha"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/bindproof"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 	"github.com/adminkernel/kernel/host/mfa"
 	"github.com/adminkernel/kernel/host/passkey"
 	"github.com/adminkernel/kernel/host/password"
@@ -29,7 +30,6 @@ import (
 	"github.com/adminkernel/kernel/host/sms"
 	"github.com/adminkernel/kernel/host/sysconfig"
 	"github.com/adminkernel/kernel/host/telemetry"
-	"github.com/adminkernel/kernel/host/textclip"
 	"github.com/adminkernel/kernel/host/token"
 )
 

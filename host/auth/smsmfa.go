@@ -10,8 +10,8 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysuser"
-	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/bindproof"
 	"github.com/adminkernel/kernel/host/sms"
 )
 

@@ -17,10 +17,10 @@ import (
 
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sysconfig"
-	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // maxStdinPassword bounds what readPassword reads: the API's own limit

@@ -26,7 +26,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
-	"github.com/adminkernel/kernel/host/outage"
+	"github.com/adminkernel/kernel/host/internal/outage"
 )
 
 // DB is an open database: the ent client, the underlying *sql.DB and the

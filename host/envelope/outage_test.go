@@ -16,7 +16,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/outage"
+	"github.com/adminkernel/kernel/host/internal/outage"
 )
 
 var (

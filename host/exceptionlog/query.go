@@ -7,8 +7,8 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysexceptionlog"
+	"github.com/adminkernel/kernel/host/internal/usernames"
 	"github.com/adminkernel/kernel/host/request"
-	"github.com/adminkernel/kernel/host/usernames"
 )
 
 // Item is the contract's SysExceptionLog.

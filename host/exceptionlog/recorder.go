@@ -27,8 +27,8 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/envelope"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 	"github.com/adminkernel/kernel/host/request"
-	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // Limits of a stored row (spec, Limits; ent/schema/log.go).

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/bindproof"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/authn"
-	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/bindproof"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
 )

@@ -16,8 +16,8 @@ import (
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 	"github.com/adminkernel/kernel/host/password"
-	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // resolve finds the local user of an identity, in the specification's

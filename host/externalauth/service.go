@@ -20,12 +20,12 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/auth"
-	"github.com/adminkernel/kernel/host/bindproof"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/idp"
+	"github.com/adminkernel/kernel/host/internal/bindproof"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 	"github.com/adminkernel/kernel/host/request"
-	"github.com/adminkernel/kernel/host/textclip"
 	"github.com/adminkernel/kernel/pluginsdk"
 )
 

@@ -17,9 +17,9 @@ import (
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/secheaders"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/route"
-	"github.com/adminkernel/kernel/host/secheaders"
 )
 
 // FileCSP is the Content-Security-Policy of every file answer

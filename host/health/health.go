@@ -13,7 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v3"
 
-	"github.com/adminkernel/kernel/host/outage"
+	"github.com/adminkernel/kernel/host/internal/outage"
 )
 
 // Status values of a probe and of each check.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/health"
-	"github.com/adminkernel/kernel/host/outage"
+	"github.com/adminkernel/kernel/host/internal/outage"
 )
 
 func TestReady(t *testing.T) {

@@ -24,9 +24,9 @@ import (
 	"github.com/adminkernel/kernel/ent/sysjob"
 	"github.com/adminkernel/kernel/ent/sysjoblog"
 	"github.com/adminkernel/kernel/host/events"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/sysconfig"
-	"github.com/adminkernel/kernel/host/textclip"
 	"github.com/adminkernel/kernel/host/tracing"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/adminkernel/kernel/config"
-	"github.com/adminkernel/kernel/host/devkey"
+	"github.com/adminkernel/kernel/host/internal/devkey"
 )
 
 // Stored seeds look like "v1.<key id>.<base64url(nonce | ciphertext)>".

@@ -9,10 +9,10 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysoplog"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/usernames"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/spreadsheet"
 	"github.com/adminkernel/kernel/host/sysconfig"
-	"github.com/adminkernel/kernel/host/usernames"
 )
 
 type exportColumn struct {

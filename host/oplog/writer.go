@@ -25,7 +25,7 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/exceptionlog"
-	"github.com/adminkernel/kernel/host/textclip"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 )
 
 // Defaults (spec, Limits).

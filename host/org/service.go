@@ -18,8 +18,8 @@ import (
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 	"github.com/adminkernel/kernel/host/request"
-	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // orgService holds the rules of the organisation tree.

@@ -18,7 +18,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/secheaders"
+	"github.com/adminkernel/kernel/host/internal/secheaders"
 )
 
 // ContentType is the content type of an xlsx answer (wire contract §1.1).

@@ -11,7 +11,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"github.com/adminkernel/kernel/host/textclip"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 )
 
 // Stream writes one worksheet row by row into a temporary file through a

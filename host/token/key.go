@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/adminkernel/kernel/config"
-	"github.com/adminkernel/kernel/host/devkey"
+	"github.com/adminkernel/kernel/host/internal/devkey"
 )
 
 // DevKeyFile is the name of the generated development signing key, kept in

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/adminkernel/kernel/config"
-	"github.com/adminkernel/kernel/host/devkey"
+	"github.com/adminkernel/kernel/host/internal/devkey"
 )
 
 func devConfig(t *testing.T) *config.Config {

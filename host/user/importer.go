@@ -22,10 +22,10 @@ import (
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/dict"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/spreadsheet"
-	"github.com/adminkernel/kernel/host/textclip"
 )
 
 // Import column keys (ImportRow.cells).

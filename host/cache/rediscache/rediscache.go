@@ -29,7 +29,7 @@ import (
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/outage"
+	"github.com/adminkernel/kernel/host/internal/outage"
 )
 
 const (

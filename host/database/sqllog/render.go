@@ -15,7 +15,7 @@ import (
 	"entgo.io/ent/dialect"
 
 	"github.com/adminkernel/kernel/config"
-	"github.com/adminkernel/kernel/host/textclip"
+	"github.com/adminkernel/kernel/host/internal/textclip"
 )
 
 // Masked is what a parameter bound to a sensitive column is rendered as.

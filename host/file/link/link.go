@@ -26,8 +26,8 @@ import (
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysfile"
-	"github.com/adminkernel/kernel/host/devkey"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/devkey"
 )
 
 // PurposeView is the purpose of the contract's /view links.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adminkernel/kernel/host/bindproof"
+	"github.com/adminkernel/kernel/host/internal/bindproof"
 )
 
 func TestProofMatches(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/adminkernel/kernel/host/connlimit"
+	"github.com/adminkernel/kernel/host/internal/connlimit"
 )
 
 // fakeAddr is a TCP peer address.

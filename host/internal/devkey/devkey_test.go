@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/adminkernel/kernel/host/devkey"
+	"github.com/adminkernel/kernel/host/internal/devkey"
 )
 
 // TestLoadAgreesUnderConcurrency: callers racing to create the key all get

@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/internal/outage"
 	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
-	"github.com/adminkernel/kernel/host/outage"
 )
 
 var errDown = errors.New("test: unavailable")
