@@ -375,10 +375,39 @@ func (h *Hub) serve(ws *websocket.Conn, p *Principal, proto uint8) {
 		c.readLoopSignalR(ctx)
 		return
 	}
-	if n, ok := h.unreadCount(ctx, c.userID, false); ok {
-		c.push(encode(TypeUnreadCount, n))
-	}
+	h.greet(ctx, c)
 	c.readLoop(ctx)
+}
+
+// greet sends a plain connection its first message, the user's unread
+// count. A failed read is tried again (three times, 50 ms apart and
+// doubling) before the connection goes on without it, with a warning: a
+// burst of connections can meet a busy database, and a client must not
+// wait for the next event to learn its count.
+func (h *Hub) greet(ctx context.Context, c *conn) {
+	if h.opts.Notices == nil {
+		return
+	}
+	delay := 50 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		n, err := h.cachedUnread(ctx, c.userID)
+		if err == nil {
+			c.push(encode(TypeUnreadCount, n))
+			return
+		}
+		if attempt == 3 || ctx.Err() != nil {
+			h.log.Warn("a new realtime connection got no unread count", "user_id", c.userID, "error", err)
+			return
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		delay *= 2
+	}
 }
 
 func (h *Hub) firstMessage(ctx context.Context, ws *websocket.Conn) (Principal, error) {
@@ -772,14 +801,31 @@ func (h *Hub) unreadCount(ctx context.Context, userID int64, fresh bool) (int, b
 			return n, true
 		}
 	}
+	n, err := h.readUnread(ctx, userID)
+	return n, err == nil
+}
+
+// cachedUnread is unreadCount from the cache, with the read's error.
+func (h *Hub) cachedUnread(ctx context.Context, userID int64) (int, error) {
+	h.mu.RLock()
+	n, ok := h.unread[userID]
+	h.mu.RUnlock()
+	if ok {
+		return n, nil
+	}
+	return h.readUnread(ctx, userID)
+}
+
+// readUnread reads the user's unread count and caches it.
+func (h *Hub) readUnread(ctx context.Context, userID int64) (int, error) {
 	n, err := h.opts.Notices.UnreadCount(ctx, userID)
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
 	h.mu.Lock()
 	h.unread[userID] = n
 	h.mu.Unlock()
-	return n, true
+	return n, nil
 }
 
 func (h *Hub) sendUnread(userID int64) {
