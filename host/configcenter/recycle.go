@@ -31,14 +31,9 @@ func recycleKinds(d *module.Deps) []module.RecycleKind {
 func (s *recycleBin) configKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysConfig.Query().Where(sysconfig.IsDelete(true))
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysconfig.FieldUpdateTime), ent.Desc(sysconfig.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(c *ent.SysConfig) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysConfig.Query().Where(sysconfig.IsDelete(true)).
+				Order(ent.Desc(sysconfig.FieldUpdateTime), ent.Desc(sysconfig.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(c *ent.SysConfig) (int64, string, *string, recycle.Deleted) {
 				return c.ID, c.Name, recycle.Ptr(c.ConfigKey), recycle.Deleted{At: recycle.When(c.UpdateTime, c.CreateTime), By: c.UpdateUserID}
 			})
 		},

@@ -44,14 +44,9 @@ const withType = time.Minute
 func (s *recycleBin) dictKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysDictType.Query().Where(sysdicttype.IsDelete(true))
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysdicttype.FieldUpdateTime), ent.Desc(sysdicttype.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(t *ent.SysDictType) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysDictType.Query().Where(sysdicttype.IsDelete(true)).
+				Order(ent.Desc(sysdicttype.FieldUpdateTime), ent.Desc(sysdicttype.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(t *ent.SysDictType) (int64, string, *string, recycle.Deleted) {
 				return t.ID, t.Name, recycle.Ptr(t.Code), recycle.Deleted{At: recycle.When(t.UpdateTime, t.CreateTime), By: t.UpdateUserID}
 			})
 		},
@@ -133,14 +128,9 @@ func (s *recycleBin) purgeDictType(ctx context.Context, _ datascope.Caller, id i
 func (s *recycleBin) dictItemKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysDictItem.Query().Where(sysdictitem.IsDelete(true))
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysdictitem.FieldUpdateTime), ent.Desc(sysdictitem.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(it *ent.SysDictItem) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysDictItem.Query().Where(sysdictitem.IsDelete(true)).
+				Order(ent.Desc(sysdictitem.FieldUpdateTime), ent.Desc(sysdictitem.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(it *ent.SysDictItem) (int64, string, *string, recycle.Deleted) {
 				return it.ID, it.Label, recycle.Ptr(it.DictTypeCode + ":" + it.Value), recycle.Deleted{At: recycle.When(it.UpdateTime, it.CreateTime), By: it.UpdateUserID}
 			})
 		},

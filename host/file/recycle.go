@@ -36,14 +36,9 @@ func recycleKinds(d *module.Deps, files storage.Storage) []module.RecycleKind {
 func (s *recycleBin) fileKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, who datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysFile.Query().Where(sysfile.IsDelete(true)).Where(Visible(who)...)
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysfile.FieldUpdateTime), ent.Desc(sysfile.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(f *ent.SysFile) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysFile.Query().Where(sysfile.IsDelete(true)).Where(Visible(who)...).
+				Order(ent.Desc(sysfile.FieldUpdateTime), ent.Desc(sysfile.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(f *ent.SysFile) (int64, string, *string, recycle.Deleted) {
 				return f.ID, f.OriginalName, recycle.NonEmpty(f.Extension), recycle.Deleted{At: recycle.When(f.UpdateTime, f.CreateTime), By: f.UpdateUserID}
 			})
 		},

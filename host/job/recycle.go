@@ -35,14 +35,9 @@ func recycleKinds(d *module.Deps) []module.RecycleKind {
 func (s *recycleBin) jobKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysJob.Query().Where(sysjob.IsDelete(true))
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysjob.FieldUpdateTime), ent.Desc(sysjob.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(j *ent.SysJob) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysJob.Query().Where(sysjob.IsDelete(true)).
+				Order(ent.Desc(sysjob.FieldUpdateTime), ent.Desc(sysjob.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(j *ent.SysJob) (int64, string, *string, recycle.Deleted) {
 				return j.ID, j.Name, recycle.Ptr(j.Code), recycle.Deleted{At: recycle.When(j.UpdateTime, j.CreateTime), By: j.UpdateUserID}
 			})
 		},

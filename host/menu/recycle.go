@@ -44,14 +44,9 @@ func recycleKinds(d *module.Deps) []module.RecycleKind {
 func (s *recycleBin) menuKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysMenu.Query().Where(sysmenu.IsDelete(true))
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysmenu.FieldUpdateTime), ent.Desc(sysmenu.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(m *ent.SysMenu) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysMenu.Query().Where(sysmenu.IsDelete(true)).
+				Order(ent.Desc(sysmenu.FieldUpdateTime), ent.Desc(sysmenu.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(m *ent.SysMenu) (int64, string, *string, recycle.Deleted) {
 				code := recycle.NonEmpty(m.Permission)
 				if code == nil && m.Path != nil {
 					code = recycle.NonEmpty(*m.Path)
@@ -146,14 +141,9 @@ func (s *recycleBin) menusChanged(ctx context.Context) error {
 func (s *recycleBin) moduleKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysModule.Query().Where(sysmodule.IsDelete(true))
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysmodule.FieldUpdateTime), ent.Desc(sysmodule.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(m *ent.SysModule) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysModule.Query().Where(sysmodule.IsDelete(true)).
+				Order(ent.Desc(sysmodule.FieldUpdateTime), ent.Desc(sysmodule.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(m *ent.SysModule) (int64, string, *string, recycle.Deleted) {
 				return m.ID, m.Title, recycle.Ptr(m.Code), recycle.Deleted{At: recycle.When(m.UpdateTime, m.CreateTime), By: m.UpdateUserID}
 			})
 		},

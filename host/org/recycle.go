@@ -248,14 +248,9 @@ func (s *recycleBin) orgsChanged(ctx context.Context) error {
 func (s *recycleBin) positionKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysPosition.Query().Where(sysposition.IsDelete(true))
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysposition.FieldUpdateTime), ent.Desc(sysposition.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(o *ent.SysPosition) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysPosition.Query().Where(sysposition.IsDelete(true)).
+				Order(ent.Desc(sysposition.FieldUpdateTime), ent.Desc(sysposition.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(o *ent.SysPosition) (int64, string, *string, recycle.Deleted) {
 				return o.ID, o.Name, recycle.NonEmpty(o.Code), recycle.Deleted{At: recycle.When(o.UpdateTime, o.CreateTime), By: o.UpdateUserID}
 			})
 		},

@@ -175,3 +175,24 @@ func DropNoticeReceivers(ctx context.Context, tx *ent.Tx, id int64, typ int) err
 	_, err = tx.SysNoticeReceiver.Delete().Where(sysnoticereceiver.ReceiverID(id), sysnoticereceiver.NoticeIDIn(of...)).Exec(ctx)
 	return err
 }
+
+// Query is what PageQuery needs of an ent query of deleted rows.
+type Query[Q any, T any] interface {
+	Clone() Q
+	Count(ctx context.Context) (int, error)
+	Offset(n int) Q
+	Limit(n int) Q
+	All(ctx context.Context) ([]T, error)
+}
+
+// PageQuery answers page p of q (deleted rows, already ordered newest
+// deletion first): the total, then the rows converted by conv (PageOf).
+func PageQuery[Q Query[Q, T], T any](ctx context.Context, client *ent.Client, p request.Page, q Q,
+	conv func(T) (int64, string, *string, Deleted)) ([]Item, int, error) {
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := q.Offset(p.Offset()).Limit(p.Size).All(ctx)
+	return PageOf(ctx, client, total, rows, err, conv)
+}

@@ -42,14 +42,9 @@ const receiversRoles = 1
 func (s *recycleBin) roleKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysRole.Query().Where(sysrole.IsDelete(true))
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysrole.FieldUpdateTime), ent.Desc(sysrole.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(r *ent.SysRole) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysRole.Query().Where(sysrole.IsDelete(true)).
+				Order(ent.Desc(sysrole.FieldUpdateTime), ent.Desc(sysrole.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(r *ent.SysRole) (int64, string, *string, recycle.Deleted) {
 				return r.ID, r.Name, recycle.Ptr(r.Code), recycle.Deleted{At: recycle.When(r.UpdateTime, r.CreateTime), By: r.UpdateUserID}
 			})
 		},

@@ -48,14 +48,9 @@ const receiversUsers = 2
 func (s *recycleBin) userKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, who datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
-			q := s.Client.SysUser.Query().Where(sysuser.IsDelete(true)).Where(who.Scope.Users()...)
-			total, err := q.Clone().Count(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows, err := q.Order(ent.Desc(sysuser.FieldUpdateTime), ent.Desc(sysuser.FieldID)).
-				Offset(p.Offset()).Limit(p.Size).All(ctx)
-			return recycle.PageOf(ctx, s.Client, total, rows, err, func(u *ent.SysUser) (int64, string, *string, recycle.Deleted) {
+			q := s.Client.SysUser.Query().Where(sysuser.IsDelete(true)).Where(who.Scope.Users()...).
+				Order(ent.Desc(sysuser.FieldUpdateTime), ent.Desc(sysuser.FieldID))
+			return recycle.PageQuery(ctx, s.Client, p, q, func(u *ent.SysUser) (int64, string, *string, recycle.Deleted) {
 				return u.ID, u.Name, recycle.Ptr(u.Account), recycle.Deleted{At: recycle.When(u.UpdateTime, u.CreateTime), By: u.UpdateUserID}
 			})
 		},
