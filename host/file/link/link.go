@@ -20,7 +20,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/adminkernel/kernel/config"
@@ -62,15 +61,12 @@ var ErrNoKey = errors.New("link: Service:Upload:SigningKeys is not set")
 // counted from each link's issue time.
 func New(keys []Key, ttl time.Duration) *Ring { return &Ring{keys: keys, ttl: ttl} }
 
-var rings sync.Map // *config.Config → *Ring
-
-// FromConfig returns the ring of cfg (built once per settings tree): the
-// configured keys or, outside Production when none are set, a development
-// key generated once under DataDir (mode 0600).
+// FromConfig returns the ring of cfg: the configured keys or, outside
+// Production when none are set, the development key generated once under
+// DataDir (mode 0600) and read from there afterwards. It keeps nothing
+// between calls: the files area builds its ring once, and an avatar check
+// (rare) reads the same keys again.
 func FromConfig(cfg *config.Config) (*Ring, error) {
-	if r, ok := rings.Load(cfg); ok {
-		return r.(*Ring), nil
-	}
 	u := cfg.Service.Upload
 	ttl := time.Duration(u.SignedURLTTLMinutes) * time.Minute
 	var keys []Key
@@ -87,8 +83,7 @@ func FromConfig(cfg *config.Config) (*Ring, error) {
 		}
 		keys = []Key{{ID: devKeyID, Secret: secret}}
 	}
-	r, _ := rings.LoadOrStore(cfg, New(keys, ttl))
-	return r.(*Ring), nil
+	return New(keys, ttl), nil
 }
 
 // Ready reports whether the ring can sign.
