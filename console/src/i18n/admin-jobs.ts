@@ -1,5 +1,5 @@
-// UI strings of the job pages (editor, run log, monitor) and the workbench
-// (issue 25, helper c3). Plain text with {name} placeholders only; both
+// UI strings of the job pages (editor, run log, monitor) and the
+// workbench. Plain text with {name} placeholders only; both
 // languages complete (tests/admin-jobs.test.ts).
 export const adminJobs: Record<'en-US' | 'zh-CN', Record<string, string>> = {
   'en-US': {

@@ -1,4 +1,4 @@
-// UI strings of the administration pages (issue 25). Plain text with
+// UI strings of the administration pages. Plain text with
 // {name} placeholders only (no vue-i18n @ or | syntax); both languages
 // complete (tests/admin.test.ts).
 export const admin: Record<'en-US' | 'zh-CN', Record<string, string>> = {

@@ -6,10 +6,10 @@ import kernelEn from '@kernel-locales/en-US.json'
 import kernelZh from '@kernel-locales/zh-CN.json'
 import { ui } from './ui'
 import { admin } from './admin'
-import { adminC4 } from './admin-c4'
+import { adminSheets } from './admin-sheets'
 import { adminJobs } from './admin-jobs'
-import { adminC2 } from './admin-c2'
-import { adminC1 } from './admin-c1'
+import { adminContent } from './admin-content'
+import { adminSetup } from './admin-setup'
 import { doctor } from './doctor'
 import { biz } from './biz'
 import { ApiError } from '@/api/client'
@@ -29,7 +29,7 @@ export function initialLocale(): Locale {
 
 // The console's own text packs (ui.ts, admin.ts and one file per area),
 // merged per language for vue-i18n.
-const textPacks: Record<Locale, Record<string, string>>[] = [ui, admin, adminC4, adminJobs, adminC2, adminC1, doctor, biz]
+const textPacks: Record<Locale, Record<string, string>>[] = [ui, admin, adminSheets, adminJobs, adminContent, adminSetup, doctor, biz]
 function merged(): Record<Locale, Record<string, string>> {
   const out = {} as Record<Locale, Record<string, string>>
   for (const l of LOCALES) out[l] = Object.assign({}, ...textPacks.map((p) => p[l]))

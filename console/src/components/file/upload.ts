@@ -5,7 +5,7 @@
 // after a reload or in another tab), the missing chunks are sent one after
 // the other with their progress, and chunk/complete assembles the file.
 import { reactive } from 'vue'
-import { c2, sendChunk, Aborted, type FileUploadOutput } from '@/api/c2'
+import { c2, sendChunk, Aborted, type FileUploadOutput } from '@/api/content'
 import { hashFile } from './sha256'
 import { errorText } from '@/i18n'
 

@@ -6,7 +6,7 @@
 // by a newer tab (4029) is not, so two tabs never take turns.
 import { reactive } from 'vue'
 import { session, endpoints } from '@/api'
-import { c2 } from '@/api/c2'
+import { c2 } from '@/api/content'
 import { useApp } from '@/stores/app'
 
 export const POLL_MS = 30_000
