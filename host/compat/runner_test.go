@@ -432,7 +432,7 @@ func (r *runner) request(f fixture) (*http.Request, error) {
 		}
 	}
 	if len(f.Query) > 0 {
-		q, err := r.subst(map[string]any(f.Query))
+		q, err := r.subst(f.Query)
 		if err != nil {
 			return nil, err
 		}

@@ -529,14 +529,14 @@ func (s *Service) aboveFloor(ctx context.Context, key string, value *string, bat
 	if !ok || e.FloorKey == "" || value == nil || strings.TrimSpace(*value) == "" {
 		return nil
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(*value), 10, 64)
-	if err != nil {
+	n, ok := parseInt64(*value)
+	if !ok {
 		return nil // Check has refused what is not an integer
 	}
 	var floor int64
 	if fv, inBatch := batch[e.FloorKey]; inBatch && fv != nil {
-		if floor, err = strconv.ParseInt(strings.TrimSpace(*fv), 10, 64); err != nil {
-			return nil
+		if floor, ok = parseInt64(*fv); !ok {
+			return nil // the floor's own Check refuses it
 		}
 	} else {
 		f, err := s.settings.Int(ctx, e.FloorKey)
@@ -550,6 +550,12 @@ func (s *Service) aboveFloor(ctx context.Context, key string, value *string, bat
 			With("expected", fmt.Sprintf("integer %d..%d (not below %s)", floor, e.Max, e.FloorKey))
 	}
 	return nil
+}
+
+// parseInt64 reads a trimmed decimal integer.
+func parseInt64(v string) (int64, bool) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	return n, err == nil
 }
 
 // superOnly refuses (41003, arg key) a write of a SuperAdminOnly key by a

@@ -277,10 +277,10 @@ func propsJSON(r *ent.SysJob) *string {
 // builtinName is the handler name shown for a job: the stored one, or the
 // built-in name of the Http and Sql kinds for rows saved without it.
 func builtinName(kind int, stored string) string {
-	switch {
-	case kind == HandlerHTTP:
+	switch kind {
+	case HandlerHTTP:
 		return BuiltinHTTPHandler
-	case kind == HandlerSQL:
+	case HandlerSQL:
 		return BuiltinSQLHandler
 	}
 	return stored

@@ -104,8 +104,7 @@ func TestSystemJobBounds(t *testing.T) {
 		SetCreateTime(time.Now().AddDate(0, 0, -5)).SaveX(ctx).ID
 	ancient := k.Ent().SysOpLog.Create().SetTitle("forty days old").SetHTTPMethod("POST").SetPath("/x").SetSuccess(true).
 		SetCreateTime(time.Now().AddDate(0, 0, -40)).SaveX(ctx).ID
-	var logID int64
-	logID = runNow(t, k, tok, path+"/run", "run the cleanup")
+	logID := runNow(t, k, tok, path+"/run", "run the cleanup")
 	waitRun(t, k, tok, logID, job.RunSuccess, 10*time.Second)
 	if _, err := k.Ent().SysOpLog.Get(ctx, old); err != nil {
 		t.Fatal("the 5-day-old operation log row was deleted below the floor")

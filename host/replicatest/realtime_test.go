@@ -368,7 +368,7 @@ func dialHub(ctx context.Context, base, token string, signalR bool) (*websocket.
 	err = json.NewDecoder(resp.Body).Decode(&neg)
 	_ = resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || neg.ConnectionToken == "" {
-		return nil, fmt.Errorf("negotiate: HTTP %d, %v", resp.StatusCode, err)
+		return nil, fmt.Errorf("negotiate: HTTP %d: %w", resp.StatusCode, err)
 	}
 	ws, _, err := websocket.Dial(ctx, wsBase+"?"+hub.ConnectionParam+"="+neg.ConnectionToken+"&"+hub.TokenParam+"="+token, nil) //nolint:bodyclose // a WebSocket handshake response has no body to close
 	if err != nil {
