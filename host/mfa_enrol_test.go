@@ -44,6 +44,7 @@ func TestTotpBindBesideAnotherFactor(t *testing.T) {
 	k.Ent().SysUser.UpdateOneID(uid).SetForceTotp(false).ExecX(ctx)
 
 	// The owner, signed in: a new session needs a window.
+	other := k.Login("pkbind", passkeyPassword).AccessToken
 	own := k.Login("pkbind", passkeyPassword).AccessToken
 	k.Do("POST", "/api/v1/personal/mfa/bind/start", own, nil).Expect(t, "signed-in bind without a window", http.StatusForbidden, int(errcode.ReauthRequired))
 	k.Do("POST", "/api/v1/personal/mfa/bind/start", "", nil).Expect(t, "signed-in bind without a session", http.StatusUnauthorized, int(errcode.TokenInvalid))
@@ -58,6 +59,10 @@ func TestTotpBindBesideAnotherFactor(t *testing.T) {
 		t.Fatalf("bind answer %+v", done)
 	}
 	k.Leaks.Secrets = append(k.Leaks.Secrets, done.RecoveryCodes...)
+	// The binding session goes on (it shows the recovery codes); the
+	// user's other sessions end.
+	k.Do("GET", "/api/v1/personal/profile", own, nil).Expect(t, "the binding session after the bind", http.StatusOK, 0)
+	k.Do("GET", "/api/v1/personal/profile", other, nil).ExpectCode(t, "another session after the bind", errcode.TokenInvalid)
 
 	// A phone under the SMS second factor is a factor too.
 	k.User("smsbind", totpUserPassword)

@@ -118,6 +118,11 @@ describe('notices page and unread bell (issue 25)', { concurrency: 1 }, () => {
     await must(env.base, 'POST', '/api/v1/sys/notice', { title: 'E2E viewer notice', type: 1, receiverType: 0 }, env.adminToken)
     const viewer = await role(env, 'e2e-notice-viewer', [300, 350, 351])
     const token = await user(env, 'e2e.noticeviewer', [viewer])
+    // The admin page lists notices within the reader's data scope: with
+    // the default scope (their own) the admin's notice is not there...
+    assert.equal((await must(env.base, 'GET', '/api/v1/sys/notice/page?Title=viewer', undefined, token)).total, 0, 'a notice outside the data scope')
+    // ...with the whole scope it is.
+    await must(env.base, 'PUT', '/api/v1/sys/role/datascope', { roleId: viewer, scopeType: 1 }, env.adminToken)
     const ctx = await context(env, 'zh-CN')
     const page = await ctx.newPage()
     await login(env, page, 'e2e.noticeviewer', userPassword)

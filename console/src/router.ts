@@ -17,7 +17,7 @@ const routes: RouteRecordRaw[] = [
     component: () => import('@/views/ShellLayout.vue'),
     children: [
       { path: '', name: 'home', component: () => import('@/views/HomePage.vue') },
-      { path: 'personal/:tab(profile|password|sessions|bindings|passkeys)?', name: 'personal', component: () => import('@/views/PersonalPage.vue') },
+      { path: 'personal/:tab(profile|password|sessions|bindings|totp|passkeys)?', name: 'personal', component: () => import('@/views/PersonalPage.vue') },
       ...Object.values(pageRoutes).map((r) => ({ ...r, path: r.path.replace(/^\//, '') }) as RouteRecordRaw),
     ],
   },

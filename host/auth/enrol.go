@@ -92,7 +92,7 @@ func (s *Service) BindStartSession(ctx context.Context, userID int64, sid string
 	if mfa.Bound(u) {
 		return nil, errcode.New(errcode.MfaBindInvalid).With("reason", "alreadyBound")
 	}
-	return s.newBind(ctx, u)
+	return s.newBind(ctx, u, sid)
 }
 
 // notifyContactChange tells the user through the old channel that the

@@ -45,6 +45,9 @@ type totpChallenge struct {
 	UserID    int64     `json:"u"`
 	Method    string    `json:"m,omitempty"` // login: the first factor
 	Sealed    string    `json:"s,omitempty"` // bind: the sealed new seed
+	// SessionID, on a bind started from a signed-in session, is that
+	// session: it survives the binding (the others end).
+	SessionID string `json:"sid,omitempty"`
 	Attempts  int       `json:"a"`
 	ExpiresAt time.Time `json:"e"`
 }
@@ -310,11 +313,11 @@ func (s *Service) BindStart(ctx context.Context, in BindStartInput, cl Client) (
 	if err := s.passwordBindAllowed(ctx, u); err != nil {
 		return nil, err
 	}
-	return s.newBind(ctx, u)
+	return s.newBind(ctx, u, "")
 }
 
 // newBind creates a seed for u and its bind challenge.
-func (s *Service) newBind(ctx context.Context, u *ent.SysUser) (*BindStartOutput, error) {
+func (s *Service) newBind(ctx context.Context, u *ent.SysUser, sid string) (*BindStartOutput, error) {
 	issuer := s.d.Config.Service.Security.Jwt.Issuer
 	if issuer == "" {
 		issuer = "AdminKernel"
@@ -331,7 +334,7 @@ func (s *Service) newBind(ctx context.Context, u *ent.SysUser) (*BindStartOutput
 	if err != nil {
 		return nil, err
 	}
-	rec := totpChallenge{UserID: u.ID, Sealed: sealed, ExpiresAt: time.Now().Add(TotpBindTTL)}
+	rec := totpChallenge{UserID: u.ID, Sealed: sealed, SessionID: sid, ExpiresAt: time.Now().Add(TotpBindTTL)}
 	if err := s.putChallenge(ctx, totpBindPrefix+id, rec); err != nil {
 		return nil, err
 	}
@@ -341,7 +344,9 @@ func (s *Service) newBind(ctx context.Context, u *ent.SysUser) (*BindStartOutput
 // BindComplete checks a code of the new seed, binds it, and returns ten
 // new recovery codes. The challenge is one-time and dies after
 // TotpMaxAttempts wrong codes (40019 with attemptsLeft); 40021 for an
-// unknown or expired challenge. The user's sessions end.
+// unknown or expired challenge. The user's sessions end, except the
+// signed-in session that started the binding (it goes on with the new
+// factor, as after adding a passkey).
 func (s *Service) BindComplete(ctx context.Context, in BindCompleteInput) (*BindCompleteOutput, error) {
 	id := strings.TrimSpace(in.BindChallengeID)
 	if !validChallengeID(id) {
@@ -368,7 +373,11 @@ func (s *Service) BindComplete(ctx context.Context, in BindCompleteInput) (*Bind
 	if err != nil {
 		return nil, err
 	}
-	s.factorChanged(ctx, rec.UserID, "TOTP bound")
+	if rec.SessionID != "" {
+		s.otherSessionsEnd(ctx, rec.UserID, rec.SessionID, "TOTP bound")
+	} else {
+		s.factorChanged(ctx, rec.UserID, "TOTP bound")
+	}
 	s.securityNotice(ctx, rec.UserID, changeTotpBound)
 	return &BindCompleteOutput{RecoveryCodes: codes}, nil
 }
