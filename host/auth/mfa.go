@@ -42,12 +42,12 @@ const (
 
 // totpChallenge is the record of a login or bind challenge.
 type totpChallenge struct {
-	UserID    int64     `json:"u"`
-	Method    string    `json:"m,omitempty"` // login: the first factor
-	Sealed    string    `json:"s,omitempty"` // bind: the sealed new seed
+	UserID int64  `json:"u"`
+	Method string `json:"m,omitempty"` // login: the first factor
+	Sealed string `json:"s,omitempty"` // bind: the sealed new seed
 	// SessionID, on a bind started from a signed-in session, is that
 	// session: it survives the binding (the others end).
-	SessionID string `json:"sid,omitempty"`
+	SessionID string    `json:"sid,omitempty"`
 	Attempts  int       `json:"a"`
 	ExpiresAt time.Time `json:"e"`
 }
