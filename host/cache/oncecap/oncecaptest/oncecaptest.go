@@ -73,7 +73,7 @@ func heapAfterGC() uint64 {
 	for range 50 {
 		time.Sleep(20 * time.Millisecond)
 		now := read()
-		if d := int64(now) - int64(last); d < 64<<10 && d > -64<<10 {
+		if max(now, last)-min(now, last) < 64<<10 {
 			return now
 		}
 		last = now
