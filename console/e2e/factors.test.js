@@ -357,6 +357,15 @@ describe('console: session mode, providers and factors (issue 20)', { concurrenc
     await page.locator('[data-test=totp-recovery-codes]').waitFor()
     assert.ok((await page.locator('[data-test=totp-recovery-codes] span').count()) >= 5, 'recovery codes shown')
     await shot(page, 'personal-totp-recovery')
+    // The tab at phone width in Chinese, bound.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.evaluate(() => localStorage.setItem('ak.locale', 'zh-CN'))
+    await page.goto(origin + '/personal/totp')
+    assert.match(await page.locator('[data-test=totp-state]').textContent(), /已绑定身份验证器/)
+    await axe(page, 'the authenticator-app tab (zh-CN, 390 px)')
+    await shot(page, 'personal-totp-zh-390')
+    await page.evaluate(() => localStorage.setItem('ak.locale', 'en-US'))
+    await page.setViewportSize({ width: 1280, height: 800 })
     // Each factor change left a security notice, unread in the header's
     // bell: passkey added, removed, added again, the app bound.
     await page.locator('[data-test=notice-badge][data-unread="4"]').waitFor()

@@ -793,15 +793,11 @@ func (h *Hub) unreadCount(ctx context.Context, userID int64, fresh bool) (int, b
 	if h.opts.Notices == nil {
 		return 0, false
 	}
-	if !fresh {
-		h.mu.RLock()
-		n, ok := h.unread[userID]
-		h.mu.RUnlock()
-		if ok {
-			return n, true
-		}
+	read := h.cachedUnread
+	if fresh {
+		read = h.readUnread
 	}
-	n, err := h.readUnread(ctx, userID)
+	n, err := read(ctx, userID)
 	return n, err == nil
 }
 

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
@@ -18,7 +16,6 @@ import (
 type Service struct {
 	d      *module.Deps
 	scopes *datascope.Cache
-	log    hclog.Logger
 	once   sync.Once
 	kinds  map[string]module.RecycleKind
 }
@@ -26,7 +23,7 @@ type Service struct {
 // NewService returns the recycle bin over the kinds the modules declare
 // (d.RecycleKinds, read at the first request).
 func NewService(d *module.Deps) *Service {
-	return &Service{d: d, scopes: d.Scopes(), log: d.Logger("AdminKernel.Recycle")}
+	return &Service{d: d, scopes: d.Scopes()}
 }
 
 // kind returns the type named typ, matched case-insensitively (42022 for
