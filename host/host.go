@@ -123,10 +123,12 @@ type Kernel struct {
 	db       *database.DB
 	// recycleKinds are the recycle-bin types the modules declared.
 	recycleKinds []module.RecycleKind
-	catalog      *errcode.Catalog
-	routes       *route.Table
-	app          *fiber.App
-	version      string
+	// forgets are the modules' shares of purges, by kind (module.Forget).
+	forgets map[string][]module.Forget
+	catalog *errcode.Catalog
+	routes  *route.Table
+	app     *fiber.App
+	version string
 
 	ids       *snowflake.Generator // this kernel's ids (worker id set or leased)
 	store     cache.Store
@@ -222,7 +224,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if err != nil {
 		return nil, err
 	}
-	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New(),
+	built := &Kernel{cfg: cfg, logs: logs, log: logs.Root(), catalog: catalog, routes: route.NewTable(), version: opts.Version, events: events.New(), forgets: map[string][]module.Forget{},
 		outages: newOutages(logs), sessionClock: opts.SessionClock, realtimeKeepAlive: opts.RealtimeKeepAlive, hashHook: opts.PasswordHasher, compiled: opts.Providers,
 		metrics: telemetry.New()}
 	for _, w := range cfg.Warnings() { // the same list `adminkernel config` prints
@@ -407,6 +409,17 @@ func (k *Kernel) buildApp(modules []Module) error {
 	}
 	if k.jobs != nil {
 		k.jobs.SetRetention(retention)
+	}
+	for _, m := range modules {
+		if m.Forgets == nil {
+			continue
+		}
+		for _, f := range m.Forgets(deps) {
+			if strings.TrimSpace(f.Of) == "" || f.Run == nil {
+				return fmt.Errorf("module %s: a forget (%q) lacks its kind or function", m.Name, f.What)
+			}
+			k.forgets[f.Of] = append(k.forgets[f.Of], f)
+		}
 	}
 	recycleOwner := map[string]string{}
 	for _, m := range modules {

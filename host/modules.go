@@ -1,6 +1,10 @@
 package host
 
 import (
+	"context"
+	"fmt"
+
+	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/cacheadmin"
 	"github.com/adminkernel/kernel/host/configcenter"
@@ -72,5 +76,16 @@ func (k *Kernel) deps() *module.Deps {
 		Realtime:  k.hub,
 		// Filled after every module's Recycle ran (mountModules).
 		RecycleKinds: func() []module.RecycleKind { return k.recycleKinds },
+		Forget:       k.forget,
 	}
+}
+
+// forget runs every module's Forget of kind of for id inside tx.
+func (k *Kernel) forget(ctx context.Context, tx *ent.Tx, of string, id, by int64) error {
+	for _, f := range k.forgets[of] {
+		if err := f.Run(ctx, tx, id, by); err != nil {
+			return fmt.Errorf("forget %s %d (%s): %w", of, id, f.What, err)
+		}
+	}
+	return nil
 }

@@ -2,8 +2,8 @@
 // the kernel: one module that owns everything of its feature in this folder —
 // its routes, a menu page with buttons carrying the routes' permission codes,
 // its own error-code enumeration, a runtime setting, a recycle-bin type for
-// the items it deletes and a cleanup job handler that purges them after the
-// setting's number of days. Adding it to a kernel is one line (Options.Modules).
+// the items it deletes, a cleanup job handler that purges them after the
+// setting's number of days and its share of a user's purge (module.Forget). Adding it to a kernel is one line (Options.Modules).
 //
 // Run it with: go run ./examples/inventory/cmd/inventory serve --environment Development
 package inventory
@@ -18,6 +18,7 @@ import (
 
 	"github.com/gofiber/fiber/v3"
 
+	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/datascope"
@@ -132,6 +133,20 @@ func ModuleAt(now func() time.Time) host.Module {
 				Page: s.page, Restore: s.restore, Purge: s.purge,
 			}}
 		},
+		// A purged user leaves the items they deleted: the bin shows them
+		// deleted by nobody (a real module clears its column inside tx).
+		Forgets: func(*module.Deps) []module.Forget {
+			return []module.Forget{{Of: module.ForgetUser, What: "deleted-by of inventory items", Run: func(_ context.Context, _ *ent.Tx, id, _ int64) error {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				for _, it := range s.items {
+					if it.deletedBy == id {
+						it.deletedBy = 0
+					}
+				}
+				return nil
+			}}}
+		},
 		JobHandlers: func(d *module.Deps) []module.JobHandler {
 			return []module.JobHandler{{
 				Name:        HandlerPurge,
@@ -200,7 +215,11 @@ func (s *store) page(_ context.Context, _ datascope.Caller, p request.Page) ([]m
 	out := make([]module.RecycleItem, 0, to-from)
 	for _, it := range deleted[from:to] {
 		at, by := request.EntityTime(*it.deletedAt), it.deletedBy
-		out = append(out, module.RecycleItem{ID: it.ID, Name: it.Name, DeletedAt: &at, DeletedBy: &by})
+		row := module.RecycleItem{ID: it.ID, Name: it.Name, DeletedAt: &at}
+		if by != 0 {
+			row.DeletedBy = &by
+		}
+		out = append(out, row)
 	}
 	return out, len(deleted), nil
 }

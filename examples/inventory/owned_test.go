@@ -4,11 +4,13 @@ package inventory_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/adminkernel/kernel/ent/sysoplog"
+	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
 	"github.com/adminkernel/kernel/host/module"
 
@@ -38,6 +40,7 @@ func TestModuleOwnsItsChores(t *testing.T) {
 		Items []struct {
 			ID            int64   `json:"id"`
 			Name          string  `json:"name"`
+			DeletedBy     *int64  `json:"deletedBy"`
 			DeletedByName *string `json:"deletedByName"`
 		} `json:"items"`
 	}
@@ -83,8 +86,33 @@ func TestModuleOwnsItsChores(t *testing.T) {
 	k.Do("DELETE", bin+"/1", admin, nil).ExpectCode(t, "purged by the job", errcode.RecycleNotFound)
 	k.Do("DELETE", bin+"/3", admin, nil).ExpectCode(t, "a live item is not in the bin", errcode.RecycleNotFound)
 
-	// The write is in the operation log under the route's title.
+	// A purged user's share: the items they deleted stay in the bin,
+	// deleted by nobody.
+	k.User("inv_clerk", "Inv#Pass1234", "DELETE:/api/v1/inventory/items/{id}")
+	clerk := k.Login("inv_clerk", "Inv#Pass1234")
+	k.Do("DELETE", "/api/v1/inventory/items/2", clerk.AccessToken, nil).Expect(t, "the clerk deletes Gadget", 200, 0)
+	deletedBy := func() *int64 {
+		k.Do("GET", bin+"/page?current=1&size=10", admin, nil).Expect(t, "the bin", 200, 0).Decode(t, &page)
+		for _, it := range page.Items {
+			if it.ID == 2 {
+				return it.DeletedBy
+			}
+		}
+		t.Fatalf("Gadget is not in the bin: %+v", page)
+		return nil
+	}
+	clerkID := k.Ent().SysUser.Query().Where(sysuser.Account("inv_clerk")).OnlyIDX(context.Background())
+	if by := deletedBy(); by == nil || *by != clerkID {
+		t.Fatalf("the bin names %v as Gadget's deleter, want the clerk %d", by, clerkID)
+	}
+	k.Do("DELETE", fmt.Sprintf("/api/v1/sys/user/%d", clerkID), admin, nil).Expect(t, "delete the clerk", 200, 0)
+	k.Do("DELETE", fmt.Sprintf("/api/v1/sys/recycle/user/%d", clerkID), admin, nil).Expect(t, "purge the clerk", 200, 0)
+	if by := deletedBy(); by != nil {
+		t.Fatalf("Gadget is still deleted by %d after the clerk's purge (the module's forget did not run)", *by)
+	}
+
+	// The writes are in the operation log under the route's title.
 	poll.Until(t, 10*time.Second, "the deletions in the operation log", func() bool {
-		return k.Ent().SysOpLog.Query().Where(sysoplog.Title("Delete an item"), sysoplog.ResultCode(0)).CountX(context.Background()) == 2
+		return k.Ent().SysOpLog.Query().Where(sysoplog.Title("Delete an item"), sysoplog.ResultCode(0)).CountX(context.Background()) == 3
 	})
 }

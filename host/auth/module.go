@@ -18,7 +18,7 @@ const ModuleName = "Auth"
 // static parts of the module are read (its name, for the error catalog);
 // mounting then fails.
 func Module(svc *Service) module.Module {
-	return module.Module{Name: ModuleName, Routes: func(d *module.Deps, api *route.Group) error {
+	return module.Module{Name: ModuleName, Forgets: forgets, Routes: func(d *module.Deps, api *route.Group) error {
 		if svc == nil {
 			return errors.New("auth: the login service is missing")
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/internal/textclip"
+	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sysconfig"
@@ -199,18 +200,18 @@ func (s *stores) audit(cmd *cobra.Command, command string, params map[string]any
 	}
 	b, _ := json.Marshal(p)
 	js := string(b)
-	c := s.db.Client.SysOpLog.Create().SetCreateTime(time.Now()).
-		SetTitle("cli." + strings.ReplaceAll(command, " ", ".")).SetHTTPMethod(auditMethod).
-		SetPath("adminkernel " + command).SetParamJSON(js).SetSuccess(actionErr == nil).
-		SetElapsedMs(time.Since(started).Milliseconds()).SetIP("local").
-		SetUserAgent("adminkernel-cli (os user " + textclip.Runes(who, 128) + ")")
+	r := oplog.Row{Time: time.Now(), Title: "cli." + strings.ReplaceAll(command, " ", "."), Method: auditMethod,
+		Path: "adminkernel " + command, ParamJSON: &js, Success: actionErr == nil,
+		ElapsedMs: time.Since(started).Milliseconds(), IP: "local",
+		UserAgent: "adminkernel-cli (os user " + textclip.Runes(who, 128) + ")"}
 	if actionErr != nil {
-		c.SetResultCode(1).SetExceptionMessage(textclip.Runes(actionErr.Error(), 2000))
+		m := textclip.Runes(actionErr.Error(), 2000)
+		r.ResultCode, r.ExceptionMessage = 1, &m
 		if e, ok := errcode.As(actionErr); ok {
-			c.SetResultCode(int(e.Code))
+			r.ResultCode = int(e.Code)
 		}
 	}
-	if err := c.Exec(context.WithoutCancel(cmd.Context())); err != nil {
+	if err := oplog.EntInserter(s.db.Client).Insert(context.WithoutCancel(cmd.Context()), []oplog.Row{r}); err != nil {
 		_, _ = fmt.Fprintf(cmd.ErrOrStderr(), "warning: the action was not written to the operation log: %v\n", err)
 	}
 }

@@ -35,7 +35,7 @@ var menus = []seed.Menu{doctorMenu}
 // Module returns the area as a kernel module; every login ends in tokens,
 // the kernel's token-issuing step (Kernel.Auth).
 func Module(tokens TokenIssuer) module.Module {
-	return module.Module{Name: Name, Menus: menus, Routes: func(d *module.Deps, api *route.Group) error {
+	return module.Module{Name: Name, Menus: menus, Forgets: forgets, Routes: func(d *module.Deps, api *route.Group) error {
 		return routes(d, api, tokens)
 	}}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/internal/textclip"
 	"github.com/adminkernel/kernel/host/module"
+	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/sysconfig"
 	"github.com/adminkernel/kernel/host/tracing"
 )
@@ -729,13 +730,14 @@ func (e *Engine) finish(j *ent.SysJob, row *ent.SysJobLog, runCtx, ctx context.C
 func (e *Engine) opLogSQL(ctx context.Context, j *ent.SysJob, row *ent.SysJobLog, status int, msg string, elapsed int64) {
 	param, _ := json.Marshal(map[string]any{"jobId": j.ID, "code": j.Code, "runId": row.ID, "fireInstanceId": row.FireInstanceID,
 		"triggeredBy": row.TriggeredBy, "runStatus": status, "sql": textclip.Runes(deref(j.SQL), 4000)})
-	c := e.client.SysOpLog.Create().SetTitle(textclip.Runes("SQL job run: "+j.Name, 256)).SetHTTPMethod("JOB").
-		SetPath(fmt.Sprintf("/sys/job/%d/sql", j.ID)).SetParamJSON(cleanText(string(param))).
-		SetSuccess(status == RunSuccess).SetElapsedMs(elapsed)
+	js := cleanText(string(param))
+	r := oplog.Row{Time: time.Now(), Title: textclip.Runes("SQL job run: "+j.Name, 256), Method: "JOB",
+		Path: fmt.Sprintf("/sys/job/%d/sql", j.ID), ParamJSON: &js, Success: status == RunSuccess, ElapsedMs: elapsed}
 	if msg != "" {
-		c.SetExceptionMessage(textclip.Runes(cleanText(msg), 2000))
+		m := textclip.Runes(cleanText(msg), 2000)
+		r.ExceptionMessage = &m
 	}
-	if err := c.Exec(ctx); err != nil {
+	if err := oplog.EntInserter(e.client).Insert(ctx, []oplog.Row{r}); err != nil {
 		e.log.Warn("could not write the operation log row of a Sql job run", "job", j.Code, "run", row.ID, "error", err)
 	}
 }

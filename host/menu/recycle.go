@@ -7,8 +7,6 @@ import (
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/ent/sysmodule"
-	"github.com/adminkernel/kernel/ent/sysrolemenu"
-	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/authz"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
@@ -117,8 +115,7 @@ func (s *recycleBin) purgeMenu(ctx context.Context, who datascope.Caller, id int
 		if err := recycle.Affected(n, err, id); err != nil {
 			return err
 		}
-		_, err = tx.SysRoleMenu.Delete().Where(sysrolemenu.MenuID(id)).Exec(ctx)
-		return err
+		return s.D.Forget(ctx, tx, module.ForgetMenu, id, who.UserID)
 	})
 	if err != nil {
 		return err
@@ -167,7 +164,7 @@ func (s *recycleBin) moduleKind() module.RecycleKind {
 			_, err = BumpGeneration(ctx, s.D.Store)
 			return err
 		},
-		Purge: func(ctx context.Context, _ datascope.Caller, id int64) error {
+		Purge: func(ctx context.Context, who datascope.Caller, id int64) error {
 			if id == SystemModuleID {
 				return errcode.New(errcode.ModuleProtected)
 			}
@@ -183,7 +180,7 @@ func (s *recycleBin) moduleKind() module.RecycleKind {
 				if err := recycle.Affected(n, err, id); err != nil {
 					return err
 				}
-				return tx.SysUser.Update().Where(sysuser.DefaultModuleID(id)).ClearDefaultModuleID().Exec(ctx)
+				return s.D.Forget(ctx, tx, module.ForgetMenuModule, id, who.UserID)
 			})
 			if err != nil {
 				return err

@@ -53,6 +53,10 @@ type Module struct {
 	// Retention returns the purges of the module's aging rows (see
 	// Retention); it is called once, after Routes, with the same Deps.
 	Retention func(d *Deps) []Retention
+	// Forgets returns the module's shares of purges of rows other modules
+	// own (see Forget); it is called once, after Routes, with the same
+	// Deps.
+	Forgets func(d *Deps) []Forget
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes
@@ -90,6 +94,11 @@ type Deps struct {
 	// (complete once all modules have registered; call it from handlers,
 	// not from Routes).
 	RecycleKinds func() []RecycleKind
+	// Forget runs, inside tx, every module's Forget of kind of for the
+	// purged row id (see Forget); a module purging a row of its own calls
+	// it in the purge's transaction. Complete once all modules have
+	// registered.
+	Forget func(ctx context.Context, tx *ent.Tx, of string, id, by int64) error
 	// Realtime pushes messages to a user's open realtime connections on
 	// every replica (host/hub Push; docs/realtime.md "Pushing from a
 	// module").

@@ -205,35 +205,12 @@ func (s *recycleBin) purgeOrg(ctx context.Context, who datascope.Caller, id int6
 		if err := recycle.Affected(n, err, id); err != nil {
 			return err
 		}
-		if err := tx.SysUser.Update().Where(sysuser.OrgID(id)).ClearOrgID().Exec(ctx); err != nil {
-			return err
-		}
-		return dropCustomOrg(ctx, tx, id)
+		return s.D.Forget(ctx, tx, module.ForgetOrg, id, who.UserID)
 	})
 	if err != nil {
 		return err
 	}
 	return s.orgsChanged(ctx)
-}
-
-// dropCustomOrg removes org id from every custom data scope naming it
-// (live and deleted rows).
-func dropCustomOrg(ctx context.Context, tx *ent.Tx, id int64) error {
-	rows, err := tx.SysRoleDataScope.Query().Where(sysroledatascope.CustomOrgIdsNotNil()).All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		ids, _ := datascope.ParseOrgIDs(*r.CustomOrgIds)
-		if !slices.Contains(ids, id) {
-			continue
-		}
-		ids = slices.DeleteFunc(ids, func(v int64) bool { return v == id })
-		if err := tx.SysRoleDataScope.UpdateOneID(r.ID).SetCustomOrgIds(datascope.FormatOrgIDs(ids)).Exec(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // orgsChanged is what the org area does after a change of the tree: the
@@ -244,7 +221,8 @@ func (s *recycleBin) orgsChanged(ctx context.Context) error {
 }
 
 // positionKind: deleted positions (no unique key, no parent). A purge
-// clears the position of the users that still name it.
+// clears the position of the users that still name it (module user's
+// forget).
 func (s *recycleBin) positionKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, _ datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
@@ -259,13 +237,13 @@ func (s *recycleBin) positionKind() module.RecycleKind {
 				SetIsDelete(false).SetDeleteKey(0).SetUpdateUserID(who.UserID).Save(ctx)
 			return recycle.Affected(n, err, id)
 		},
-		Purge: func(ctx context.Context, _ datascope.Caller, id int64) error {
+		Purge: func(ctx context.Context, who datascope.Caller, id int64) error {
 			return database.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
 				n, err := tx.SysPosition.Delete().Where(sysposition.ID(id), sysposition.IsDelete(true)).Exec(ctx)
 				if err := recycle.Affected(n, err, id); err != nil {
 					return err
 				}
-				return tx.SysUser.Update().Where(sysuser.PositionID(id)).ClearPositionID().Exec(ctx)
+				return s.D.Forget(ctx, tx, module.ForgetPosition, id, who.UserID)
 			})
 		},
 	}

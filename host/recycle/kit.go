@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/adminkernel/kernel/ent"
-	"github.com/adminkernel/kernel/ent/sysnotice"
-	"github.com/adminkernel/kernel/ent/sysnoticereceiver"
 	"github.com/adminkernel/kernel/ent/sysuser"
 	"github.com/adminkernel/kernel/host/authority"
 	"github.com/adminkernel/kernel/host/datascope"
@@ -154,26 +152,6 @@ func NewBin(d *module.Deps) *Bin {
 func Codes(k module.RecycleKind, typ string, restore []string, purge string) module.RecycleKind {
 	k.Type, k.RestoreCodes, k.PurgeCode = typ, restore, purge
 	return k
-}
-
-// DropNoticeReceivers removes the receiver rows naming id in notices
-// addressed to receivers of typ (1 roles, 2 users; a role id and a user id
-// may be equal: seed ids), inside the purge's transaction.
-func DropNoticeReceivers(ctx context.Context, tx *ent.Tx, id int64, typ int) error {
-	rows, err := tx.SysNoticeReceiver.Query().Where(sysnoticereceiver.ReceiverID(id)).All(ctx)
-	if err != nil || len(rows) == 0 {
-		return err
-	}
-	notices := make([]int64, len(rows))
-	for i, r := range rows {
-		notices[i] = r.NoticeID
-	}
-	of, err := tx.SysNotice.Query().Where(sysnotice.IDIn(notices...), sysnotice.ReceiverType(typ)).IDs(ctx)
-	if err != nil || len(of) == 0 {
-		return err
-	}
-	_, err = tx.SysNoticeReceiver.Delete().Where(sysnoticereceiver.ReceiverID(id), sysnoticereceiver.NoticeIDIn(of...)).Exec(ctx)
-	return err
 }
 
 // Query is what PageQuery needs of an ent query of deleted rows.

@@ -31,7 +31,7 @@ var menus = []seed.Menu{
 
 // Module returns the area as a kernel module.
 func Module() module.Module {
-	return module.Module{Name: Name, Menus: menus, Routes: routes, Recycle: recycleKinds}
+	return module.Module{Name: Name, Menus: menus, Routes: routes, Recycle: recycleKinds, Forgets: forgets}
 }
 
 func routes(d *module.Deps, api *route.Group) error {

@@ -31,9 +31,6 @@ func recycleKinds(d *module.Deps) []module.RecycleKind {
 	}
 }
 
-// receiversRoles is the notice receiver type "roles" (host/notice).
-const receiversRoles = 1
-
 // roleKind: deleted roles. The delete removed the role's menu and user
 // links and soft-deleted its data scope; a restore brings the role back
 // with that data scope (when no live one exists) and no grants or holders.
@@ -148,7 +145,7 @@ func (s *recycleBin) purgeRole(ctx context.Context, who datascope.Caller, id int
 		if _, err := tx.SysRoleDataScope.Delete().Where(sysroledatascope.RoleID(id)).Exec(ctx); err != nil {
 			return err
 		}
-		return recycle.DropNoticeReceivers(ctx, tx, id, receiversRoles)
+		return s.D.Forget(ctx, tx, module.ForgetRole, id, who.UserID)
 	})
 	if err != nil {
 		return err

@@ -1165,3 +1165,22 @@ func optional(s string) *string {
 	}
 	return &s
 }
+
+// DeleteUser removes every session of userID and their refresh tokens
+// inside tx: the user is purged for good (module.ForgetUser; their
+// sessions were revoked when the user was deleted).
+func DeleteUser(ctx context.Context, tx *ent.Tx, userID int64) error {
+	sids, err := tx.SysSession.Query().Where(syssession.UserID(userID)).Select(syssession.FieldSessionID).Strings(ctx)
+	if err != nil {
+		return err
+	}
+	for len(sids) > 0 {
+		batch := sids[:min(len(sids), 500)]
+		sids = sids[len(batch):]
+		if _, err := tx.SysSessionToken.Delete().Where(syssessiontoken.SessionIDIn(batch...)).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	_, err = tx.SysSession.Delete().Where(syssession.UserID(userID)).Exec(ctx)
+	return err
+}

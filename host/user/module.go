@@ -38,7 +38,7 @@ var menus = []seed.Menu{
 // Module returns the area as a kernel module.
 // accounts is the login service (Kernel.Auth).
 func Module(accounts Accounts) module.Module {
-	return module.Module{Name: Name, Menus: menus, Recycle: recycleKinds, Routes: func(d *module.Deps, api *route.Group) error {
+	return module.Module{Name: Name, Menus: menus, Recycle: recycleKinds, Forgets: forgets, Routes: func(d *module.Deps, api *route.Group) error {
 		s := NewService(d, accounts)
 		mount(api, s, d.Config.API.MaxPageSize)
 		mountSheets(api, NewImporter(s, dict.New(d)), bind.Caller[datascope.Caller](s.scopes.RequestCaller))

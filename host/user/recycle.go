@@ -5,16 +5,9 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/schema"
-	"github.com/adminkernel/kernel/ent/sysnoticeread"
-	"github.com/adminkernel/kernel/ent/sysnoticewatermark"
 	"github.com/adminkernel/kernel/ent/sysorg"
 	"github.com/adminkernel/kernel/ent/sysposition"
-	"github.com/adminkernel/kernel/ent/syssession"
-	"github.com/adminkernel/kernel/ent/syssessiontoken"
 	"github.com/adminkernel/kernel/ent/sysuser"
-	"github.com/adminkernel/kernel/ent/sysuserexternal"
-	"github.com/adminkernel/kernel/ent/sysuserpasskey"
-	"github.com/adminkernel/kernel/ent/sysuserrecoverycode"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/datascope"
@@ -39,12 +32,10 @@ func recycleKinds(d *module.Deps) []module.RecycleKind {
 	}
 }
 
-// receiversUsers is the notice receiver type "users" (host/notice).
-const receiversUsers = 2
-
 // userKind: deleted users within the caller's data scope. A restore brings
 // the account back without roles or external-login bindings (the delete
 // removed them); a purge removes the row and everything keyed by the
+// user (purgeUserRows).
 func (s *recycleBin) userKind() module.RecycleKind {
 	return module.RecycleKind{
 		Page: func(ctx context.Context, who datascope.Caller, p request.Page) ([]recycle.Item, int, error) {
@@ -128,7 +119,7 @@ func (s *recycleBin) purgeUser(ctx context.Context, who datascope.Caller, id int
 		if err := recycle.Affected(n, err, id); err != nil {
 			return err
 		}
-		return purgeUserRows(ctx, tx, id)
+		return s.purgeUserRows(ctx, tx, id, who.UserID)
 	})
 	if err != nil {
 		return err
@@ -136,47 +127,18 @@ func (s *recycleBin) purgeUser(ctx context.Context, who datascope.Caller, id int
 	return s.D.InvalidateAccess(ctx, id)
 }
 
-// purgeUserRows removes the rows keyed by a purged user: role links,
-// external-login bindings (live or deleted), sessions and their refresh
-// tokens, passkeys, recovery codes, notice read marks, watermarks and
-// direct-notice receiver rows; other users naming them as director lose
-// the reference. Logs (login, operation) and uploaded files stay: they are
-// records of what happened.
-func purgeUserRows(ctx context.Context, tx *ent.Tx, id int64) error {
+// purgeUserRows removes the rows keyed by a purged user that this module
+// owns (role links; other users naming them as director lose the
+// reference), then runs every module's forget of the user (sessions,
+// external bindings, factors, notice marks and receivers, ...). Logs
+// (login, operation) and uploaded files stay: they are records of what
+// happened.
+func (s *recycleBin) purgeUserRows(ctx context.Context, tx *ent.Tx, id, by int64) error {
 	if _, err := tx.SysUserRole.Delete().Where(sysuserrole.UserID(id)).Exec(ctx); err != nil {
 		return err
 	}
-	if _, err := tx.SysUserExternal.Delete().Where(sysuserexternal.UserID(id)).Exec(ctx); err != nil {
+	if err := tx.SysUser.Update().Where(sysuser.DirectorID(id)).ClearDirectorID().Exec(ctx); err != nil {
 		return err
 	}
-	sids, err := tx.SysSession.Query().Where(syssession.UserID(id)).Select(syssession.FieldSessionID).Strings(ctx)
-	if err != nil {
-		return err
-	}
-	for len(sids) > 0 {
-		batch := sids[:min(len(sids), 500)]
-		sids = sids[len(batch):]
-		if _, err := tx.SysSessionToken.Delete().Where(syssessiontoken.SessionIDIn(batch...)).Exec(ctx); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.SysSession.Delete().Where(syssession.UserID(id)).Exec(ctx); err != nil {
-		return err
-	}
-	if _, err := tx.SysUserPasskey.Delete().Where(sysuserpasskey.UserID(id)).Exec(ctx); err != nil {
-		return err
-	}
-	if _, err := tx.SysUserRecoveryCode.Delete().Where(sysuserrecoverycode.UserID(id)).Exec(ctx); err != nil {
-		return err
-	}
-	if _, err := tx.SysNoticeRead.Delete().Where(sysnoticeread.UserID(id)).Exec(ctx); err != nil {
-		return err
-	}
-	if _, err := tx.SysNoticeWatermark.Delete().Where(sysnoticewatermark.UserID(id)).Exec(ctx); err != nil {
-		return err
-	}
-	if err := recycle.DropNoticeReceivers(ctx, tx, id, receiversUsers); err != nil {
-		return err
-	}
-	return tx.SysUser.Update().Where(sysuser.DirectorID(id)).ClearDirectorID().Exec(ctx)
+	return s.D.Forget(ctx, tx, module.ForgetUser, id, by)
 }

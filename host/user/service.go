@@ -22,7 +22,6 @@ import (
 	"github.com/adminkernel/kernel/ent/sysposition"
 	"github.com/adminkernel/kernel/ent/sysrole"
 	"github.com/adminkernel/kernel/ent/sysuser"
-	"github.com/adminkernel/kernel/ent/sysuserexternal"
 	"github.com/adminkernel/kernel/ent/sysuserrole"
 	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/authority"
@@ -840,7 +839,8 @@ func (s *Service) BatchDelete(ctx context.Context, who datascope.Caller, in IDsI
 }
 
 // deleteUsers soft-deletes users (is_delete and delete_key = id, which frees
-// the account), their role links and their external-login bindings in one
+// the account) and their role links, and runs the modules' forgets of a
+// deleted user (external-login bindings are soft-deleted) in one
 // transaction, then ends their sessions and drops their cached sets.
 func (s *Service) deleteUsers(ctx context.Context, who datascope.Caller, ids []int64) error {
 	if len(ids) == 0 {
@@ -862,13 +862,8 @@ func (s *Service) deleteUsers(ctx context.Context, who datascope.Caller, ids []i
 		if _, err := tx.SysUserRole.Delete().Where(sysuserrole.UserIDIn(ids...)).Exec(ctx); err != nil {
 			return err
 		}
-		bindings, err := tx.SysUserExternal.Query().
-			Where(sysuserexternal.UserIDIn(ids...), sysuserexternal.IsDelete(false)).IDs(ctx)
-		if err != nil {
-			return err
-		}
-		for _, b := range bindings {
-			if err := tx.SysUserExternal.UpdateOneID(b).SetIsDelete(true).SetDeleteKey(b).SetUpdateUserID(who.UserID).Exec(ctx); err != nil {
+		for _, id := range ids {
+			if err := s.d.Forget(ctx, tx, module.ForgetDeletedUser, id, who.UserID); err != nil {
 				return err
 			}
 		}
