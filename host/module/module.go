@@ -91,7 +91,7 @@ type Deps struct {
 	// not from Routes).
 	RecycleKinds func() []RecycleKind
 	// Realtime pushes messages to a user's open realtime connections on
-	// every replica (host/hub Push; docs/realtime.md "Pushing from a
+	// every replica (host/hub Push; docs/developers/realtime.md "Pushing from a
 	// module").
 	Realtime Realtime
 }
