@@ -637,7 +637,7 @@ type VendorSettings map[string]string
 // in ExternalAuth, in field order.
 var VendorCodes = []string{"enterprise_chat", "team_chat", "code_host", "social_chat"}
 
-// Upload is `Service:Upload` (docs/developers/files.md).
+// Upload is `Service:Upload` (docs/operators/files.md).
 type Upload struct {
 	// SignedURLTTLMinutes is the lifetime of the signed /view links
 	// (default 0: the links do not expire).
@@ -700,7 +700,7 @@ type UploadKey struct {
 	Key Secret `koanf:"Key"`
 }
 
-// Job is `Service:Job` (host/job, docs/developers/jobs.md): the operator's switches
+// Job is `Service:Job` (host/job, docs/operators/jobs.md): the operator's switches
 // of the scheduler. They are deployment settings, not sys_config rows, on
 // purpose: whoever may edit runtime settings must not be able to turn on
 // SQL jobs or open the network to HTTP jobs.
@@ -725,7 +725,7 @@ type Job struct {
 	LeaseSeconds int `koanf:"LeaseSeconds"`
 }
 
-// Outbound is `Service:Outbound` (host/outbound, docs/developers/jobs.md): what the
+// Outbound is `Service:Outbound` (host/outbound, docs/operators/jobs.md): what the
 // connections the kernel opens on an administrator's behalf (Http jobs)
 // may reach beyond public unicast addresses. A deployment setting, like
 // Service:Job, so that whoever edits runtime settings cannot open the

@@ -399,7 +399,7 @@ func (d *DB) status(ctx context.Context, q querier, files []migrations.File, tab
 	if len(ahead) > 0 {
 		return nil, fmt.Errorf("%w: the database (%s %s) has revision%s %s that this binary (newest revision %d) does not know: "+
 			"run the binary that applied them (or a newer one); an older binary runs against a newer schema only across "+
-			"compatible (expand) migrations (docs/operators/deployment.md, \"Rolling upgrades\")",
+			"compatible (expand) migrations (docs/operators/upgrade.md, \"Rolling upgrades\")",
 			ErrSchemaAhead, d.DbType, d.Target, plural(len(ahead)), strings.Join(ahead, ", "), known)
 	}
 	if len(st.Ahead) > 0 {

@@ -78,7 +78,7 @@ func routes(d *module.Deps, api *route.Group) (*Service, error) {
 		log.Warn("Service:Upload:SigningKeys is not set: no signed file link (/sys/file/{id}/view, avatars) is issued or accepted until a key is set")
 	}
 	if store.Kind() == config.StorageLocal && cfg.Service.Cache.Provider == config.CacheRedis {
-		log.Warn("files are stored on this replica's disk (Service:Upload:Storage Local) while the cache is shared (Redis): with several replicas each sees only its own files; use Storage S3 (docs/developers/files.md)")
+		log.Warn("files are stored on this replica's disk (Service:Upload:Storage Local) while the cache is shared (Redis): with several replicas each sees only its own files; use Storage S3 (docs/operators/files.md)")
 	}
 	s := NewService(Options{
 		Client: d.Client, Settings: d.Settings, Store: store, Ring: ring, Scopes: d.Scopes(),
