@@ -9,7 +9,7 @@ LDFLAGS       := -s -w -X main.version=$(VERSION)
 GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
 TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
-# pluginsdk is its own Go module (docs/plugins.md, "The SDK module"): ./...
+# pluginsdk is its own Go module (docs/vendors/plugins.md, "The SDK module"): ./...
 # at the root no longer includes it, so test, vet, lint and verify run
 # there too. go.work joins both modules for development.
 SDK_DIR       := pluginsdk
@@ -141,7 +141,7 @@ test-providers-cli: ## the built adminkernel providers test against a good plugi
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
 	AK_KERNEL_BIN=$(BIN)/adminkernel bash scripts/providers-cli.sh
 
-dist: ## versioned release archives for linux/amd64 and linux/arm64 with SHA256SUMS in dist/ (docs/operations.md)
+dist: ## versioned release archives for linux/amd64 and linux/arm64 with SHA256SUMS in dist/ (docs/operators/install.md)
 	bash scripts/dist.sh
 
 dist-check: ## extract the linux/amd64 archive of make dist and check it: sums, version, config, serve to ready, metrics the dashboard uses, SIGTERM, the systemd unit

@@ -1,4 +1,4 @@
-# Benchmarks (docs/benchmarks.md). Included by the Makefile:
+# Benchmarks (docs/design/benchmarks.md). Included by the Makefile:
 #
 #     include bench.mk
 #

@@ -189,5 +189,5 @@ func (c *Config) frontendOriginWarning() string {
 		}
 	}
 	return fmt.Sprintf("Service:ExternalAuth:FrontendResultPath is on %s, which is neither the origin of CallbackBaseUrl nor listed in Api:Cors:AllowedOrigins: "+
-		"the result page cannot call the API from there unless a gateway serves /api on that origin (docs/frontend.md)", origin)
+		"the result page cannot call the API from there unless a gateway serves /api on that origin (docs/developers/frontend.md)", origin)
 }

@@ -350,7 +350,7 @@ func (c *Config) PasskeyRP() (rpID, display string, origins []string, on bool) {
 type Totp struct {
 	// EncryptionKeys is the key ring that encrypts TOTP seeds at rest
 	// (AES-256-GCM): the first key encrypts, every key decrypts (each
-	// stored seed names its key). Rotation: docs/security.md, "TOTP seeds".
+	// stored seed names its key). Rotation: docs/design/security.md, "TOTP seeds".
 	// Without keys, Development and Test generate one under DataDir;
 	// Production refuses to bind TOTP (and to check a bound one) until a
 	// key is set.
@@ -400,7 +400,7 @@ type Password struct {
 	// means GOMAXPROCS. Further ones wait in a queue of HashQueue callers
 	// (default 64, 0 = no waiting) for at most HashMaxWaitMillis (default
 	// 3000); beyond either bound the request is answered HTTP 503 / 40008
-	// with Retry-After (docs/security.md, Passwords).
+	// with Retry-After (docs/design/security.md, Passwords).
 	HashConcurrency   int `koanf:"HashConcurrency"`
 	HashQueue         int `koanf:"HashQueue"`
 	HashMaxWaitMillis int `koanf:"HashMaxWaitMillis"`
@@ -408,7 +408,7 @@ type Password struct {
 	// address (IPv6: its /64) and one account may have running or waiting
 	// at once (0 = default 2); beyond them the request is answered HTTP
 	// 429 / 40008 with Retry-After at once. Waiting callers are served
-	// fairly across client addresses (docs/security.md, Login fairness).
+	// fairly across client addresses (docs/design/security.md, Login fairness).
 	HashPerClient  int `koanf:"HashPerClient"`
 	HashPerAccount int `koanf:"HashPerAccount"`
 }
@@ -434,7 +434,7 @@ type Jwt struct {
 	SigningKey Secret `koanf:"SigningKey"`
 	// SigningKeys is the key ring: the first key signs new access tokens,
 	// every key verifies them (each token names its key in the kid header).
-	// Rotation: docs/security.md, "Access tokens: key ring".
+	// Rotation: docs/design/security.md, "Access tokens: key ring".
 	SigningKeys []JwtKey `koanf:"SigningKeys"`
 	// Issuer is the iss of access tokens, required on verification (default
 	// AdminKernel).
@@ -493,7 +493,7 @@ type Session struct {
 	// IdleMinutesNormal ends a session unused for this long (0 = off): its
 	// next protected request is refused (401 / 40006) and it cannot be
 	// refreshed. Activity is recorded with a granularity of
-	// min(IdleMinutesNormal/4, 1 minute) (docs/security.md, Sessions).
+	// min(IdleMinutesNormal/4, 1 minute) (docs/design/security.md, Sessions).
 	IdleMinutesNormal int `koanf:"IdleMinutesNormal"`
 	// IdleMinutesMfa is IdleMinutesNormal for the sessions whose login
 	// verified a second factor (TOTP, SMS or a passkey; 0 = the same as
@@ -637,7 +637,7 @@ type VendorSettings map[string]string
 // in ExternalAuth, in field order.
 var VendorCodes = []string{"enterprise_chat", "team_chat", "code_host", "social_chat"}
 
-// Upload is `Service:Upload` (docs/files.md).
+// Upload is `Service:Upload` (docs/operators/files.md).
 type Upload struct {
 	// SignedURLTTLMinutes is the lifetime of the signed /view links
 	// (default 0: the links do not expire).
@@ -649,7 +649,7 @@ type Upload struct {
 	S3      S3     `koanf:"S3"`
 	// SigningKeys is the key ring of the signed /view links (HMAC-SHA256),
 	// separate from the access-token keys: the first key signs, every key
-	// verifies (each link names its key). Rotation: docs/security.md,
+	// verifies (each link names its key). Rotation: docs/design/security.md,
 	// "File links". Without keys, Development and Test generate one under
 	// DataDir (dev-file-link.key); Production without a key issues and
 	// accepts no link (a startup warning says so).
@@ -700,7 +700,7 @@ type UploadKey struct {
 	Key Secret `koanf:"Key"`
 }
 
-// Job is `Service:Job` (host/job, docs/jobs.md): the operator's switches
+// Job is `Service:Job` (host/job, docs/operators/jobs.md): the operator's switches
 // of the scheduler. They are deployment settings, not sys_config rows, on
 // purpose: whoever may edit runtime settings must not be able to turn on
 // SQL jobs or open the network to HTTP jobs.
@@ -725,7 +725,7 @@ type Job struct {
 	LeaseSeconds int `koanf:"LeaseSeconds"`
 }
 
-// Outbound is `Service:Outbound` (host/outbound, docs/jobs.md): what the
+// Outbound is `Service:Outbound` (host/outbound, docs/operators/jobs.md): what the
 // connections the kernel opens on an administrator's behalf (Http jobs)
 // may reach beyond public unicast addresses. A deployment setting, like
 // Service:Job, so that whoever edits runtime settings cannot open the

@@ -10,7 +10,7 @@ import (
 // accepted: the token guards operational data, so it must not be guessable.
 const MinMetricsTokenLen = 32
 
-// Telemetry is `Service:Telemetry` (host/telemetry, docs/operations.md):
+// Telemetry is `Service:Telemetry` (host/telemetry, docs/operators/operations.md):
 // where the Prometheus metrics are served and whether requests are logged.
 type Telemetry struct {
 	// MetricsAddress is a separate listener for GET /metrics (host:port or
@@ -65,7 +65,7 @@ func (c *Config) validateTelemetry(p *problems) {
 }
 
 // Tracing is `Service:Telemetry:Tracing` (host/tracing,
-// docs/operations.md "Tracing"): OpenTelemetry spans exported over OTLP.
+// docs/operators/operations.md "Tracing"): OpenTelemetry spans exported over OTLP.
 // Off (the default) when Endpoint is empty: then nothing is traced and the
 // request path pays nothing.
 type Tracing struct {

@@ -8,10 +8,10 @@ import (
 )
 
 // TestPackageMapIsComplete: every package below host/ is named, by its path
-// relative to host/, in docs/architecture.md's package map, so a new
+// relative to host/, in docs/design/architecture.md's package map, so a new
 // package cannot arrive unexplained.
 func TestPackageMapIsComplete(t *testing.T) {
-	doc, err := os.ReadFile("../docs/architecture.md")
+	doc, err := os.ReadFile("../docs/design/architecture.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestPackageMapIsComplete(t *testing.T) {
 		t.Fatalf("go list gave %d packages: the check ran on too few", checked)
 	}
 	if len(missing) > 0 {
-		t.Fatalf("packages missing from docs/architecture.md's package map (name each as `path`): %s", strings.Join(missing, ", "))
+		t.Fatalf("packages missing from docs/design/architecture.md's package map (name each as `path`): %s", strings.Join(missing, ", "))
 	}
 	t.Logf("%d packages, each in the map", checked)
 }

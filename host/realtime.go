@@ -16,7 +16,7 @@ import (
 	"github.com/adminkernel/kernel/host/request"
 )
 
-// mountHub serves the realtime hub at hub.Path (docs/realtime.md): the
+// mountHub serves the realtime hub at hub.Path (docs/developers/realtime.md): the
 // access token comes from the access_token query parameter, checked here
 // like a Session route's (a refusal is the central 401 / 40006), or from
 // the socket's first message. The parameter is removed from the request

@@ -218,7 +218,7 @@ func (k *Kernel) Passwords() password.Hasher { return k.passwords }
 func (k *Kernel) Cache() cache.Store { return k.store }
 
 // hasher is the password hasher of the requests, with its bounded pool
-// (Service:Security:Password:Hash*; docs/security.md, Passwords).
+// (Service:Security:Password:Hash*; docs/design/security.md, Passwords).
 func hasher(cfg *config.Config, log hclog.Logger) *password.PBKDF2 {
 	pw := cfg.Service.Security.Password
 	return password.New(pw.EffectiveIterations()).WithLimits(password.Limits{

@@ -31,7 +31,7 @@ const tracingFlushTimeout = 1500 * time.Millisecond
 
 // tracingEnabled reports whether the host passed the OTLP exporter
 // variables: it does exactly when its own tracing is on
-// (Service:Telemetry:Tracing, docs/operations.md).
+// (Service:Telemetry:Tracing, docs/operators/operations.md).
 func tracingEnabled() bool {
 	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }

@@ -53,11 +53,11 @@ curl -s -o /dev/null -H 'Content-Type: application/json' -d '{"account":"nobody"
   "http://127.0.0.1:${http_port}/api/v1/auth/login" || true
 curl -fsS "http://127.0.0.1:${metrics_port}/metrics" > "${tmp}/metrics.txt"
 cd - > /dev/null
-python3 - "${tmp}/metrics.txt" deploy/grafana-dashboard.json docs/operations.md <<'PY'
+python3 - "${tmp}/metrics.txt" deploy/grafana-dashboard.json docs/operators/operations.md <<'PY'
 import json, re, sys
 # Families the kernel exported in this run (# TYPE lines); a labelled family
 # with no series yet (no plugin configured, no refresh made) is not among
-# them, so a name is also accepted when docs/operations.md documents it.
+# them, so a name is also accepted when docs/operators/operations.md documents it.
 exported = set(re.findall(r'^# TYPE (\S+)', open(sys.argv[1]).read(), re.M))
 documented = open(sys.argv[3]).read()
 dash = json.load(open(sys.argv[2]))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make dist: versioned release archives for linux/amd64 and linux/arm64
-# (docs/operations.md "Release archives"). Each archive holds the host
+# (docs/operators/install.md "Release archives"). Each archive holds the host
 # (console embedded), the four provider plugins, the default
 # appsettings.json, the systemd unit, the README and the CHANGELOG, and a
 # SHA256SUMS of its binaries (the values Service:ExternalAuth:PluginSha256

@@ -1,4 +1,4 @@
-// Spreadsheets on the console (issue 25, docs/spreadsheets.md) in chromium
+// Spreadsheets on the console (issue 25, docs/developers/spreadsheets.md) in chromium
 // against the kernel binary: the users export (columns chosen, the file's
 // rows checked against the API's total), the import (template, upload,
 // header mapping, a row in error with the error report, a correction,

@@ -136,7 +136,7 @@ describe('console (issue 20)', { concurrency: 1 }, () => {
     budgets.distBytes = fs.readdirSync(path.join(here, '..', 'dist', 'assets')).reduce((a, f) => a + fs.statSync(path.join(here, '..', 'dist', 'assets', f)).size, 0)
     assert.ok(budgets.loginInitialJsGzipBytes <= 250 * 1024, `login page JS ${budgets.loginInitialJsGzipBytes} B gzip > 250 KB`)
     // the time is measured and written to budgets.json, not asserted: a wall-clock
-    // limit in a test fails on a loaded machine (the target lives in docs/benchmarks.md)
+    // limit in a test fails on a loaded machine (the target lives in docs/design/benchmarks.md)
     assert.ok(budgets.loginInteractiveMs > 0, 'the login page recorded its interactive mark')
     await page.locator('#login-account').fill('')
     await page.locator('.ak-sso [data-test=sso-oidc]').waitFor()

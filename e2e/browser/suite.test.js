@@ -130,7 +130,7 @@ describe('browser login (issue 18)', { concurrency: 6 }, () => {
     await ssoLogin(page, shape, user);
     assertStripped(page, shape);
     // The spent ticket is refused even with this browser's binder cookie
-    // (docs/frontend.md §3.1: the cookie outlives the exchange).
+    // (docs/developers/frontend.md §3.1: the cookie outlives the exchange).
     assert.ok(ticketURL, 'no result page with a ticket');
     await page.goto(ticketURL);
     await waitStatus(page, 'error:40014');

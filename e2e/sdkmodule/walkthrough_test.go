@@ -93,10 +93,10 @@ func TestWalkthroughAsAVendorModule(t *testing.T) {
 		t.Skip("builds a module from scratch; not with -short")
 	}
 	root := repoRoot(t)
-	blocks := fileBlocks(t, filepath.Join(root, "docs", "plugins.md"))
+	blocks := fileBlocks(t, filepath.Join(root, "docs", "vendors", "plugins.md"))
 	for _, want := range []string{"acme.go", "acme_test.go", "cmd/adminkernel-provider-acme/main.go"} {
 		if blocks[want] == "" {
-			t.Fatalf("docs/plugins.md has no code block for %s (found %d: %v)", want, len(blocks), keys(blocks))
+			t.Fatalf("docs/vendors/plugins.md has no code block for %s (found %d: %v)", want, len(blocks), keys(blocks))
 		}
 	}
 
@@ -123,7 +123,7 @@ func TestWalkthroughAsAVendorModule(t *testing.T) {
 		return string(out)
 	}
 	// Step 1 of the walkthrough, with the SDK of this checkout instead of
-	// a release (docs/plugins.md, "Developing against a local SDK").
+	// a release (docs/vendors/plugins.md, "Developing against a local SDK").
 	gocmd("mod", "init", "example.com/acme-provider")
 	gocmd("mod", "edit", "-require", "github.com/adminkernel/kernel/pluginsdk@v0.0.0",
 		"-replace", "github.com/adminkernel/kernel/pluginsdk="+filepath.Join(root, "pluginsdk"))

@@ -75,7 +75,7 @@ func (SysUser) Indexes() []ent.Index {
 		index.Fields("phone", "delete_key").Unique(),
 		index.Fields("org_id"),
 		index.Fields("position_id"),
-		// The user page at a million rows (docs/benchmarks.md, "A million
+		// The user page at a million rows (docs/design/benchmarks.md, "A million
 		// users"): live users newest first (a backward index scan for any
 		// page, an index-only scan for the total) and the live users of a
 		// data scope's orgs (an index-only count). The name and account

@@ -11,7 +11,7 @@ import (
 )
 
 // passkeyRoutes registers the passkey endpoints (a kernel extension,
-// docs/compatibility.md): the logins under /auth/passkey, the personal
+// docs/reference/compatibility.md): the logins under /auth/passkey, the personal
 // list under /personal/passkeys.
 func (h *Handler) passkeyRoutes(api *route.Group) {
 	a := api.Group("/auth/passkey")

@@ -18,7 +18,7 @@ import (
 	"github.com/adminkernel/kernel/host/telemetry"
 )
 
-// Lockout (docs/security.md, "Brute force and rate limits").
+// Lockout (docs/design/security.md, "Brute force and rate limits").
 //
 // Failures are counted per subject: "u<id>" for an existing account, or
 // "n<lower-cased name>" for a name no live user has, so that both answer

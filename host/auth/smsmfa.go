@@ -79,7 +79,7 @@ type SmsResendInput struct {
 
 // smsSecondFactor is the SMS branch of the second-factor gate: nil when
 // the factor is not required (switch off, or the user has no phone: the
-// password alone logs in, docs/security.md), else signal 40009 after
+// password alone logs in, docs/design/security.md), else signal 40009 after
 // storing a challenge and sending a code.
 func (s *Service) smsSecondFactor(ctx context.Context, u *ent.SysUser, cl Client) error {
 	on, err := s.d.Settings.Bool(ctx, KeyMfaEnabled)

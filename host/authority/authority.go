@@ -1,4 +1,4 @@
-// Package authority enforces the authority boundaries (docs/security.md,
+// Package authority enforces the authority boundaries (docs/design/security.md,
 // "Authority boundaries"): an administrator other than the super-admin may
 // act on a user, grant a role or write a permission code only within what
 // they hold themselves.

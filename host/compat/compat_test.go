@@ -172,16 +172,16 @@ func TestOriginalUIFixturesCoverUI(t *testing.T) {
 				t.Errorf("%s: a fixture has exactly one of op and step", at)
 				continue
 			}
-			if d := f.Deviation; d != nil && (!strings.HasPrefix(d.Anchor, "docs/compatibility.md#") || d.Row == "") {
-				t.Errorf("%s: a deviation names its docs/compatibility.md anchor and row", at)
+			if d := f.Deviation; d != nil && (!strings.HasPrefix(d.Anchor, "docs/reference/compatibility.md#") || d.Row == "") {
+				t.Errorf("%s: a deviation names its docs/reference/compatibility.md anchor and row", at)
 			}
 			if d := f.Deviation; d != nil {
-				anchor := strings.TrimPrefix(d.Anchor, "docs/compatibility.md#")
+				anchor := strings.TrimPrefix(d.Anchor, "docs/reference/compatibility.md#")
 				body, ok := sections[anchor]
 				if !ok {
-					t.Errorf("%s: docs/compatibility.md has no heading #%s", at, anchor)
+					t.Errorf("%s: docs/reference/compatibility.md has no heading #%s", at, anchor)
 				} else if !hasRow(body, d.Row) {
-					t.Errorf("%s: docs/compatibility.md#%s has no table row %q", at, anchor, d.Row)
+					t.Errorf("%s: docs/reference/compatibility.md#%s has no table row %q", at, anchor, d.Row)
 				}
 			}
 			if f.Deviation != nil && f.Open != "" {
@@ -222,11 +222,11 @@ func TestOriginalUIFixturesCoverUI(t *testing.T) {
 
 var slugDrop = regexp.MustCompile(`[^a-z0-9 _-]`)
 
-// compatSections reads docs/compatibility.md into its sections by heading
+// compatSections reads docs/reference/compatibility.md into its sections by heading
 // anchor (GitHub's slug: lower case, punctuation dropped, spaces to "-").
 func compatSections(t *testing.T) map[string]string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "compatibility.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "reference", "compatibility.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,10 +90,10 @@ type expectation struct {
 	LocationPfx string          `json:"locationPrefix"` // a redirect whose target starts with this
 }
 
-// deviation marks a fixture that follows a deviation docs/compatibility.md
+// deviation marks a fixture that follows a deviation docs/reference/compatibility.md
 // documents instead of the contract.
 type deviation struct {
-	Anchor string `json:"anchor"` // docs/compatibility.md#heading
+	Anchor string `json:"anchor"` // docs/reference/compatibility.md#heading
 	Row    string `json:"row"`    // the topic of the table row
 	Note   string `json:"note"`
 }

@@ -276,7 +276,7 @@ func TestBatchUpdatesOnlyExistingValues(t *testing.T) {
 		{"configKey": "bad key!", "configValue": "x"},
 		{"configKey": "sys.security.rateLimit.windowSeconds", "configValue": "10"},
 		{"configKey": "sys.security.rateLimit.windowSeconds", "configValue": "30"},
-		// Registered, without a row: created (a deviation, docs/compatibility.md).
+		// Registered, without a row: created (a deviation, docs/reference/compatibility.md).
 		{"configKey": "sys.externalauth.oidc.provisioning", "configValue": "provision"},
 	}
 	k.Do("PUT", base+"/batch", tok, body).Expect(t, "batch", 200, 0)

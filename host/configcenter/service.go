@@ -278,7 +278,7 @@ func (s *Service) Batch(ctx context.Context, userID int64, items []BatchItem) er
 // no user). Every value is first checked against the registry: a sys.* key
 // it does not name is 43013, an invalid value 43012, and then nothing is
 // written (a deviation from the contract's "unknown keys are ignored",
-// docs/compatibility.md). The last occurrence of a key wins, as a sequence
+// docs/reference/compatibility.md). The last occurrence of a key wins, as a sequence
 // of updates would. A registered key without a live row gets one (name =
 // key, group = the entry's area); other keys without a live row are
 // ignored. Name, group and sort of existing rows are never touched. The

@@ -142,7 +142,7 @@ type querier interface {
 // of the run is in one transaction, on PostgreSQL each file is one
 // transaction; MySQL commits DDL statement by statement, so a file that
 // fails halfway there leaves its earlier statements applied (and the file
-// unrecorded) — see docs/deployment.md, "Upgrading".
+// unrecorded) — see docs/operators/upgrade.md, "Upgrading".
 func (d *DB) ApplyMigrations(ctx context.Context) (MigrationResult, error) {
 	return d.ApplyMigrationsTo(ctx, 0)
 }
@@ -399,7 +399,7 @@ func (d *DB) status(ctx context.Context, q querier, files []migrations.File, tab
 	if len(ahead) > 0 {
 		return nil, fmt.Errorf("%w: the database (%s %s) has revision%s %s that this binary (newest revision %d) does not know: "+
 			"run the binary that applied them (or a newer one); an older binary runs against a newer schema only across "+
-			"compatible (expand) migrations (docs/deployment.md, \"Rolling upgrades\")",
+			"compatible (expand) migrations (docs/operators/upgrade.md, \"Rolling upgrades\")",
 			ErrSchemaAhead, d.DbType, d.Target, plural(len(ahead)), strings.Join(ahead, ", "), known)
 	}
 	if len(st.Ahead) > 0 {

@@ -40,7 +40,7 @@ func (ix mysqlIndex) Plain() string {
 //     deep page of "my organisation and below" walks the order index and
 //     tested each entry's org_id with a random read of its row (~20 000 of
 //     them for page 100 of a 10 % scope); with org_id in the index the walk
-//     reads nothing else (docs/benchmarks.md, "At scale"). PostgreSQL's
+//     reads nothing else (docs/design/benchmarks.md, "A million users and sessions"). PostgreSQL's
 //     planner reads the org index and sorts, which is within the target.
 var mysqlIndexes = []mysqlIndex{
 	{version: 13, name: "sysuser_search", columns: []string{"is_delete", "create_time", "id", "account", "name"}},

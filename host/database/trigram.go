@@ -17,7 +17,7 @@ const trigramVersion = 9
 // ContainsFold on PostgreSQL) on a million users. ent's schema cannot
 // declare an index for one dialect only, and MySQL/MariaDB and SQLite have
 // no index for a substring match: there the filters scan (see
-// docs/benchmarks.md, "A million users").
+// docs/design/benchmarks.md, "A million users").
 var trigramStatements = []string{
 	`CREATE EXTENSION IF NOT EXISTS pg_trgm`,
 	`CREATE INDEX IF NOT EXISTS "sysuser_name_trgm" ON "sys_user" USING gin ("name" gin_trgm_ops)`,

@@ -222,7 +222,7 @@ func Of(ctx context.Context, client *ent.Client, userID int64, orgID *int64, row
 }
 
 // Covers reports whether scope t lies within s ("scope within", see
-// docs/security.md, Authority boundaries). Each scope is read as the set of
+// docs/design/security.md, Authority boundaries). Each scope is read as the set of
 // orgs whose users it covers: unrestricted covers every org, a restricted
 // scope exactly its OrgIDs (own org, own org and below and custom are
 // resolved to org ids before they get here). Self (IncludeSelf) covers no

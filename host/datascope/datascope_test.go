@@ -204,7 +204,7 @@ func TestCache(t *testing.T) {
 	}
 }
 
-// TestCovers is the "scope within" definition of docs/security.md
+// TestCovers is the "scope within" definition of docs/design/security.md
 // (Authority boundaries): scopes as sets of org ids, self counting for
 // nothing.
 func TestCovers(t *testing.T) {

@@ -1,6 +1,6 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
 // kernel adds: 40028-40038, 41006-41007, 42031-42032, 44007-44008, 45005-45006, 46014-46015, 47015-47016, 48002-48006 and 50001-50003 (see
-// docs/compatibility.md and docs/security.md).
+// docs/reference/compatibility.md and docs/design/security.md).
 
 package errcode
 

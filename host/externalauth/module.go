@@ -59,7 +59,7 @@ func routes(d *module.Deps, api *route.Group, tokens TokenIssuer) error {
 		ListenAddress:      d.Config.ListenHostPort(),
 		FrontendResultPath: ea.FrontendResultPath,
 		// See config.ExternalAuth.BindTicketToBrowser and
-		// docs/compatibility.md.
+		// docs/reference/compatibility.md.
 		AllowUnboundTickets: !ea.BindTicketToBrowser,
 		MaxPendingStates:    ea.MaxPendingStates,
 		Log:                 log,

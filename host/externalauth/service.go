@@ -214,7 +214,7 @@ func (s *Service) offered(ctx context.Context, code string) (idp.Entry, error) {
 // ProviderItem is one entry of GET providers. Icon is an Iconify name
 // "prefix:name" and Brand a brand key (pluginsdk.ValidIcon, ValidBrand),
 // null when the provider declares none or an invalid one. Brand goes
-// beyond the wire contract (docs/compatibility.md).
+// beyond the wire contract (docs/reference/compatibility.md).
 type ProviderItem struct {
 	Code        string  `json:"code"`
 	DisplayName string  `json:"displayName"`
@@ -223,7 +223,7 @@ type ProviderItem struct {
 }
 
 // ProviderAdminItem is one entry of GET providers/all. Status and
-// StatusReason go beyond the wire contract (docs/compatibility.md): the
+// StatusReason go beyond the wire contract (docs/reference/compatibility.md): the
 // provider's condition (ready, degraded, misconfigured, unconfigured,
 // missing, not launched) and why it is not ready ("" when it is).
 type ProviderAdminItem struct {

@@ -1,7 +1,7 @@
 // Package file is the kernel's file area (wire contract §4.11 "Files",
 // module Upload): uploads streamed into a storage (host/file/storage),
 // resumable chunked uploads, downloads and signed view links
-// (host/file/link) with Range and conditional requests. docs/files.md.
+// (host/file/link) with Range and conditional requests. docs/developers/files.md.
 package file
 
 import (
@@ -20,7 +20,7 @@ import (
 const Name = "Upload"
 
 // HandlerAbandonedUploads is the compiled job handler that removes the
-// abandoned chunked uploads (docs/files.md, docs/jobs.md).
+// abandoned chunked uploads (docs/developers/files.md, docs/developers/jobs.md).
 const HandlerAbandonedUploads = "files.abandonedUploads"
 
 // Module returns the area as a kernel module. Its menus (600-615) are
@@ -78,7 +78,7 @@ func routes(d *module.Deps, api *route.Group) (*Service, error) {
 		log.Warn("Service:Upload:SigningKeys is not set: no signed file link (/sys/file/{id}/view, avatars) is issued or accepted until a key is set")
 	}
 	if store.Kind() == config.StorageLocal && cfg.Service.Cache.Provider == config.CacheRedis {
-		log.Warn("files are stored on this replica's disk (Service:Upload:Storage Local) while the cache is shared (Redis): with several replicas each sees only its own files; use Storage S3 (docs/files.md)")
+		log.Warn("files are stored on this replica's disk (Service:Upload:Storage Local) while the cache is shared (Redis): with several replicas each sees only its own files; use Storage S3 (docs/operators/files.md)")
 	}
 	s := NewService(Options{
 		Client: d.Client, Settings: d.Settings, Store: store, Ring: ring, Scopes: d.Scopes(),

@@ -21,7 +21,7 @@ type recycleBin struct {
 }
 
 // recycleKinds are the files area's types of the recycle bin, with the area codes a
-// restore and a purge need besides the bin's own (docs/recycle.md).
+// restore and a purge need besides the bin's own (docs/developers/recycle.md).
 func recycleKinds(d *module.Deps, files storage.Storage) []module.RecycleKind {
 	s := &recycleBin{Bin: recycle.NewBin(d), files: files}
 	return []module.RecycleKind{

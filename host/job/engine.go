@@ -816,7 +816,7 @@ const SuperAdminID = 1
 
 // alert reports a job that failed failAlertThreshold times in a row: a
 // WARN line naming the recipients of sys.job.alertEmails (the kernel has no
-// mailer: the addresses are recorded and logged, docs/jobs.md) and, with
+// mailer: the addresses are recorded and logged, docs/developers/jobs.md) and, with
 // alertByNotice, a notice (type Message) to the job's creator, or to the
 // super-admin for a job nobody created.
 func (e *Engine) alert(ctx context.Context, j *ent.SysJob, failures int, msg string) {

@@ -1,7 +1,7 @@
 // Package job is the kernel's scheduler (issue 22, wire contract §4.11
 // "Jobs"): cron, interval and one-shot jobs that several replicas run
 // exactly once per firing, their run log and the thirteen /sys/job
-// operations. docs/jobs.md describes the design; this file holds the
+// operations. docs/developers/jobs.md describes the design; this file holds the
 // contract's enums.
 package job
 

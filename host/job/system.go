@@ -16,7 +16,7 @@ const KeyLogRetentionFloorDays = "sys.job.logRetentionFloorDays"
 // defaultRetentionFloor is the floor when the settings cannot be read.
 const defaultRetentionFloor = 30
 
-// The bounds a system job keeps whoever edits it (docs/jobs.md).
+// The bounds a system job keeps whoever edits it (docs/developers/jobs.md).
 const (
 	// systemMinGap and systemMaxGap bound the time between two firings of
 	// a system job (cron or interval) and until its first firing.

@@ -100,7 +100,7 @@ type Deps struct {
 	// registered.
 	Forget func(ctx context.Context, tx *ent.Tx, of string, id, by int64) error
 	// Realtime pushes messages to a user's open realtime connections on
-	// every replica (host/hub Push; docs/realtime.md "Pushing from a
+	// every replica (host/hub Push; docs/developers/realtime.md "Pushing from a
 	// module").
 	Realtime Realtime
 }

@@ -42,7 +42,7 @@ type ServerInfo struct {
 	Disks                     []DiskInfo `json:"disks"`
 	// PasswordHashing (a kernel addition) is the password hashing pool:
 	// its limits, its load now and since start, and the logins and
-	// password changes it refused with 503 (docs/security.md, Passwords).
+	// password changes it refused with 503 (docs/design/security.md, Passwords).
 	PasswordHashing *password.Stats `json:"passwordHashing,omitempty"`
 }
 

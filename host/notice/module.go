@@ -8,7 +8,7 @@
 // notice read one by one above the watermark. Read-all moves the
 // watermark and drops the user's read rows below it. Who receives a notice
 // addressed to roles is resolved when it is read, from the user's current
-// live, enabled roles. See docs/realtime.md.
+// live, enabled roles. See docs/developers/realtime.md.
 package notice
 
 import (

@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkIngestPostgres measures operation-log ingestion on PostgreSQL
-// (issue 27 item 5; docs/benchmarks.md "Operation-log ingestion"): a
+// (issue 27 item 5; docs/design/benchmarks.md "Operation-log ingestion"): a
 // producer adds rows at a fixed rate (5 000/s) for b.N rows through the
 // asynchronous writer with its default queue and batch size; the figures
 // are the rate reached, the deepest queue seen and the rows dropped (the

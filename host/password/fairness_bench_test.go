@@ -15,8 +15,8 @@ import (
 	"github.com/adminkernel/kernel/host/kerneltest"
 )
 
-// BenchmarkLoginUnderFlood (Security III, item 6; docs/benchmarks.md
-// "Login fairness"): one client logs in one login at a time while another
+// BenchmarkLoginUnderFlood (Security III, item 6; docs/design/benchmarks.md
+// "Fair login"): one client logs in one login at a time while another
 // address floods the login at 10 per second (each request on its own, as
 // a script that does not wait for answers), on one hashing slot (the
 // default of a 2-CPU machine) at the default 600 000 iterations. Reports

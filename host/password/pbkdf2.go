@@ -13,7 +13,7 @@ import (
 // more often lets the requests queued behind a hash (pings, page loads) run
 // between blocks of iterations instead of waiting for the preemption. The
 // cost is about 150 Gosched calls per 600 000-iteration hash, well under
-// 1 % (BenchmarkKey; docs/benchmarks.md "Login storm").
+// 1 % (BenchmarkKey; docs/design/benchmarks.md "Login storm").
 const yieldEvery = 4096
 
 // key is PBKDF2-HMAC-SHA256 (RFC 8018 §5.2) computed in blocks of

@@ -78,7 +78,7 @@ type Limits struct {
 // every processor hashing the rest of the API waits for Go's scheduler to
 // reach the network poller (on 2 CPUs the login storm cut ping throughput
 // to under 10 % of idle with a p99 near 30 ms at a pool of 2, against about
-// 55 % and under 10 ms at a pool of 1; docs/benchmarks.md "Login storm").
+// 55 % and under 10 ms at a pool of 1; docs/design/benchmarks.md "Login storm").
 // Keeping one processor free costs login throughput (one verification per
 // processor less), which the queue absorbs.
 func DefaultConcurrency() int { return max(1, runtime.GOMAXPROCS(0)-1) }
@@ -123,7 +123,7 @@ type Stats struct {
 // callers waiting for at most MaxWait. It is safe for concurrent use.
 //
 // The wait is shared fairly among clients, not first come, first served
-// (docs/security.md, "Login fairness"). A caller is identified by the
+// (docs/design/security.md, "Login fairness"). A caller is identified by the
 // client and account that WithCaller put in its context; each client key
 // (an IPv4 address or an IPv6 /64 network) may have at most PerClient
 // hashes running or waiting, and each account at most PerAccount; beyond

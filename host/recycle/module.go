@@ -9,7 +9,7 @@
 // the rows that depend on it. The owning module runs its own authority
 // rules and drops its own caches; the bin routes the {type}, checks the
 // area codes the kind declares (41007) and offers the kinds a kit (kit.go).
-// docs/recycle.md describes each type.
+// docs/developers/recycle.md describes each type.
 package recycle
 
 import (

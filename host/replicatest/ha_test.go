@@ -523,7 +523,7 @@ func TestHACluster(t *testing.T) {
 // TestHAMemory measures the Redis keys and memory (INFO used_memory,
 // MEMORY USAGE per key family) a replica, an active session and a pending
 // authorize state cost, on a private redis-server (capacity input,
-// docs/capacity.md).
+// docs/design/capacity.md).
 func TestHAMemory(t *testing.T) {
 	port := freePort(t)
 	node := startRedisProc(t, port, dataNodeArgs(port)...)

@@ -338,7 +338,7 @@ func TestRealtimeLoad(t *testing.T) {
 	}
 	if per := float64(after-before) / float64(n); per > 20 {
 		// Reported, not asserted: RSS includes garbage the replica's GC has
-		// not returned yet (docs/realtime.md, Figures).
+		// not returned yet (docs/design/verification.md, "Realtime figures").
 		t.Logf("RSS per connection %.1f KiB is above the 20 KiB target", per)
 	}
 }

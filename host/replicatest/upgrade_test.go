@@ -224,7 +224,7 @@ func upgradeLoad(t *testing.T, c *browser, phase string, bases []string) {
 
 // TestRollingUpgrade: the previous release's binary and this one serve
 // side by side on one PostgreSQL database after this one's migrations were
-// applied (issue 30 item 4, docs/deployment.md "Rolling upgrades"):
+// applied (issue 30 item 4, docs/operators/upgrade.md "Rolling upgrades"):
 //
 //  1. the previous release starts on an empty database (it migrates and
 //     seeds it) and serves;

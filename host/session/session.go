@@ -813,7 +813,7 @@ func (s *Service) forget(ctx context.Context, sids []string) error {
 		marks[i] = cache.Entry{Key: key, Val: markRevoked}
 	}
 	// One round trip for all of them (a user with 1 000 sessions:
-	// docs/benchmarks.md, force-logout); best effort like mark.
+	// docs/design/benchmarks.md, force-logout); best effort like mark.
 	if err := cache.SetMany(ctx, s.store, marks, s.cacheTTL); err != nil {
 		s.log.Debug("session cache write failed", "sessions", len(sids), "error", err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 )
 
-// Caps of a read workbook (docs/spreadsheets.md, "Limits"). The reader
+// Caps of a read workbook (docs/developers/spreadsheets.md, "Limits"). The reader
 // streams the first worksheet and its shared strings with encoding/xml,
 // token by token, and keeps only the rows it returns: every cap is checked
 // before the bytes it covers are read (the zip directory and the parts'

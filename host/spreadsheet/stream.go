@@ -20,7 +20,7 @@ import (
 // rows and bytes (the buffer, one row, the zip writer's compressor):
 // excelize's StreamWriter keeps up to 16 MiB of sheet XML in memory (a
 // constant of the library) before it spills, which is what the export's
-// ≤ 32 MiB target could not get under (docs/spreadsheets.md). The output
+// ≤ 32 MiB target could not get under (docs/developers/spreadsheets.md). The output
 // is read back with excelize in the tests.
 type Stream struct {
 	tmp  *os.File

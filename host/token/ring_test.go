@@ -47,7 +47,7 @@ func headerOf(t *testing.T, raw string) map[string]string {
 	return h
 }
 
-// The rotation of docs/security.md step by step: the first key signs,
+// The rotation of docs/design/security.md step by step: the first key signs,
 // every key of the ring verifies, a key removed from the ring no longer
 // verifies anything.
 func TestKeyRingRotation(t *testing.T) {

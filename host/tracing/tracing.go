@@ -1,5 +1,5 @@
 // Package tracing is the kernel's OpenTelemetry tracing
-// (Service:Telemetry:Tracing, docs/operations.md "Tracing"): a tracer
+// (Service:Telemetry:Tracing, docs/operators/operations.md "Tracing"): a tracer
 // provider exporting over OTLP (HTTP or gRPC), W3C trace-context
 // propagation, and the spans of HTTP requests, SQL statements, Redis
 // commands, outbound HTTP calls and plugin RPCs.

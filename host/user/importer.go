@@ -117,7 +117,7 @@ type ImportPassword struct {
 }
 
 // ImportResult answers commit. Passwords (an addition to the contract,
-// docs/compatibility.md) are the generated initial passwords of the
+// docs/reference/compatibility.md) are the generated initial passwords of the
 // inserted users, reported this once (Cache-Control: no-store).
 type ImportResult struct {
 	Total     int              `json:"total"`

@@ -24,7 +24,7 @@ type recycleBin struct {
 }
 
 // recycleKinds are the user area's types of the recycle bin, with the area codes a
-// restore and a purge need besides the bin's own (docs/recycle.md).
+// restore and a purge need besides the bin's own (docs/developers/recycle.md).
 func recycleKinds(d *module.Deps) []module.RecycleKind {
 	s := &recycleBin{recycle.NewBin(d)}
 	return []module.RecycleKind{

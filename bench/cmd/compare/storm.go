@@ -21,7 +21,7 @@ import (
 	"github.com/adminkernel/kernel/host/password"
 )
 
-// Login storm (docs/benchmarks.md "Login storm"): authenticated pings idle,
+// Login storm (docs/design/benchmarks.md "Login storm"): authenticated pings idle,
 // then the same pings while -storm-clients clients log in continuously;
 // login throughput against the PBKDF2 limit. One run per -storm-pools value
 // (Service:Security:Password:HashConcurrency; 0 = the kernel's default).

@@ -1,5 +1,5 @@
 // Command scale measures the kernel on a database of a million users
-// (issue 27, items 3 and 4; docs/benchmarks.md "A million users").
+// (issue 27, items 3 and 4; docs/design/benchmarks.md "A million users").
 //
 //	go run ./bench/cmd/scale -db postgres            # fill (once) and measure
 //	go run ./bench/cmd/scale -db mysql -users 1000000

@@ -1,4 +1,4 @@
-// The binding challenge of a bind started by the console (docs/frontend.md
+// The binding challenge of a bind started by the console (docs/developers/frontend.md
 // §3.2–3.3): a verifier kept in sessionStorage, its S256 challenge sent with
 // POST {provider}/bind; the callback's ?bindTicket is then completed with
 // the verifier. Without WebCrypto (an insecure context) the bind falls back

@@ -1,7 +1,7 @@
 // The /oauth/callback query, read in the wire contract's order (§3.3):
 // totpChallenge, pendingLink, error, bind, bindTicket, ticket, else a
 // generic failure. `bindTicket` is the end of a bind started with a binding
-// challenge (docs/frontend.md §3.3): the console starts its binds that way.
+// challenge (docs/developers/frontend.md §3.3): the console starts its binds that way.
 
 export type CallbackAction =
   | { kind: 'totp'; challengeId: string; passkey: boolean }

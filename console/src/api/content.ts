@@ -79,7 +79,7 @@ export interface RecycleItem {
   deletedByName?: string | null
 }
 
-/** RECYCLE_TYPES: every type GET /sys/recycle/{type}/page serves (docs/recycle.md). */
+/** RECYCLE_TYPES: every type GET /sys/recycle/{type}/page serves (docs/developers/recycle.md). */
 export const RECYCLE_TYPES = ['user', 'role', 'org', 'position', 'menu', 'module', 'config', 'dict', 'dictItem', 'job', 'file'] as const
 export type RecycleType = (typeof RECYCLE_TYPES)[number]
 

@@ -1,4 +1,4 @@
-// The scheduled-job endpoints (/sys/job, wire contract §4.11, docs/jobs.md)
+// The scheduled-job endpoints (/sys/job, wire contract §4.11, docs/developers/jobs.md)
 // and the workbench summary (/dashboard/summary, §4.10) the job pages and
 // the workbench call (issue 25). Every call goes through the shared client:
 // the +R routes (add, update, delete, batch-delete, run) replay after the
@@ -14,7 +14,7 @@ export const RunStatus = { Running: 1, Success: 2, Failed: 3, Timeout: 4, Cancel
 /** JobInput (POST /sys/job, PUT /sys/job/{id}: a full replace). The
  * console sends the kernel's field names (httpUrl, httpHeaders, runAt, ...),
  * which the kernel accepts beside the contract's `properties` bag and
- * `oneShotTime` (docs/jobs.md, "Bodies"). Header values read back masked
+ * `oneShotTime` (docs/developers/jobs.md, "Bodies"). Header values read back masked
  * (`********`); sending a masked value keeps the stored one. */
 export interface JobInput {
   code: string

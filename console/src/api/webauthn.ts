@@ -1,4 +1,4 @@
-// WebAuthn in the browser (passkeys, docs/security.md "Passkeys"): the
+// WebAuthn in the browser (passkeys, docs/design/security.md "Passkeys"): the
 // kernel hands out the options in their JSON form (base64url binary
 // fields) and takes the credential back as JSON. The conversion is done
 // here by hand, so browsers without PublicKeyCredential.parse…FromJSON /

@@ -1,5 +1,5 @@
 // A minimal single-page app following the app-author rules for the kernel's
-// browser login (docs/frontend.md): the result page strips ?ticket,
+// browser login (docs/developers/frontend.md): the result page strips ?ticket,
 // ?pendingLink and ?bindTicket with history.replaceState before any
 // request; every call is credentials:'include'; a state-changing call sends
 // X-Smart-CSRF with the smart_csrf cookie when there is one; with a binding

@@ -29,7 +29,7 @@ function startAppServer({ port, config, proxyTo }) {
     res.writeHead(200, {
       'Content-Type': type,
       'Cache-Control': 'no-store',
-      // docs/frontend.md: the result page never leaks its query in a Referer.
+      // docs/developers/frontend.md: the result page never leaks its query in a Referer.
       'Referrer-Policy': 'no-referrer',
     });
     res.end(body);

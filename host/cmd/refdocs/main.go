@@ -212,7 +212,7 @@ func defaultOf(t reflect.Type, v reflect.Value) string {
 
 func settingsPage(b *bytes.Buffer, docs map[string]string) error {
 	b.WriteString("# Settings reference\n\n")
-	b.WriteString("Every setting the kernel reads, generated from the code. Reader: operators. How settings are read and combined (files, environment, `__` nesting) and the production notes: [configuration.md](../configuration.md).\n\n")
+	b.WriteString("Every setting the kernel reads, generated from the code. Reader: operators. How settings are read and combined (files, environment, `__` nesting) and the production notes: [operators/configuration.md](../operators/configuration.md).\n\n")
 	b.WriteString("## Settings files (`appsettings.json`, environment)\n\n")
 	b.WriteString("Keys are case-insensitive; `:N` is an element of a list (`Service__ExternalAuth__Oidc__0__Code` in the environment). The default is the value without any file; \"unset\" means the kernel derives it (the description says how). Secrets print as `***` everywhere.\n\n")
 	d := config.Defaults()
@@ -262,7 +262,7 @@ func settingsPage(b *bytes.Buffer, docs map[string]string) error {
 
 func cliPage(b *bytes.Buffer, root *cobra.Command) {
 	b.WriteString("# Command-line reference\n\n")
-	b.WriteString("Every `adminkernel` command and flag, generated from the command tree. Reader: operators. What the commands are for, with examples: [cli.md](../cli.md).\n\n")
+	b.WriteString("Every `adminkernel` command and flag, generated from the command tree. Reader: operators. What the commands are for, with examples: [operators/cli.md](../operators/cli.md).\n\n")
 	b.WriteString("Global flags (every command):\n\n")
 	flags(b, root.PersistentFlags())
 	var visit func(c *cobra.Command)

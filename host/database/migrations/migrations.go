@@ -45,7 +45,7 @@ type File struct {
 	Checksum string
 	// CompatibleFrom is the oldest revision a binary must know to run
 	// against a schema that has this file applied (rolling upgrades,
-	// docs/deployment.md): the file's own version unless the file carries a
+	// docs/operators/upgrade.md): the file's own version unless the file carries a
 	// compatibility mark (MarkExpand, MarkCompatibleFrom).
 	CompatibleFrom int
 	// Expand: the file carries MarkExpand (additive only).

@@ -15,7 +15,7 @@ import (
 
 // Local keeps objects as files under a root directory (mode 0600, in
 // directories of mode 0700). Visible to one machine only: several replicas
-// need S3 (docs/files.md).
+// need S3 (docs/operators/files.md).
 type Local struct{ root string }
 
 // NewLocal returns the local storage under dataDir/files, creating it.

@@ -7,7 +7,7 @@
 // (their settings keys, host overrides and default hosts) and of the
 // built-in OIDC providers (discovery, issuer, key set); a third-party
 // plugin gets the status, settings-presence and redirect checks only
-// (vendor checks would need a plugin RPC; docs/plugins.md).
+// (vendor checks would need a plugin RPC; docs/vendors/plugins.md).
 //
 // Results never carry a secret: messages are the kernel's own texts with
 // host names, key names, vendor error codes and the redirect values; the

@@ -1,5 +1,5 @@
 // Package cors answers the CORS protocol for the browser apps listed in
-// Api:Cors:AllowedOrigins (docs/frontend.md, docs/security.md "CORS").
+// Api:Cors:AllowedOrigins (docs/developers/frontend.md, docs/design/security.md "CORS").
 //
 // Every answer carries Vary: Origin. An answer to a listed origin carries
 //

@@ -1,7 +1,7 @@
 // Package fakevendor is a standard OAuth 2.0 authorization server for
 // provider tests: the authorization-code grant with PKCE (RFC 6749, RFC
 // 7636, S256 only), a token endpoint and a userinfo endpoint, served by
-// httptest. The walkthrough of docs/plugins.md tests its provider against
+// httptest. The walkthrough of docs/vendors/plugins.md tests its provider against
 // it.
 //
 //	GET  /oauth/authorize  response_type=code, client_id, redirect_uri, state,

@@ -1,4 +1,4 @@
-// The chunked, resumable upload of the files page (docs/files.md, "Chunked
+// The chunked, resumable upload of the files page (docs/developers/files.md, "Chunked
 // uploads"): the file is hashed (SHA-256, slice by slice), chunk/init
 // answers an instant upload or the chunks the kernel already holds (an
 // upload of the same user, hash, size and chunk count is resumed, also

@@ -1,5 +1,5 @@
 // The unread-notice count of the shell header, kept current by the
-// kernel's realtime hub (docs/realtime.md: a WebSocket at /hub/realtime,
+// kernel's realtime hub (docs/developers/realtime.md: a WebSocket at /hub/realtime,
 // the access token in the access_token parameter) with the contract's
 // polling fallback (GET /sys/notice/unread-count every 30 s while no socket
 // is open). The socket is reopened with a growing delay; a socket replaced

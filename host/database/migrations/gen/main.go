@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string) error {
 		"MySQL/MariaDB server (a user allowed to CREATE DATABASE); default $ADMINKERNEL_TEST_MYSQL")
 	check := fl.Bool("check", false, "only report whether a migration is needed (exit status 1 when it is)")
 	expand := fl.Bool("expand", false, "mark the file expand-only (`"+migrations.MarkExpand+"`: the previous release keeps running against it; "+
-		"refused when a statement is not additive; see docs/deployment.md, \"Rolling upgrades\")")
+		"refused when a statement is not additive; see docs/operators/upgrade.md, \"Rolling upgrades\")")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
