@@ -41,18 +41,14 @@ var keyPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
 // Config is the contract's SysConfig.
 type Config struct {
-	ID           int64   `json:"id"`
-	IsDelete     bool    `json:"isDelete"`
-	CreateTime   string  `json:"createTime"`
-	CreateUserID *int64  `json:"createUserId"`
-	UpdateTime   *string `json:"updateTime"`
-	UpdateUserID *int64  `json:"updateUserId"`
-	ConfigKey    string  `json:"configKey"`
-	ConfigValue  *string `json:"configValue"`
-	Name         string  `json:"name"`
-	GroupCode    *string `json:"groupCode"`
-	Sort         int     `json:"sort"`
-	Remark       *string `json:"remark"`
+	ID int64 `json:"id"`
+	request.Audit
+	ConfigKey   string  `json:"configKey"`
+	ConfigValue *string `json:"configValue"`
+	Name        string  `json:"name"`
+	GroupCode   *string `json:"groupCode"`
+	Sort        int     `json:"sort"`
+	Remark      *string `json:"remark"`
 }
 
 // Input is the body of POST and PUT /sys/config (configKey is ignored by PUT).
@@ -119,17 +115,11 @@ func NewService(client *ent.Client, store cache.Store, set *settings.Service, cf
 }
 
 func toDTO(r *ent.SysConfig) Config {
-	out := Config{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime),
-		CreateUserID: r.CreateUserID, UpdateUserID: r.UpdateUserID,
+	return Config{
+		ID: r.ID, Audit: request.AuditOf(r.IsDelete, r.CreateTime, r.CreateUserID, r.UpdateTime, r.UpdateUserID),
 		ConfigKey: r.ConfigKey, ConfigValue: r.ConfigValue, Name: r.Name,
 		GroupCode: r.GroupCode, Sort: r.Sort, Remark: r.Remark,
 	}
-	if r.UpdateTime != nil {
-		s := request.EntityTime(*r.UpdateTime)
-		out.UpdateTime = &s
-	}
-	return out
 }
 
 // sortColumns maps the contract's property names (lower-cased) to columns.

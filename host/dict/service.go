@@ -73,32 +73,24 @@ func InvalidateAll(ctx context.Context, store cache.Store, ev *events.Bus) (int,
 
 // Type is the contract's SysDictType.
 type Type struct {
-	ID           int64   `json:"id"`
-	IsDelete     bool    `json:"isDelete"`
-	CreateTime   string  `json:"createTime"`
-	CreateUserID *int64  `json:"createUserId"`
-	UpdateTime   *string `json:"updateTime"`
-	UpdateUserID *int64  `json:"updateUserId"`
-	Code         string  `json:"code"`
-	Name         string  `json:"name"`
-	Sort         int     `json:"sort"`
-	Enabled      bool    `json:"enabled"`
-	Remark       *string `json:"remark"`
+	ID int64 `json:"id"`
+	request.Audit
+	Code    string  `json:"code"`
+	Name    string  `json:"name"`
+	Sort    int     `json:"sort"`
+	Enabled bool    `json:"enabled"`
+	Remark  *string `json:"remark"`
 }
 
 // Item is the contract's SysDictItem.
 type Item struct {
-	ID           int64   `json:"id"`
-	IsDelete     bool    `json:"isDelete"`
-	CreateTime   string  `json:"createTime"`
-	CreateUserID *int64  `json:"createUserId"`
-	UpdateTime   *string `json:"updateTime"`
-	UpdateUserID *int64  `json:"updateUserId"`
-	DictTypeCode string  `json:"dictTypeCode"`
-	Label        string  `json:"label"`
-	Value        string  `json:"value"`
-	Sort         int     `json:"sort"`
-	Enabled      bool    `json:"enabled"`
+	ID int64 `json:"id"`
+	request.Audit
+	DictTypeCode string `json:"dictTypeCode"`
+	Label        string `json:"label"`
+	Value        string `json:"value"`
+	Sort         int    `json:"sort"`
+	Enabled      bool   `json:"enabled"`
 }
 
 // TypeInput is the body of POST and PUT /sys/dict/type (code is ignored by
@@ -152,16 +144,16 @@ type Service struct {
 
 func typeDTO(r *ent.SysDictType) Type {
 	return Type{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
-		UpdateTime: request.EntityTimePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		ID: r.ID, Audit: request.AuditOf(r.IsDelete, r.CreateTime, r.CreateUserID, r.UpdateTime, r.UpdateUserID),
+
 		Code: r.Code, Name: r.Name, Sort: r.Sort, Enabled: r.Enabled, Remark: r.Remark,
 	}
 }
 
 func itemDTO(r *ent.SysDictItem) Item {
 	return Item{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
-		UpdateTime: request.EntityTimePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		ID: r.ID, Audit: request.AuditOf(r.IsDelete, r.CreateTime, r.CreateUserID, r.UpdateTime, r.UpdateUserID),
+
 		DictTypeCode: r.DictTypeCode, Label: r.Label, Value: r.Value, Sort: r.Sort, Enabled: r.Enabled,
 	}
 }

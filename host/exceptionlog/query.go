@@ -25,11 +25,7 @@ type Item struct {
 	IP            *string `json:"ip"`
 	UserAgent     *string `json:"userAgent"`
 	RequestID     *string `json:"requestId"`
-	IsDelete      bool    `json:"isDelete"`
-	CreateTime    string  `json:"createTime"`
-	CreateUserID  *int64  `json:"createUserId"`
-	UpdateTime    *string `json:"updateTime"`
-	UpdateUserID  *int64  `json:"updateUserId"`
+	request.Audit
 }
 
 // Filter filters the exception-log page: Path and ExceptionType match as
@@ -99,7 +95,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 			ID: r.ID, HTTPMethod: r.HTTPMethod, Path: r.Path, TraceID: r.TraceID,
 			ExceptionType: r.ExceptionType, Message: r.Message, StackTrace: r.StackTrace,
 			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent, RequestID: r.RequestID,
-			CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
+			Audit: request.Audit{CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID},
 		}
 		if r.OperatorID != nil {
 			if n, ok := names[*r.OperatorID]; ok {

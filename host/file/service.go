@@ -123,12 +123,8 @@ type UploadOutput struct {
 
 // File is SysFile of the wire contract.
 type File struct {
-	ID           int64   `json:"id"`
-	IsDelete     bool    `json:"isDelete"`
-	CreateTime   string  `json:"createTime"`
-	CreateUserID *int64  `json:"createUserId"`
-	UpdateTime   *string `json:"updateTime"`
-	UpdateUserID *int64  `json:"updateUserId"`
+	ID int64 `json:"id"`
+	request.Audit
 	OriginalName string  `json:"originalName"`
 	StoragePath  string  `json:"storagePath"`
 	Extension    string  `json:"extension"`
@@ -143,8 +139,8 @@ type File struct {
 
 func toFile(f *ent.SysFile) File {
 	return File{
-		ID: f.ID, IsDelete: f.IsDelete, CreateTime: request.EntityTime(f.CreateTime), CreateUserID: f.CreateUserID,
-		UpdateTime: request.EntityTimePtr(f.UpdateTime), UpdateUserID: f.UpdateUserID,
+		ID: f.ID, Audit: request.AuditOf(f.IsDelete, f.CreateTime, f.CreateUserID, f.UpdateTime, f.UpdateUserID),
+
 		OriginalName: f.OriginalName, StoragePath: f.StoragePath, Extension: f.Extension,
 		ContentType: f.ContentType, SizeBytes: f.SizeBytes, Hash: f.Hash,
 	}

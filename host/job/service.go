@@ -64,12 +64,8 @@ type Input struct {
 // earlier names of the same values among them). Header values are masked
 // (MaskedValue) in propsJson and httpHeaders.
 type Job struct {
-	ID                   int64   `json:"id"`
-	IsDelete             bool    `json:"isDelete"`
-	CreateTime           string  `json:"createTime"`
-	CreateUserID         *int64  `json:"createUserId"`
-	UpdateTime           *string `json:"updateTime"`
-	UpdateUserID         *int64  `json:"updateUserId"`
+	ID int64 `json:"id"`
+	request.Audit
 	Code                 string  `json:"code"`
 	Name                 string  `json:"name"`
 	HandlerKind          int     `json:"handlerKind"`
@@ -968,32 +964,23 @@ func (s *Service) Dashboard(ctx context.Context) (Dashboard, error) {
 	return d, nil
 }
 
-func timePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := request.EntityTime(*t)
-	return &s
-}
-
 func toJob(r *ent.SysJob) Job {
 	headers := maskHeaders(r.HTTPHeaders)
 	return Job{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
-		UpdateTime: timePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		ID: r.ID, Audit: request.AuditOf(r.IsDelete, r.CreateTime, r.CreateUserID, r.UpdateTime, r.UpdateUserID),
 		Code: r.Code, Name: r.Name, HandlerKind: r.HandlerKind, HandlerName: builtinName(r.HandlerKind, r.HandlerName),
 		PropsJSON: propsJSON(r), TriggerKind: r.TriggerKind, CronExpression: r.CronExpression, IntervalSeconds: r.IntervalSeconds,
-		OneShotTime: timePtr(r.RunAt), StartTime: timePtr(r.StartTime), EndTime: timePtr(r.EndTime),
+		OneShotTime: request.EntityTimePtr(r.RunAt), StartTime: request.EntityTimePtr(r.StartTime), EndTime: request.EntityTimePtr(r.EndTime),
 		MisfireStrategy: r.MisfireStrategy, ConcurrencyMode: r.ConcurrencyMode, Status: r.Status,
-		NextRunTime: timePtr(r.NextFireTime), LastRunTime: timePtr(r.LastFireTime),
+		NextRunTime: request.EntityTimePtr(r.NextFireTime), LastRunTime: request.EntityTimePtr(r.LastFireTime),
 		NumberOfRuns: r.NumberOfRuns, NumberOfErrors: r.NumberOfErrors, ConsecutiveErrors: r.ConsecutiveFailures,
 		TimeoutSeconds: r.TimeoutSeconds, RetryCount: r.RetryCount, RetryIntervalSeconds: r.RetryIntervalSeconds,
 		FailAlertThreshold: r.FailAlertThreshold, AlertByNotice: r.AlertByNotice, AlertEmails: r.AlertEmails,
 		IsSystem: r.IsSystem, Remark: r.Remark,
 		TimeZone: r.TimeZone, LastRunStatus: r.LastRunStatus, HandlerParam: r.HandlerParam,
 		HTTPURL: r.HTTPURL, HTTPMethod: r.HTTPMethod, HTTPBody: r.HTTPBody, HTTPHeaders: headers,
-		HTTPSuccessStatuses: r.HTTPSuccessStatuses, SQL: r.SQL, RunAt: timePtr(r.RunAt),
-		NextFireTime: timePtr(r.NextFireTime), LastFireTime: timePtr(r.LastFireTime),
+		HTTPSuccessStatuses: r.HTTPSuccessStatuses, SQL: r.SQL, RunAt: request.EntityTimePtr(r.RunAt),
+		NextFireTime: request.EntityTimePtr(r.NextFireTime), LastFireTime: request.EntityTimePtr(r.LastFireTime),
 	}
 }
 
@@ -1010,7 +997,7 @@ func toLog(r *ent.SysJobLog) Log {
 	}
 	return Log{
 		ID: r.ID, JobID: r.JobID, JobName: r.JobName, FireInstanceID: r.FireInstanceID, RetryIndex: r.RetryIndex,
-		FireMode: mode, ScheduledTime: request.EntityTime(r.FireTime), StartTime: start, EndTime: timePtr(r.EndTime), RunStatus: r.RunStatus,
+		FireMode: mode, ScheduledTime: request.EntityTime(r.FireTime), StartTime: start, EndTime: request.EntityTimePtr(r.EndTime), RunStatus: r.RunStatus,
 		ElapsedMs: elapsed, NodeName: r.Instance, KillRequested: r.KillRequested,
 		MessageText: r.Output, ErrorText: r.ErrorMessage, CreateTime: start,
 		FireTime: fire, Output: r.Output, ErrorMessage: r.ErrorMessage, Instance: r.Instance, TriggeredBy: r.TriggeredBy, TraceID: r.TraceID,

@@ -28,19 +28,14 @@ type SysModule struct {
 	Sort         int     `json:"sort"`
 	Enabled      bool    `json:"enabled"`
 	Remark       *string `json:"remark"`
-	IsDelete     bool    `json:"isDelete"`
-	CreateTime   string  `json:"createTime"`
-	CreateUserID *int64  `json:"createUserId"`
-	UpdateTime   *string `json:"updateTime"`
-	UpdateUserID *int64  `json:"updateUserId"`
+	request.Audit
 }
 
 func toSysModule(m *ent.SysModule) SysModule {
 	return SysModule{
 		ID: m.ID, Code: m.Code, Title: m.Title, Icon: m.Icon, DefaultRoute: m.DefaultRoute,
 		APIPrefix: m.APIPrefix, Sort: m.Sort, Enabled: m.Enabled, Remark: m.Remark,
-		IsDelete: m.IsDelete, CreateTime: request.EntityTime(m.CreateTime), CreateUserID: m.CreateUserID,
-		UpdateTime: request.EntityTimePtr(m.UpdateTime), UpdateUserID: m.UpdateUserID,
+		Audit: request.AuditOf(m.IsDelete, m.CreateTime, m.CreateUserID, m.UpdateTime, m.UpdateUserID),
 	}
 }
 

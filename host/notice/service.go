@@ -80,12 +80,8 @@ type Input struct {
 
 // Notice is the contract's SysNotice.
 type Notice struct {
-	ID           int64   `json:"id"`
-	IsDelete     bool    `json:"isDelete"`
-	CreateTime   string  `json:"createTime"`
-	CreateUserID *int64  `json:"createUserId"`
-	UpdateTime   *string `json:"updateTime"`
-	UpdateUserID *int64  `json:"updateUserId"`
+	ID int64 `json:"id"`
+	request.Audit
 	Title        string  `json:"title"`
 	Content      *string `json:"content"`
 	Type         int     `json:"type"`
@@ -140,8 +136,8 @@ func NewService(client *ent.Client, ev *events.Bus, routes func() []route.Route,
 
 func noticeDTO(r *ent.SysNotice) Notice {
 	return Notice{
-		ID: r.ID, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
-		UpdateTime: request.EntityTimePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		ID: r.ID, Audit: request.AuditOf(r.IsDelete, r.CreateTime, r.CreateUserID, r.UpdateTime, r.UpdateUserID),
+
 		Title: r.Title, Content: r.Content, Type: r.Type, ReceiverType: r.ReceiverType, ActionsJSON: r.ActionsJSON,
 	}
 }

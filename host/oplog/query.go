@@ -29,11 +29,7 @@ type Item struct {
 	UserAgent        *string `json:"userAgent"`
 	RequestID        *string `json:"requestId"`
 	TraceID          *string `json:"traceId"`
-	IsDelete         bool    `json:"isDelete"`
-	CreateTime       string  `json:"createTime"`
-	CreateUserID     *int64  `json:"createUserId"`
-	UpdateTime       *string `json:"updateTime"`
-	UpdateUserID     *int64  `json:"updateUserId"`
+	request.Audit
 }
 
 // Filter filters the operation-log page: Title and Path match as
@@ -101,7 +97,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 			ParamJSON: r.ParamJSON, ResultCode: r.ResultCode, Success: r.Success,
 			ExceptionMessage: r.ExceptionMessage, ElapsedMs: r.ElapsedMs,
 			OperatorID: r.OperatorID, IP: r.IP, UserAgent: r.UserAgent, RequestID: r.RequestID, TraceID: r.TraceID,
-			CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID,
+			Audit: request.Audit{CreateTime: request.EntityTime(r.CreateTime), CreateUserID: r.CreateUserID},
 		}
 		if r.OperatorID != nil {
 			if n, ok := names[*r.OperatorID]; ok {

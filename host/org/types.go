@@ -18,26 +18,20 @@ const (
 
 // SysOrg is an organisation as the API returns it.
 type SysOrg struct {
-	ID           int64   `json:"id"`
-	ParentID     int64   `json:"parentId"`
-	Name         string  `json:"name"`
-	Code         string  `json:"code"`
-	Category     *string `json:"category"`
-	Sort         int     `json:"sort"`
-	Enabled      bool    `json:"enabled"`
-	IsDelete     bool    `json:"isDelete"`
-	CreateTime   string  `json:"createTime"`
-	CreateUserID *int64  `json:"createUserId"`
-	UpdateTime   *string `json:"updateTime"`
-	UpdateUserID *int64  `json:"updateUserId"`
+	ID       int64   `json:"id"`
+	ParentID int64   `json:"parentId"`
+	Name     string  `json:"name"`
+	Code     string  `json:"code"`
+	Category *string `json:"category"`
+	Sort     int     `json:"sort"`
+	Enabled  bool    `json:"enabled"`
+	request.Audit
 }
 
 func toSysOrg(o *ent.SysOrg) SysOrg {
 	return SysOrg{
 		ID: o.ID, ParentID: o.ParentID, Name: o.Name, Code: o.Code, Category: o.Category,
-		Sort: o.Sort, Enabled: o.Enabled, IsDelete: o.IsDelete,
-		CreateTime: request.EntityTime(o.CreateTime), CreateUserID: o.CreateUserID,
-		UpdateTime: request.EntityTimePtr(o.UpdateTime), UpdateUserID: o.UpdateUserID,
+		Sort: o.Sort, Enabled: o.Enabled, Audit: request.AuditOf(o.IsDelete, o.CreateTime, o.CreateUserID, o.UpdateTime, o.UpdateUserID),
 	}
 }
 
@@ -88,23 +82,17 @@ func (in OrgInput) validate() (orgFields, error) {
 
 // SysPosition is a position as the API returns it.
 type SysPosition struct {
-	ID           int64   `json:"id"`
-	Name         string  `json:"name"`
-	Code         string  `json:"code"`
-	Sort         int     `json:"sort"`
-	Enabled      bool    `json:"enabled"`
-	IsDelete     bool    `json:"isDelete"`
-	CreateTime   string  `json:"createTime"`
-	CreateUserID *int64  `json:"createUserId"`
-	UpdateTime   *string `json:"updateTime"`
-	UpdateUserID *int64  `json:"updateUserId"`
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Code    string `json:"code"`
+	Sort    int    `json:"sort"`
+	Enabled bool   `json:"enabled"`
+	request.Audit
 }
 
 func toSysPosition(p *ent.SysPosition) SysPosition {
 	return SysPosition{
-		ID: p.ID, Name: p.Name, Code: p.Code, Sort: p.Sort, Enabled: p.Enabled, IsDelete: p.IsDelete,
-		CreateTime: request.EntityTime(p.CreateTime), CreateUserID: p.CreateUserID,
-		UpdateTime: request.EntityTimePtr(p.UpdateTime), UpdateUserID: p.UpdateUserID,
+		ID: p.ID, Name: p.Name, Code: p.Code, Sort: p.Sort, Enabled: p.Enabled, Audit: request.AuditOf(p.IsDelete, p.CreateTime, p.CreateUserID, p.UpdateTime, p.UpdateUserID),
 	}
 }
 

@@ -310,6 +310,23 @@ func EntityTimePtr(t *time.Time) *string {
 	return &s
 }
 
+// Audit are the fields every contract entity carries about its life
+// (isDelete, createTime, createUserId, updateTime, updateUserId); a
+// response type embeds it where the contract lists them.
+type Audit struct {
+	IsDelete     bool    `json:"isDelete"`
+	CreateTime   string  `json:"createTime"`
+	CreateUserID *int64  `json:"createUserId"`
+	UpdateTime   *string `json:"updateTime"`
+	UpdateUserID *int64  `json:"updateUserId"`
+}
+
+// AuditOf fills Audit from an entity's columns.
+func AuditOf(isDelete bool, created time.Time, createdBy *int64, updated *time.Time, updatedBy *int64) Audit {
+	return Audit{IsDelete: isDelete, CreateTime: EntityTime(created), CreateUserID: createdBy,
+		UpdateTime: EntityTimePtr(updated), UpdateUserID: updatedBy}
+}
+
 // OffsetTimeLayout is the contract's DateTimeOffset (expiresAt,
 // refreshExpiresAt, ping.at): ISO-8601 with the offset, in server-local
 // time, whole seconds.

@@ -15,18 +15,13 @@ type Role struct {
 	Enabled       bool    `json:"enabled"`
 	Remark        *string `json:"remark"`
 	IsDelegatable bool    `json:"isDelegatable"`
-	IsDelete      bool    `json:"isDelete"`
-	CreateTime    string  `json:"createTime"`
-	CreateUserID  *int64  `json:"createUserId"`
-	UpdateTime    *string `json:"updateTime"`
-	UpdateUserID  *int64  `json:"updateUserId"`
+	request.Audit
 }
 
 func toRole(r *ent.SysRole) Role {
 	return Role{
 		ID: r.ID, Name: r.Name, Code: r.Code, Sort: r.Sort, Enabled: r.Enabled, Remark: r.Remark,
-		IsDelegatable: r.IsDelegatable, IsDelete: r.IsDelete, CreateTime: request.EntityTime(r.CreateTime),
-		CreateUserID: r.CreateUserID, UpdateTime: request.EntityTimePtr(r.UpdateTime), UpdateUserID: r.UpdateUserID,
+		IsDelegatable: r.IsDelegatable, Audit: request.AuditOf(r.IsDelete, r.CreateTime, r.CreateUserID, r.UpdateTime, r.UpdateUserID),
 	}
 }
 
@@ -36,18 +31,12 @@ type DataScope struct {
 	RoleID       int64   `json:"roleId"`
 	ScopeType    int     `json:"scopeType"`
 	CustomOrgIDs *string `json:"customOrgIds"`
-	IsDelete     bool    `json:"isDelete"`
-	CreateTime   string  `json:"createTime"`
-	CreateUserID *int64  `json:"createUserId"`
-	UpdateTime   *string `json:"updateTime"`
-	UpdateUserID *int64  `json:"updateUserId"`
+	request.Audit
 }
 
 func toDataScope(s *ent.SysRoleDataScope) *DataScope {
 	return &DataScope{
-		ID: s.ID, RoleID: s.RoleID, ScopeType: s.ScopeType, CustomOrgIDs: s.CustomOrgIds, IsDelete: s.IsDelete,
-		CreateTime: request.EntityTime(s.CreateTime), CreateUserID: s.CreateUserID,
-		UpdateTime: request.EntityTimePtr(s.UpdateTime), UpdateUserID: s.UpdateUserID,
+		ID: s.ID, RoleID: s.RoleID, ScopeType: s.ScopeType, CustomOrgIDs: s.CustomOrgIds, Audit: request.AuditOf(s.IsDelete, s.CreateTime, s.CreateUserID, s.UpdateTime, s.UpdateUserID),
 	}
 }
 
