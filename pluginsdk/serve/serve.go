@@ -28,10 +28,9 @@ func WithLogLevel(l hclog.Level) Option {
 //
 // factory is the provider's constructor: any func(hclog.Logger) P whose P
 // implements pluginsdk.Provider (a *codehost.Provider, or pluginsdk.Provider
-// itself). Serve
-// builds the plugin's logger (hclog, JSON on standard error: the host
-// re-logs each line at its level under the provider's name), calls factory
-// once with it, and serves the provider over gRPC with the kernel's
+// itself). Serve builds the plugin's logger (hclog, JSON on standard error:
+// the host re-logs each line at its level under the provider's name), calls
+// factory once with it, and serves the provider over gRPC with the kernel's
 // handshake and protocol version 1 (kernel.provider.v1). The host starts the
 // plugin with mutual TLS and an almost empty environment, and hands it its
 // settings through Configure.
