@@ -176,10 +176,10 @@ verify: proto generate docs ## regenerate ent, the protocol code (protoc) and th
 	  { echo "docs/reference drifted from the code: run make docs and commit"; git status --porcelain -- docs/reference; exit 1; }
 	GOWORK=off $(GO) mod tidy
 	cd $(SDK_DIR) && GOWORK=off $(GO) mod tidy
-	@if [ -n "$$(git status --porcelain -- ent pluginsdk/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum)" ]; then \
+	@if [ -n "$$(git status --porcelain -- ent pluginsdk/internal/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum)" ]; then \
 		echo "generated code or go.mod/go.sum drifted from the committed state:"; \
-		git status --porcelain -- ent pluginsdk/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum; \
-		git --no-pager diff --stat -- ent pluginsdk/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum; exit 1; fi
+		git status --porcelain -- ent pluginsdk/internal/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum; \
+		git --no-pager diff --stat -- ent pluginsdk/internal/proto go.mod go.sum go.work go.work.sum $(SDK_DIR)/go.mod $(SDK_DIR)/go.sum; exit 1; fi
 	@# every SQLite migration applied to an in-memory database leaves nothing for ent to change
 	$(UNIT_ENV) bash scripts/gotest-count.sh -q 1 -count=1 -tags unit -run '^TestMigrationFilesMatchEntSchema$$' ./host/database/
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

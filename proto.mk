@@ -1,5 +1,5 @@
 # Provider plugin protocol (kernel.provider.v1): regenerate the Go code in
-# pluginsdk/proto from the .proto files. Included by the Makefile.
+# pluginsdk/internal/proto from the .proto files. Included by the Makefile.
 #
 # protoc is Debian's protobuf-compiler (apt-get install -y protobuf-compiler,
 # libprotoc 3.21.12 on bookworm); the Go plugins are pinned below and
@@ -15,7 +15,7 @@ PROTOC_GEN_GRPC_VERSION := v1.6.2
 PROTO_TOOLS             := $(CURDIR)/bin/tools
 PROTOC_GEN_GO           := $(PROTO_TOOLS)/protoc-gen-go-$(PROTOC_GEN_GO_VERSION)/protoc-gen-go
 PROTOC_GEN_GO_GRPC      := $(PROTO_TOOLS)/protoc-gen-go-grpc-$(PROTOC_GEN_GRPC_VERSION)/protoc-gen-go-grpc
-PROTO_ROOT              := pluginsdk/proto
+PROTO_ROOT              := pluginsdk/internal/proto
 PROTO_FILES             = $(shell cd $(PROTO_ROOT) && find . -name '*.proto' | sed 's|^\./||' | sort)
 
 .PHONY: proto proto-tools proto-verify
@@ -28,7 +28,7 @@ $(PROTOC_GEN_GO):
 $(PROTOC_GEN_GO_GRPC):
 	GOBIN=$(dir $@) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GRPC_VERSION)
 
-proto: proto-tools ## regenerate pluginsdk/proto/**/*.pb.go with protoc
+proto: proto-tools ## regenerate pluginsdk/internal/proto/**/*.pb.go with protoc
 	@command -v $(PROTOC) >/dev/null 2>&1 || { echo "protoc not found: apt-get install -y protobuf-compiler"; exit 1; }
 	@v="$$($(PROTOC) --version | awk '{print $$2}')"; [ "$$v" = "$(PROTOC_VERSION)" ] || \
 		echo "warning: protoc $$v is not $(PROTOC_VERSION); the generated headers will differ from the committed ones"

@@ -5,23 +5,28 @@
 // kernel keys them by provider code in one registry.
 //
 // The package imports nothing from the kernel (no host, ent, config or
-// Fiber), so a vendor's provider pulls in only this SDK.
+// Fiber) and nothing outside the standard library: it is the contract
+// alone, so a provider package (and its tests) that reads it pulls in no
+// go-plugin, gRPC or OpenTelemetry.
 //
 // # What an author uses
 //
-// A plugin implements Provider with the plain types of this package,
-// reports domain failures with Fail, and hands its constructor to Serve,
-// which is the whole main function of the plugin binary:
+// A plugin implements Provider with the plain types of this package and
+// reports domain failures with Fail. Its binary's main function hands the
+// constructor to serve.Serve (package pluginsdk/serve, the SDK's runtime:
+// go-plugin, the gRPC server, tracing):
 //
-//	func main() { pluginsdk.Serve(codehost.New) }
+//	func main() { serve.Serve(codehost.New) }
 //
-// Its tests run the conformance kit, pluginsdk/providertest. go-plugin,
-// gRPC and the protobuf messages stay inside the SDK: the handshake, the
-// go-plugin binding and the conversions are unexported here or in
+// Its tests run the conformance kit, pluginsdk/providertest; its vendor
+// calls can use pluginsdk/vendorhttp. go-plugin, gRPC and the protobuf
+// messages stay inside the SDK: the handshake, the go-plugin binding and the
+// conversions are unexported in pluginsdk/serve or in
 // pluginsdk/internal/wire. The kernel's half of the wire is
-// pluginsdk/grpcprovider, which authors do not need. The protocol itself,
-// pluginsdk/proto/kernel/provider/v1, is public for plugins written in
-// other languages.
+// pluginsdk/grpcprovider, which authors do not need. The protocol itself is
+// kernel/provider/v1/provider.proto (package kernel.provider.v1) for
+// plugins written in other languages; its generated Go code is internal to
+// the SDK (pluginsdk/internal/proto).
 //
 // # Who owns what
 //

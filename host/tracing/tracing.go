@@ -143,8 +143,8 @@ func (t *Tracer) ForceFlush(ctx context.Context) error {
 
 // PluginEnv is the environment a plugin process gets when tracing is on
 // (the kernel starts plugins with an otherwise empty environment): exactly
-// the OTLP exporter variables and the service name, which pluginsdk.Serve
-// reads to export the plugin's own spans. Nil when t is nil.
+// the OTLP exporter variables and the service name, which serve.Serve
+// (pluginsdk/serve) reads to export the plugin's own spans. Nil when t is nil.
 func (t *Tracer) PluginEnv(code string) []string {
 	if t == nil {
 		return nil

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/adminkernel/kernel/pluginsdk"
+	providerv1 "github.com/adminkernel/kernel/pluginsdk/internal/proto/kernel/provider/v1"
 	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
-	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
 )
 
 // client is the host half of the wire: a pluginsdk.Provider that calls a

@@ -15,7 +15,7 @@ import (
 
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/grpcprovider"
-	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
+	providerv1 "github.com/adminkernel/kernel/pluginsdk/internal/proto/kernel/provider/v1"
 	"github.com/adminkernel/kernel/pluginsdk/providertest"
 )
 

@@ -3,10 +3,14 @@
 // over gRPC (kernel.provider.v1). The kernel's plugin host
 // (host/idp/pluginhost) and providertest.InProcess use it.
 //
-// Vendors never import it: a plugin binary calls pluginsdk.Serve, and its
-// tests use pluginsdk/providertest. It is a public package only because
-// the kernel lives outside pluginsdk/ and Go's internal packages are
-// visible to their parent tree alone; see pluginsdk/README.md.
+// Vendors never import it: a plugin binary calls serve.Serve
+// (pluginsdk/serve), and its tests use pluginsdk/providertest. It is a
+// public package only because the kernel lives outside pluginsdk/ and Go's
+// internal packages are visible to their parent tree alone; see
+// pluginsdk/README.md. For the same reason it is the kernel's only way to
+// the wire: the generated protocol code (pluginsdk/internal/proto) and the
+// go-plugin binding (pluginsdk/internal/wire) are internal to the SDK, and
+// nothing of them appears in this package's API.
 //
 // The host hands Handshake and VersionedPlugins to plugin.ClientConfig and
 // dispenses PluginName; what it gets is a pluginsdk.Provider calling the
@@ -28,7 +32,7 @@ import (
 
 // Handshake is the go-plugin handshake of every provider plugin: the
 // magic cookie and the default protocol version, the same values
-// pluginsdk.Serve uses.
+// serve.Serve uses.
 var Handshake = wire.Handshake
 
 // PluginName is the name to dispense from a provider plugin's client.

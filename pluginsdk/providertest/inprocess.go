@@ -13,9 +13,10 @@ import (
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/grpcprovider"
 	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
+	"github.com/adminkernel/kernel/pluginsdk/serve"
 )
 
-// InProcess serves p through pluginsdk.Serve (in go-plugin's test mode) and
+// InProcess serves p through serve.Serve (in go-plugin's test mode) and
 // returns the host's view of it: the kernel's gRPC client (grpcprovider)
 // talking to it over real gRPC, through the same handshake version, plugin set and conversions
 // a launched plugin binary uses. Run the conformance kit on both p and
@@ -35,7 +36,7 @@ func InProcess(t TB, p pluginsdk.Provider) pluginsdk.Provider {
 	ctx, cancel := context.WithCancel(context.Background())
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	closed := make(chan struct{})
-	go pluginsdk.Serve(func(hclog.Logger) pluginsdk.Provider { return p },
+	go serve.Serve(func(hclog.Logger) pluginsdk.Provider { return p },
 		inProcessServe(log, &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed}))
 
 	var rc *plugin.ReattachConfig
@@ -86,10 +87,10 @@ func InProcess(t TB, p pluginsdk.Provider) pluginsdk.Provider {
 	return prov
 }
 
-// inProcessServe makes pluginsdk.Serve log to log and run in go-plugin's
+// inProcessServe makes serve.Serve log to log and run in go-plugin's
 // in-process test mode: instead of taking over the process it serves until
 // test.Context ends and sends where to attach on test.ReattachConfigCh.
-func inProcessServe(log hclog.Logger, test *plugin.ServeTestConfig) pluginsdk.ServeOption {
+func inProcessServe(log hclog.Logger, test *plugin.ServeTestConfig) serve.Option {
 	return func(c *wire.ServeConfig) {
 		c.Logger = log
 		c.Test = test

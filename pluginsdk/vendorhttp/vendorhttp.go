@@ -5,7 +5,8 @@
 // errors, a JSON decoder that ignores the Content-Type, and settings helpers
 // (case-insensitive keys, host overrides).
 //
-// It imports only the standard library and pluginsdk.
+// It imports only the standard library, pluginsdk and the OpenTelemetry
+// API (TracingTransport; the exporters are set up by pluginsdk/serve).
 package vendorhttp
 
 import (
@@ -49,7 +50,7 @@ func NewClient(timeout time.Duration) *http.Client {
 	tr.TLSHandshakeTimeout = min(timeout, tr.TLSHandshakeTimeout)
 	return &http.Client{
 		Timeout:   timeout,
-		Transport: pluginsdk.TracingTransport(tr), // a vendor call is a span of the host's trace
+		Transport: TracingTransport(tr), // a vendor call is a span of the host's trace
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},

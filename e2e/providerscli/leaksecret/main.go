@@ -13,6 +13,7 @@ import (
 
 	"github.com/adminkernel/kernel/plugins/codehost"
 	"github.com/adminkernel/kernel/pluginsdk"
+	"github.com/adminkernel/kernel/pluginsdk/serve"
 )
 
 type leaky struct {
@@ -47,5 +48,5 @@ func (l *leaky) AuthorizeURL(ctx context.Context, req pluginsdk.AuthorizeRequest
 }
 
 func main() {
-	pluginsdk.Serve(func(log hclog.Logger) pluginsdk.Provider { return &leaky{Provider: codehost.New(log)} })
+	serve.Serve(func(log hclog.Logger) pluginsdk.Provider { return &leaky{Provider: codehost.New(log)} })
 }

@@ -1,5 +1,5 @@
 // Command testplugin is a provider plugin for the kernel's own tests: a
-// providertest.Fake served with pluginsdk.Serve. Built as
+// providertest.Fake served with serve.Serve. Built as
 // adminkernel-provider-<code>, it reports <code> (so one build serves under
 // several names). Two names behave differently: adminkernel-provider-liar
 // reports a code that does not match its file name, and
@@ -29,6 +29,7 @@ import (
 	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/internal/mutant"
 	"github.com/adminkernel/kernel/pluginsdk/providertest"
+	"github.com/adminkernel/kernel/pluginsdk/serve"
 )
 
 func main() {
@@ -41,7 +42,7 @@ func main() {
 		// line where it expects go-plugin's.
 		fmt.Println("chatty plugin: hello before the handshake")
 	}
-	pluginsdk.Serve(func(log hclog.Logger) pluginsdk.Provider {
+	serve.Serve(func(log hclog.Logger) pluginsdk.Provider {
 		f := providertest.NewFake(code)
 		f.OnExchange = func(c string) { log.Info("exchange received", "code", c) }
 		log.Debug("test plugin started", "code", code)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
+	providerv1 "github.com/adminkernel/kernel/pluginsdk/internal/proto/kernel/provider/v1"
 )
 
 // ValidUTF8 makes s valid UTF-8, which protobuf strings must be: a callback

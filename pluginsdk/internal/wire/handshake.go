@@ -1,12 +1,13 @@
 // Package wire holds what both halves of the provider plugin share and
 // neither a vendor nor the kernel should spell out: the go-plugin
 // handshake, the one go-plugin binding of kernel.provider.v1, the options
-// of pluginsdk.Serve, and the conversions that do not depend on the Go
-// types of the contract (UTF-8 repair, the ErrorKind table).
+// of serve.Serve, and the conversions that do not depend on the Go types of
+// the contract (UTF-8 repair, the ErrorKind table).
 //
-// It imports nothing of pluginsdk, so pluginsdk (the plugin half, Serve)
-// and pluginsdk/grpcprovider (the kernel half) both build on it. Being
-// internal, only packages under pluginsdk/ can import it.
+// It imports nothing of pluginsdk, so pluginsdk/serve (the plugin half) and
+// pluginsdk/grpcprovider (the kernel half) both build on it. Being
+// internal, only packages under pluginsdk/ can import it, like the
+// generated protocol code it binds (pluginsdk/internal/proto).
 package wire
 
 import plugin "github.com/hashicorp/go-plugin"

@@ -8,11 +8,11 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
+	providerv1 "github.com/adminkernel/kernel/pluginsdk/internal/proto/kernel/provider/v1"
 )
 
 // Plugin is the one go-plugin binding of kernel.provider.v1. The plugin
-// half (pluginsdk.Serve) sets Service; the kernel half
+// half (serve.Serve) sets Service; the kernel half
 // (grpcprovider.VersionedPlugins) sets NewClient.
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
@@ -50,8 +50,8 @@ func Plugins(p *Plugin) map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{ProtocolVersion: {PluginName: p}}
 }
 
-// ServeConfig is what the options of pluginsdk.Serve adjust. Only the level
-// is open to vendors (pluginsdk.WithLogLevel); the logger and go-plugin's
+// ServeConfig is what the options of serve.Serve adjust. Only the level
+// is open to vendors (serve.WithLogLevel); the logger and go-plugin's
 // in-process test mode are set by providertest.InProcess.
 type ServeConfig struct {
 	Level  hclog.Level

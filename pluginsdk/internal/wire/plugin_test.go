@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
+	providerv1 "github.com/adminkernel/kernel/pluginsdk/internal/proto/kernel/provider/v1"
 )
 
 // One binding serves on the plugin's side and dispenses on the host's; a

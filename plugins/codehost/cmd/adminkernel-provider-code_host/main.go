@@ -1,12 +1,12 @@
 // Command adminkernel-provider-code_host is the code_host identity provider
-// plugin, run by the kernel through pluginsdk.Serve.
+// plugin, run by the kernel through serve.Serve.
 package main
 
 import (
 	"github.com/adminkernel/kernel/plugins/codehost"
-	"github.com/adminkernel/kernel/pluginsdk"
+	"github.com/adminkernel/kernel/pluginsdk/serve"
 )
 
 func main() {
-	pluginsdk.Serve(codehost.New)
+	serve.Serve(codehost.New)
 }

@@ -1,12 +1,12 @@
 // Command adminkernel-provider-team_chat is the team_chat identity provider
-// plugin, run by the kernel through pluginsdk.Serve.
+// plugin, run by the kernel through serve.Serve.
 package main
 
 import (
 	"github.com/adminkernel/kernel/plugins/teamchat"
-	"github.com/adminkernel/kernel/pluginsdk"
+	"github.com/adminkernel/kernel/pluginsdk/serve"
 )
 
 func main() {
-	pluginsdk.Serve(teamchat.New)
+	serve.Serve(teamchat.New)
 }

@@ -1,4 +1,4 @@
-package pluginsdk
+package serve
 
 import (
 	"strings"
@@ -7,17 +7,18 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
+	"github.com/adminkernel/kernel/pluginsdk"
+	providerv1 "github.com/adminkernel/kernel/pluginsdk/internal/proto/kernel/provider/v1"
 	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
-	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
 )
 
 // The contract's constants and the wire's must agree: the handshake
-// carries wire.ProtocolVersion, Descriptor carries ProtocolVersion.
+// carries wire.ProtocolVersion, Descriptor carries pluginsdk.ProtocolVersion.
 func TestProtocolVersionMatchesTheWire(t *testing.T) {
 	t.Parallel()
-	if ProtocolVersion != wire.ProtocolVersion || wire.Handshake.ProtocolVersion != ProtocolVersion {
+	if pluginsdk.ProtocolVersion != wire.ProtocolVersion || wire.Handshake.ProtocolVersion != pluginsdk.ProtocolVersion {
 		t.Errorf("ProtocolVersion = %d, wire.ProtocolVersion = %d, handshake = %d; want all equal",
-			ProtocolVersion, wire.ProtocolVersion, wire.Handshake.ProtocolVersion)
+			pluginsdk.ProtocolVersion, wire.ProtocolVersion, wire.Handshake.ProtocolVersion)
 	}
 }
 
@@ -27,15 +28,15 @@ func TestProtocolVersionMatchesTheWire(t *testing.T) {
 func TestErrorKindsRoundTrip(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		kind ErrorKind
+		kind pluginsdk.ErrorKind
 		wire providerv1.ErrorKind
-		back ErrorKind
+		back pluginsdk.ErrorKind
 	}{
-		{ExchangeFailed, providerv1.ErrorKind_ERROR_KIND_EXCHANGE_FAILED, ExchangeFailed},
-		{InvalidCallback, providerv1.ErrorKind_ERROR_KIND_INVALID_CALLBACK, InvalidCallback},
-		{Misconfigured, providerv1.ErrorKind_ERROR_KIND_MISCONFIGURED, Misconfigured},
-		{Denied, providerv1.ErrorKind_ERROR_KIND_DENIED, Denied},
-		{"brand_new_kind", providerv1.ErrorKind_ERROR_KIND_UNSPECIFIED, ExchangeFailed},
+		{pluginsdk.ExchangeFailed, providerv1.ErrorKind_ERROR_KIND_EXCHANGE_FAILED, pluginsdk.ExchangeFailed},
+		{pluginsdk.InvalidCallback, providerv1.ErrorKind_ERROR_KIND_INVALID_CALLBACK, pluginsdk.InvalidCallback},
+		{pluginsdk.Misconfigured, providerv1.ErrorKind_ERROR_KIND_MISCONFIGURED, pluginsdk.Misconfigured},
+		{pluginsdk.Denied, providerv1.ErrorKind_ERROR_KIND_DENIED, pluginsdk.Denied},
+		{"brand_new_kind", providerv1.ErrorKind_ERROR_KIND_UNSPECIFIED, pluginsdk.ExchangeFailed},
 	}
 	for _, c := range cases {
 		t.Run(string(c.kind), func(t *testing.T) {
@@ -44,14 +45,14 @@ func TestErrorKindsRoundTrip(t *testing.T) {
 			if got != c.wire {
 				t.Errorf("KindToProto(%q) = %v, want %v", c.kind, got, c.wire)
 			}
-			if back := ErrorKind(wire.KindFromProto(got)); back != c.back {
+			if back := pluginsdk.ErrorKind(wire.KindFromProto(got)); back != c.back {
 				t.Errorf("KindFromProto(%v) = %q, want %q", got, back, c.back)
 			}
 		})
 	}
 }
 
-type nilProvider struct{ Provider }
+type nilProvider struct{ pluginsdk.Provider }
 
 // Serve takes a constructor returning a concrete provider type; one that
 // returns a nil pointer is refused (logged), not served.

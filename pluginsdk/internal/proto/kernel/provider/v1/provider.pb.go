@@ -2,8 +2,10 @@
 // an identity-provider plugin, carried by hashicorp/go-plugin over gRPC.
 //
 // Vendors do not use these messages: they implement pluginsdk.Provider and
-// call pluginsdk.Serve, which translates. The messages mirror the plain Go
-// types of package pluginsdk field by field.
+// call serve.Serve (pluginsdk/serve), which translates. The messages mirror
+// the plain Go types of package pluginsdk field by field. The generated Go
+// code is internal to the SDK module (pluginsdk/internal/proto); this file
+// is the public contract for plugins written in other languages.
 //
 // Versioning policy
 //
@@ -981,7 +983,7 @@ const file_kernel_provider_v1_provider_proto_rawDesc = "" +
 	"\bDescribe\x12#.kernel.provider.v1.DescribeRequest\x1a$.kernel.provider.v1.DescribeResponse\x12X\n" +
 	"\tConfigure\x12$.kernel.provider.v1.ConfigureRequest\x1a%.kernel.provider.v1.ConfigureResponse\x12a\n" +
 	"\fAuthorizeURL\x12'.kernel.provider.v1.AuthorizeURLRequest\x1a(.kernel.provider.v1.AuthorizeURLResponse\x12U\n" +
-	"\bExchange\x12#.kernel.provider.v1.ExchangeRequest\x1a$.kernel.provider.v1.ExchangeResponseBMZKgithub.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1;providerv1b\x06proto3"
+	"\bExchange\x12#.kernel.provider.v1.ExchangeRequest\x1a$.kernel.provider.v1.ExchangeResponseBVZTgithub.com/adminkernel/kernel/pluginsdk/internal/proto/kernel/provider/v1;providerv1b\x06proto3"
 
 var (
 	file_kernel_provider_v1_provider_proto_rawDescOnce sync.Once

@@ -1,4 +1,4 @@
-package pluginsdk
+package serve
 
 import (
 	"context"
@@ -10,20 +10,21 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/status"
 
+	"github.com/adminkernel/kernel/pluginsdk"
+	providerv1 "github.com/adminkernel/kernel/pluginsdk/internal/proto/kernel/provider/v1"
 	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
-	providerv1 "github.com/adminkernel/kernel/pluginsdk/proto/kernel/provider/v1"
 )
 
-// newGRPCServer adapts a Provider to the generated kernel.provider.v1
-// service: the plugin half of the wire, used by Serve (and through Serve by
-// providertest.InProcess). The kernel half is pluginsdk/grpcprovider; what
-// both halves share is pluginsdk/internal/wire.
+// newGRPCServer adapts a pluginsdk.Provider to the generated
+// kernel.provider.v1 service: the plugin half of the wire, used by Serve
+// (and through Serve by providertest.InProcess). The kernel half is
+// pluginsdk/grpcprovider; what both halves share is pluginsdk/internal/wire.
 //
 // Every answer of the provider travels as data: a domain failure of
 // Exchange as ProviderError, an error returned by a method (and a panic,
 // which is logged with its stack) as Failure. gRPC status codes are left to
 // the transport. log may be nil.
-func newGRPCServer(p Provider, log hclog.Logger) providerv1.ProviderServiceServer {
+func newGRPCServer(p pluginsdk.Provider, log hclog.Logger) providerv1.ProviderServiceServer {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
@@ -32,7 +33,7 @@ func newGRPCServer(p Provider, log hclog.Logger) providerv1.ProviderServiceServe
 
 type grpcServer struct {
 	providerv1.UnimplementedProviderServiceServer
-	p   Provider
+	p   pluginsdk.Provider
 	log hclog.Logger
 }
 
@@ -63,7 +64,7 @@ func failure(err error) *providerv1.Failure {
 }
 
 func (s *grpcServer) Describe(ctx context.Context, _ *providerv1.DescribeRequest) (*providerv1.DescribeResponse, error) {
-	d, err := func() (d Descriptor, err error) {
+	d, err := func() (d pluginsdk.Descriptor, err error) {
 		defer s.guard("Describe", &err)
 		return s.p.Describe(ctx)
 	}()
@@ -83,9 +84,9 @@ func (s *grpcServer) Describe(ctx context.Context, _ *providerv1.DescribeRequest
 }
 
 func (s *grpcServer) Configure(ctx context.Context, req *providerv1.ConfigureRequest) (*providerv1.ConfigureResponse, error) {
-	settings := Settings(req.GetSettings())
+	settings := pluginsdk.Settings(req.GetSettings())
 	if settings == nil {
-		settings = Settings{}
+		settings = pluginsdk.Settings{}
 	}
 	err := func() (err error) {
 		defer s.guard("Configure", &err)
@@ -101,7 +102,7 @@ func (s *grpcServer) Configure(ctx context.Context, req *providerv1.ConfigureReq
 }
 
 func (s *grpcServer) AuthorizeURL(ctx context.Context, req *providerv1.AuthorizeURLRequest) (*providerv1.AuthorizeURLResponse, error) {
-	in := AuthorizeRequest{
+	in := pluginsdk.AuthorizeRequest{
 		State:               req.GetState(),
 		RedirectURI:         req.GetRedirectUri(),
 		UserAgent:           req.GetUserAgent(),
@@ -110,7 +111,7 @@ func (s *grpcServer) AuthorizeURL(ctx context.Context, req *providerv1.Authorize
 		CodeChallengeMethod: req.GetCodeChallengeMethod(),
 		Purpose:             req.GetPurpose(),
 	}
-	out, err := func() (out AuthorizeResponse, err error) {
+	out, err := func() (out pluginsdk.AuthorizeResponse, err error) {
 		defer s.guard("AuthorizeURL", &err)
 		return s.p.AuthorizeURL(ctx, in)
 	}()
@@ -128,14 +129,14 @@ func (s *grpcServer) Exchange(ctx context.Context, req *providerv1.ExchangeReque
 	if query == nil {
 		query = map[string]string{}
 	}
-	in := ExchangeRequest{
+	in := pluginsdk.ExchangeRequest{
 		Query:        query,
 		RedirectURI:  req.GetRedirectUri(),
 		ProviderData: req.GetProviderData(),
 		Nonce:        req.GetNonce(),
 		CodeVerifier: req.GetCodeVerifier(),
 	}
-	out, err := func() (out ExchangeResponse, err error) {
+	out, err := func() (out pluginsdk.ExchangeResponse, err error) {
 		defer s.guard("Exchange", &err)
 		return s.p.Exchange(ctx, in)
 	}()

@@ -1,4 +1,4 @@
-package pluginsdk
+package serve
 
 import (
 	"os"
@@ -8,28 +8,29 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/adminkernel/kernel/pluginsdk"
 	"github.com/adminkernel/kernel/pluginsdk/internal/wire"
 )
 
-// ServeOption adjusts Serve.
-type ServeOption func(*wire.ServeConfig)
+// Option adjusts Serve.
+type Option func(*wire.ServeConfig)
 
 // WithLogLevel sets the level of the logger Serve builds (default Trace:
 // the host's logger decides what is kept).
-func WithLogLevel(l hclog.Level) ServeOption {
+func WithLogLevel(l hclog.Level) Option {
 	return func(c *wire.ServeConfig) { c.Level = l }
 }
 
 // Serve runs a provider plugin; it is the whole main function of a vendor
 // binary:
 //
-//	func main() { pluginsdk.Serve(codehost.New) }
+//	func main() { serve.Serve(codehost.New) }
 //
 // factory is the provider's constructor: any func(hclog.Logger) P whose P
-// implements Provider (a *codehost.Provider, or Provider itself). Serve
-// builds the plugin's logger (hclog, JSON on standard error: the host
-// re-logs each line at its level under the provider's name), calls factory
-// once with it, and serves the provider over gRPC with the kernel's
+// implements pluginsdk.Provider (a *codehost.Provider, or pluginsdk.Provider
+// itself). Serve builds the plugin's logger (hclog, JSON on standard error:
+// the host re-logs each line at its level under the provider's name), calls
+// factory once with it, and serves the provider over gRPC with the kernel's
 // handshake and protocol version 1 (kernel.provider.v1). The host starts the
 // plugin with mutual TLS and an almost empty environment, and hands it its
 // settings through Configure.
@@ -38,7 +39,7 @@ func WithLogLevel(l hclog.Level) ServeOption {
 // write to it. Whatever the factory prints there is sent to standard error
 // instead. Serve does not return until the host ends the plugin; run by
 // hand (without the host's magic cookie) it explains itself and exits 1.
-func Serve[P Provider](factory func(log hclog.Logger) P, opts ...ServeOption) {
+func Serve[P pluginsdk.Provider](factory func(log hclog.Logger) P, opts ...Option) {
 	cfg := wire.ServeConfig{Level: hclog.Trace}
 	for _, o := range opts {
 		o(&cfg)

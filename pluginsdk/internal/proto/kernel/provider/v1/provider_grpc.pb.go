@@ -2,8 +2,10 @@
 // an identity-provider plugin, carried by hashicorp/go-plugin over gRPC.
 //
 // Vendors do not use these messages: they implement pluginsdk.Provider and
-// call pluginsdk.Serve, which translates. The messages mirror the plain Go
-// types of package pluginsdk field by field.
+// call serve.Serve (pluginsdk/serve), which translates. The messages mirror
+// the plain Go types of package pluginsdk field by field. The generated Go
+// code is internal to the SDK module (pluginsdk/internal/proto); this file
+// is the public contract for plugins written in other languages.
 //
 // Versioning policy
 //
