@@ -35,7 +35,7 @@ func (s *Service) VerifyPassword(ctx context.Context, userID int64, plain, clien
 	if err != nil {
 		return err
 	}
-	if plain == "" || len(plain) > maxPasswordLen {
+	if plain == "" || len(plain) > MaxPasswordLen {
 		return s.recordFailure(ctx, lock, policy)
 	}
 	ok, err := s.d.Hasher.VerifyContext(hashCaller(ctx, clientIP, u.Account), u.PasswordHash, plain)
