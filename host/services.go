@@ -116,6 +116,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 	// login service (mfa.Logins).
 	windows := reauth.NewWindows(store, time.Duration(cfg.Service.Security.Reauth.WindowSeconds)*time.Second)
 	smsCodes := sms.New(store, sms.CodeOptions{})
+	notify := k.personalNotice()
 	gate, err := mfa.NewGate(mfa.Deps{
 		Client:    client,
 		Config:    cfg,
@@ -125,8 +126,10 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		SmsCodes:  smsCodes,
 		SmsSender: sender,
 		Windows:   windows,
-		Notify:    k.personalNotice(),
-		Log:       k.logs.For("AdminKernel.Auth"),
+		Notify:    notify,
+		// The area logs as the login it was part of (the log source
+		// names are what operators filter on).
+		Log: k.logs.For("AdminKernel.Auth"),
 	})
 	if err != nil {
 		return err
@@ -144,7 +147,7 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		SmsSender:    sender,
 		SecondFactor: gate,
 		Windows:      windows,
-		Notify:       k.personalNotice(),
+		Notify:       notify,
 		Log:          k.logs.For("AdminKernel.Auth"),
 		Metrics:      k.metrics,
 	})

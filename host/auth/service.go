@@ -1,7 +1,9 @@
 // Package auth is the kernel's login: password and SMS login, refresh,
 // logout, and the one token-issuing step every login method ends in
-// (external login included), together with the personal-center account
-// endpoints, session administration and the login log.
+// (external login and the second factors included), together with the
+// personal-center account endpoints, session administration and the login
+// log. The second factors (TOTP, the SMS factor, passkeys, recovery,
+// enrolment) are host/mfa's: see secondfactor.go for the seam.
 package auth
 
 import (
