@@ -300,7 +300,7 @@ type Security struct {
 }
 
 // Passkey is `Service:Security:Passkey`: the WebAuthn relying party of
-// the passkey routes (host/passkey).
+// the passkey routes (host/mfa/passkey).
 type Passkey struct {
 	// RpID is the relying party id: the site's host name or a registrable
 	// suffix of it (admin.example.com, example.com; localhost for local

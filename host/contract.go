@@ -17,10 +17,11 @@ import (
 	"github.com/adminkernel/kernel/host/events"
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/job"
+	"github.com/adminkernel/kernel/host/mfa"
+	"github.com/adminkernel/kernel/host/mfa/reauth"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/openapi"
 	"github.com/adminkernel/kernel/host/password"
-	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/snowflake"
@@ -81,8 +82,12 @@ func Contract(opts Options) ([]byte, error) {
 	settings := sysconfig.New(client, store, ttl, ev, registry, nil)
 	sessions := session.New(client, store, session.Options{NextID: ids.Next})
 	hasher := password.New(password.MinIterations)
+	gate, err := mfa.NewGate(mfa.Deps{Client: client, Config: cfg, Store: store, Settings: settings, Sessions: sessions})
+	if err != nil {
+		return nil, err
+	}
 	login, err := auth.New(auth.Deps{
-		Client: client, Config: cfg, Store: store, Settings: settings, Hasher: hasher, Sessions: sessions,
+		Client: client, Config: cfg, Store: store, Settings: settings, Hasher: hasher, Sessions: sessions, SecondFactor: gate,
 	})
 	if err != nil {
 		return nil, err
@@ -90,7 +95,7 @@ func Contract(opts Options) ([]byte, error) {
 	re := reauth.New(reauth.Deps{Client: client, Settings: settings, Sessions: sessions, Sensitive: reauth.NewSensitive(client, store, nil)})
 	// The scheduler is built for its routes only: it is never started.
 	jobs := job.New(job.Options{Client: client, Settings: settings, Events: ev, Config: cfg.Service.Job, Outbound: cfg.Service.Outbound})
-	modules, err := compose(login, re, jobs, opts.Modules)
+	modules, err := compose(login, mfa.NewFactors(gate, login), re, jobs, opts.Modules)
 	if err != nil {
 		return nil, err
 	}

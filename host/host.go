@@ -46,12 +46,13 @@ import (
 	"github.com/adminkernel/kernel/host/internal/secheaders"
 	"github.com/adminkernel/kernel/host/job"
 	"github.com/adminkernel/kernel/host/logging"
+	"github.com/adminkernel/kernel/host/mfa"
+	"github.com/adminkernel/kernel/host/mfa/reauth"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/openapi"
 	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/pagetotal"
 	"github.com/adminkernel/kernel/host/password"
-	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
 	"github.com/adminkernel/kernel/host/session"
@@ -144,6 +145,7 @@ type Kernel struct {
 	authn     *authn.Authenticator
 	auth      *auth.Service
 	reauth    *reauth.Service
+	mfa       *mfa.Factors
 	hasher    *password.PBKDF2 // the kernel's own (its pool's counters)
 	passwords password.Hasher  // hasher or Options.PasswordHasher's wrapper
 	hashHook  func(password.Hasher) password.Hasher
@@ -171,7 +173,7 @@ type Kernel struct {
 // Catalog builds the error catalog of the options without opening anything:
 // the kernel's codes plus every consumer enumeration.
 func Catalog(opts Options) (*errcode.Catalog, error) {
-	modules, err := compose(nil, nil, nil, opts.Modules)
+	modules, err := compose(nil, nil, nil, nil, opts.Modules)
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +187,8 @@ func Catalog(opts Options) (*errcode.Catalog, error) {
 // compose lists the kernel's built-in modules (builtinModules) followed by
 // the application's, and refuses two modules with one name (compared
 // case-insensitively, as Api:DisabledModules compares them), naming both.
-func compose(login *auth.Service, re *reauth.Service, jobs *job.Engine, app []Module) ([]Module, error) {
-	builtin := builtinModules(login, re, jobs)
+func compose(login *auth.Service, factors *mfa.Factors, re *reauth.Service, jobs *job.Engine, app []Module) ([]Module, error) {
+	builtin := builtinModules(login, factors, re, jobs)
 	modules := append(builtin, app...)
 	describe := func(i int) string {
 		if i < len(builtin) {
@@ -267,7 +269,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		TTL: time.Duration(cfg.Service.Cache.ListTotalSeconds) * time.Second, Log: logs.For("AdminKernel.ListTotals"),
 	})
 	pagetotal.Track(k.db.Client, k.totals)
-	modules, err := compose(nil, nil, nil, opts.Modules)
+	modules, err := compose(nil, nil, nil, nil, opts.Modules)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +301,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		Sessions: k.sessions,
 	})
 	// The same list again, now with the services the modules are built on.
-	if modules, err = compose(k.auth, k.reauth, k.jobs, opts.Modules); err != nil {
+	if modules, err = compose(k.auth, k.mfa, k.reauth, k.jobs, opts.Modules); err != nil {
 		return nil, err
 	}
 	if err := k.buildApp(modules); err != nil {

@@ -10,10 +10,10 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/ent/sysuser"
-	"github.com/adminkernel/kernel/host/auth"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
-	"github.com/adminkernel/kernel/host/passkey/passkeytest"
+	"github.com/adminkernel/kernel/host/mfa"
+	"github.com/adminkernel/kernel/host/mfa/passkey/passkeytest"
 )
 
 // TestTotpBindBesideAnotherFactor: the password alone no longer binds TOTP
@@ -49,10 +49,10 @@ func TestTotpBindBesideAnotherFactor(t *testing.T) {
 	k.Do("POST", "/api/v1/personal/mfa/bind/start", own, nil).Expect(t, "signed-in bind without a window", http.StatusForbidden, int(errcode.ReauthRequired))
 	k.Do("POST", "/api/v1/personal/mfa/bind/start", "", nil).Expect(t, "signed-in bind without a session", http.StatusUnauthorized, int(errcode.TokenInvalid))
 	reauthPassword(k, own, passkeyPassword).Expect(t, "re-auth", http.StatusOK, 0)
-	var start auth.BindStartOutput
+	var start mfa.BindStartOutput
 	k.Do("POST", "/api/v1/personal/mfa/bind/start", own, nil).Expect(t, "signed-in bind", http.StatusOK, 0).Decode(t, &start)
 	k.Leaks.Secrets = append(k.Leaks.Secrets, start.Seed)
-	var done auth.BindCompleteOutput
+	var done mfa.BindCompleteOutput
 	k.Do("POST", "/api/v1/auth/mfa/bind/complete", "", map[string]string{"bindChallengeId": start.BindChallengeID, "totpCode": steps{}.fresh(t, start.Seed)}).
 		Expect(t, "bind complete", http.StatusOK, 0).Decode(t, &done)
 	if len(done.RecoveryCodes) != 10 || !k.Ent().SysUser.Query().Where(sysuser.ID(uid)).OnlyX(ctx).TotpEnabled {
@@ -67,7 +67,7 @@ func TestTotpBindBesideAnotherFactor(t *testing.T) {
 	// A phone under the SMS second factor is a factor too.
 	k.User("smsbind", totpUserPassword)
 	k.Ent().SysUser.Update().Where(sysuser.Account("smsbind")).SetPhone("13800005555").ExecX(ctx)
-	setting(t, k, auth.KeyMfaEnabled, "true")
+	setting(t, k, mfa.KeyMfaEnabled, "true")
 	k.Do("POST", "/api/v1/auth/mfa/bind/start", "", map[string]string{"account": "smsbind", "currentPassword": totpUserPassword}).
 		ExpectCode(t, "password-only bind beside an SMS second factor", errcode.MfaEnrolSessionRequired)
 	// The 40020 path: TOTP required of the user, nothing bound (the login

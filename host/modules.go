@@ -15,12 +15,13 @@ import (
 	"github.com/adminkernel/kernel/host/job"
 	"github.com/adminkernel/kernel/host/menu"
 	"github.com/adminkernel/kernel/host/meta"
+	"github.com/adminkernel/kernel/host/mfa"
+	"github.com/adminkernel/kernel/host/mfa/reauth"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/monitor"
 	"github.com/adminkernel/kernel/host/notice"
 	"github.com/adminkernel/kernel/host/oplog"
 	"github.com/adminkernel/kernel/host/org"
-	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/recycle"
 	"github.com/adminkernel/kernel/host/role"
 	"github.com/adminkernel/kernel/host/user"
@@ -30,13 +31,13 @@ import (
 // before any module of the application. login is the kernel's login
 // service, which the login, user and external-login areas use; it is nil
 // when only the static parts of the modules (names, error codes, menus)
-// are read, before the services exist (jobs, the scheduler, is nil then
-// too).
-func builtinModules(login *auth.Service, re *reauth.Service, jobs *job.Engine) []Module {
+// are read, before the services exist (factors and re, the second-factor
+// area and re-authentication, and jobs, the scheduler, are nil then too).
+func builtinModules(login *auth.Service, factors *mfa.Factors, re *reauth.Service, jobs *job.Engine) []Module {
 	return []Module{
 		meta.Module(),
 		auth.Module(login),
-		reauth.Module(re),
+		mfa.Module(factors, re),
 		org.Module(),
 		user.Module(login),
 		role.Module(),

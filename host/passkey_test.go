@@ -21,8 +21,8 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/kerneltest/poll"
-	"github.com/adminkernel/kernel/host/passkey"
-	"github.com/adminkernel/kernel/host/passkey/passkeytest"
+	"github.com/adminkernel/kernel/host/mfa/passkey"
+	"github.com/adminkernel/kernel/host/mfa/passkey/passkeytest"
 )
 
 const passkeyPassword = "Pa55key#Passw0rd"
@@ -281,7 +281,7 @@ func TestPasskeyCeremonyRules(t *testing.T) {
 		Expect(t, "the ceremony at its own finish", http.StatusOK, 0)
 
 	// An expired ceremony.
-	pk := k.Auth().Passkeys()
+	pk := k.Mfa().Passkeys()
 	eb := begin(t, k.Do("POST", "/api/v1/auth/passkey/passwordless/begin", "", nil), "passwordless begin")
 	cred, err = a.Get(eb.Options)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/adminkernel/kernel/host/cache/rediscache"
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/dict"
-	"github.com/adminkernel/kernel/host/reauth"
+	"github.com/adminkernel/kernel/host/mfa/reauth"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/snowflake"
 	"github.com/adminkernel/kernel/host/sysconfig"

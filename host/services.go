@@ -21,9 +21,9 @@ import (
 	"github.com/adminkernel/kernel/host/idp"
 	"github.com/adminkernel/kernel/host/idp/pluginhost"
 	"github.com/adminkernel/kernel/host/mfa"
+	"github.com/adminkernel/kernel/host/mfa/reauth"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/ratelimit"
-	"github.com/adminkernel/kernel/host/reauth"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/session"
 	"github.com/adminkernel/kernel/host/sms"
@@ -109,30 +109,52 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		MaxPending: cfg.Service.Security.Captcha.MaxPending,
 		Log:        k.logs.For("AdminKernel.Captcha"),
 	})
-	// One TOTP service for the login gate, the self-service and the
-	// re-authentication and administrator's clear.
-	totp := mfa.New(client, store, cfg)
+	// The second-factor area (host/mfa): one TOTP service and one relying
+	// party for the login gate, the self-service, the re-authentication
+	// and the administrator's clear. Login starts a second factor through
+	// the gate (auth.SecondFactor); the area finishes logins through the
+	// login service (mfa.Logins).
 	windows := reauth.NewWindows(store, time.Duration(cfg.Service.Security.Reauth.WindowSeconds)*time.Second)
-	k.auth, err = auth.New(auth.Deps{
-		Mfa:       totp,
+	smsCodes := sms.New(store, sms.CodeOptions{})
+	notify := k.personalNotice()
+	gate, err := mfa.NewGate(mfa.Deps{
 		Client:    client,
 		Config:    cfg,
 		Store:     store,
 		Settings:  k.settings,
-		Hasher:    k.passwords,
 		Sessions:  k.sessions,
-		Tokens:    k.tokens,
-		Captcha:   k.captcha,
-		SmsCodes:  sms.New(store, sms.CodeOptions{}),
+		SmsCodes:  smsCodes,
 		SmsSender: sender,
 		Windows:   windows,
-		Notify:    k.personalNotice(),
-		Log:       k.logs.For("AdminKernel.Auth"),
-		Metrics:   k.metrics,
+		Notify:    notify,
+		// The area logs as the login it was part of (the log source
+		// names are what operators filter on).
+		Log: k.logs.For("AdminKernel.Auth"),
 	})
 	if err != nil {
 		return err
 	}
+	k.auth, err = auth.New(auth.Deps{
+		Client:       client,
+		Config:       cfg,
+		Store:        store,
+		Settings:     k.settings,
+		Hasher:       k.passwords,
+		Sessions:     k.sessions,
+		Tokens:       k.tokens,
+		Captcha:      k.captcha,
+		SmsCodes:     smsCodes,
+		SmsSender:    sender,
+		SecondFactor: gate,
+		Windows:      windows,
+		Notify:       notify,
+		Log:          k.logs.For("AdminKernel.Auth"),
+		Metrics:      k.metrics,
+	})
+	if err != nil {
+		return err
+	}
+	k.mfa = mfa.NewFactors(gate, k.auth)
 	k.reauth = reauth.New(reauth.Deps{
 		Client:    client,
 		Settings:  k.settings,
@@ -140,9 +162,9 @@ func (k *Kernel) buildServices(ctx context.Context) error {
 		Windows:   windows,
 		Sensitive: reauth.NewSensitive(client, store, k.routes.Routes),
 		Passwords: k.auth,
-		Totp:      totpByID{totp},
-		Factors:   totp,
-		Cleared:   k.auth.FactorsCleared,
+		Totp:      totpByID{gate.Totp()},
+		Factors:   gate.Totp(),
+		Cleared:   gate.FactorsCleared,
 		Log:       k.logs.For("AdminKernel.Reauth"),
 	})
 	return nil
@@ -199,6 +221,10 @@ func (k *Kernel) Auth() *auth.Service { return k.auth }
 // Reauth returns the re-authentication service (SetTotp and SetFactors
 // wire the TOTP area into it).
 func (k *Kernel) Reauth() *reauth.Service { return k.reauth }
+
+// Mfa returns the second-factor area (its login steps, enrolment, the
+// TOTP state and the passkey relying party).
+func (k *Kernel) Mfa() *mfa.Factors { return k.mfa }
 
 // Tokens returns the token issuer (access and refresh tokens).
 func (k *Kernel) Tokens() *token.Issuer { return k.tokens }

@@ -17,6 +17,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/internal/bindproof"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/mfa"
 )
 
 // smsMfa drives the SMS second factor of one kernel: codes are read from
@@ -30,7 +31,7 @@ var mfaCode = regexp.MustCompile(`code=(\d{6})`)
 
 func newSmsMfa(t *testing.T) smsMfa {
 	k := kerneltest.Start(t, nil)
-	if err := k.Settings().Set(context.Background(), auth.KeyMfaEnabled, "true"); err != nil {
+	if err := k.Settings().Set(context.Background(), mfa.KeyMfaEnabled, "true"); err != nil {
 		t.Fatal(err)
 	}
 	return smsMfa{t: t, k: k}

@@ -36,7 +36,7 @@ TARGETS=(
 	"./host/outbound FuzzCheckHost"
 	"./host/file/link FuzzLinkVerify"
 	"./host/spreadsheet FuzzReadAt"
-	"./host/passkey FuzzFinish"
+	"./host/mfa/passkey FuzzFinish"
 	"./host/job FuzzParseCron"
 	"./host/file FuzzChunkMeta"
 	"./host/notice FuzzNoticeAction"

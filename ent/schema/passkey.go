@@ -9,7 +9,7 @@ import (
 )
 
 // SysUserPasskey is one WebAuthn credential (a passkey) of a user
-// (host/passkey). Registration inserts it, the owner removes it (a hard
+// (host/mfa/passkey). Registration inserts it, the owner removes it (a hard
 // delete, written to the operation log), an administrator's MFA clear
 // removes all of a user's. Every login with it moves sign_count forward
 // with a compare-and-swap: a counter that goes back is a cloned

@@ -18,7 +18,8 @@ import (
 )
 
 // Handler mounts the login, personal-account, session and login-log
-// endpoints.
+// endpoints. The second-factor endpoints (the TOTP and SMS login steps,
+// TOTP binding, recovery, passkeys) are host/mfa's.
 type Handler struct {
 	svc         *Service
 	trusted     []*net.IPNet
@@ -39,15 +40,8 @@ func (h *Handler) Routes(api *route.Group) {
 	a := api.Group("/auth")
 	a.Get("/captcha", route.Anonymous, h.captcha).Title = "Captcha"
 	a.Post("/login", route.Anonymous, h.login).Doc("Password login", PasswordInput{}, LoginOutput{})
-	a.Post("/login/sms", route.Anonymous, h.loginSms).Doc("Complete a password login with its SMS code", SmsChallengeInput{}, LoginOutput{})
-	a.Post("/login/sms/resend", route.Anonymous, h.loginSmsResend).Doc("Resend the SMS code of a password login", SmsResendInput{}, SmsSendOutput{})
 	a.Post("/sms/send", route.Anonymous, h.smsSend).Doc("Send SMS login code", SmsSendInput{}, SmsSendOutput{})
 	a.Post("/sms/login", route.Anonymous, h.smsLogin).Doc("SMS login", SmsLoginInput{}, LoginOutput{})
-	a.Post("/login/totp", route.Anonymous, h.totpLogin).Doc("Complete a login with a TOTP code", TotpLoginInput{}, LoginOutput{})
-	a.Post("/mfa/bind/start", route.Anonymous, h.bindStart).Doc("Start binding TOTP", BindStartInput{}, BindStartOutput{})
-	a.Post("/mfa/bind/complete", route.Anonymous, h.bindComplete).Doc("Complete binding TOTP", BindCompleteInput{}, BindCompleteOutput{}).OpLog = true
-	api.Post("/personal/mfa/bind/start", route.Session, h.bindStartSession).Doc("Start binding TOTP from a signed-in session (re-authentication window required)", nil, BindStartOutput{})
-	a.Post("/mfa/recovery", route.Anonymous, h.recovery).Doc("Unbind TOTP with a recovery code", RecoveryInput{}, nil).OpLog = true
 	a.Post("/refresh", route.Anonymous, h.refresh).Doc("Refresh tokens", refreshInput{}, LoginOutput{})
 	a.Post("/logout", route.Token, h.logout).Doc("Logout", nil, true)
 
@@ -59,7 +53,6 @@ func (h *Handler) Routes(api *route.Group) {
 	p.Put("/password", route.Session, h.changePassword).Doc("Change my password", ChangePasswordInput{}, true)
 	p.Get("/sessions", route.Session, h.mySessions).Doc("My sessions", nil, []MySession{})
 	p.Delete("/sessions/{sessionId}", route.Session, h.revokeMySession).Title = "End one of my sessions"
-	h.passkeyRoutes(api)
 	api.Get("/sys/config/password-policy", route.Session, h.passwordPolicy).Doc("Password policy", nil, PasswordPolicy{})
 
 	s := api.Group("/sys/session")
@@ -123,72 +116,6 @@ func (h *Handler) smsLogin(c fiber.Ctx) error {
 		return err
 	}
 	return WriteTokens(c, out)
-}
-
-func (h *Handler) totpLogin(c fiber.Ctx) error {
-	var in TotpLoginInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
-	out, err := h.svc.TotpLogin(c.Context(), in, h.client(c))
-	if err != nil {
-		return err
-	}
-	return WriteTokens(c, out)
-}
-
-func (h *Handler) bindStart(c fiber.Ctx) error {
-	var in BindStartInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
-	out, err := h.svc.BindStart(c.Context(), in, h.client(c))
-	if err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	return envelope.OK(c, out)
-}
-
-// bindStartSession starts binding TOTP for the signed-in caller (a
-// re-authentication window required).
-func (h *Handler) bindStartSession(c fiber.Ctx) error {
-	p, err := authn.Require(c)
-	if err != nil {
-		return err
-	}
-	out, err := h.svc.BindStartSession(c.Context(), p.UserID, p.SessionID)
-	if err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	return envelope.OK(c, out)
-}
-
-func (h *Handler) bindComplete(c fiber.Ctx) error {
-	var in BindCompleteInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
-	out, err := h.svc.BindComplete(c.Context(), in)
-	if err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	return envelope.OK(c, out)
-}
-
-// recovery answers HTTP 200 with an empty body (wire contract §1.3).
-func (h *Handler) recovery(c fiber.Ctx) error {
-	var in RecoveryInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
-	if err := h.svc.Recovery(c.Context(), in, h.client(c)); err != nil {
-		return err
-	}
-	c.Status(fiber.StatusOK)
-	return nil
 }
 
 type refreshInput struct {

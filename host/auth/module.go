@@ -10,7 +10,10 @@ import (
 	"github.com/adminkernel/kernel/host/route"
 )
 
-// ModuleName is the module of the login, token and personal endpoints.
+// ModuleName is the module of the login, token and personal endpoints,
+// and of the second-factor steps of a login that host/mfa declares (its
+// module registers them under this name: Api:DisabledModules "Auth"
+// removes them with the login they complete).
 const ModuleName = "Auth"
 
 // Module returns the login area as a kernel module serving svc (the

@@ -14,6 +14,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/file/link"
 	"github.com/adminkernel/kernel/host/password"
+	"github.com/adminkernel/kernel/host/sms"
 )
 
 // Profile is the contract's UserProfile.
@@ -207,7 +208,7 @@ func (p PasswordPolicy) Check(plain string) error {
 			special = true
 		}
 	}
-	if utf8.RuneCountInString(plain) < p.MinLength || len(plain) > maxPasswordLen ||
+	if utf8.RuneCountInString(plain) < p.MinLength || len(plain) > MaxPasswordLen ||
 		p.RequireUpper && !upper || p.RequireLower && !lower || p.RequireDigit && !digit || p.RequireSpecial && !special {
 		return errcode.New(errcode.PasswordTooWeak).
 			With("minLength", p.MinLength).With("requireUpper", p.RequireUpper).With("requireLower", p.RequireLower).
@@ -239,7 +240,7 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 	if err != nil {
 		return err
 	}
-	if len(in.OldPassword) > maxPasswordLen {
+	if len(in.OldPassword) > MaxPasswordLen {
 		return s.recordFailure(ctx, lock, policy)
 	}
 	ctx = hashCaller(ctx, cl.IP, u.Account)
@@ -279,4 +280,48 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, currentSID s
 		return err
 	}
 	return s.d.Sessions.PasswordChanged(ctx, userID)
+}
+
+// ReauthWindows tells whether a session has an open re-authentication
+// window (host/mfa/reauth.Windows). Changing the phone or e-mail needs one
+// whatever sys.security.totp.enabled says: a stolen session alone must not
+// become a permanent takeover.
+type ReauthWindows interface {
+	IsOpen(ctx context.Context, userID int64, sid string) (bool, error)
+}
+
+// requireReauth answers HTTP 403 / 40024 unless the caller's session has
+// an open re-authentication window (without windows wired, never).
+func (s *Service) requireReauth(ctx context.Context, userID int64, sid string) error {
+	if s.d.Windows != nil {
+		open, err := s.d.Windows.IsOpen(ctx, userID, sid)
+		if err != nil {
+			return err
+		}
+		if open {
+			return nil
+		}
+	}
+	s.d.Log.Debug("re-authentication required for a contact change", "user_id", userID)
+	return errcode.New(errcode.ReauthRequired)
+}
+
+// notifyContactChange tells the user through the old channel that the
+// phone or e-mail changed: an SMS to the old phone when the sender can
+// send notices (sms.Notifier), a personal notice in the console, and a
+// line in the log either way. A failed notice never undoes the change.
+func (s *Service) notifyContactChange(ctx context.Context, u *ent.SysUser, oldPhone, newPhone, oldEmail, newEmail string) {
+	if oldPhone != newPhone {
+		s.d.Log.Info("phone changed", "user_id", u.ID, "old", sms.MaskPhone(oldPhone), "new", sms.MaskPhone(newPhone))
+		if n, ok := s.d.SmsSender.(sms.Notifier); ok && oldPhone != "" {
+			if err := n.Notify(ctx, oldPhone, sms.TemplatePhoneChanged); err != nil {
+				s.d.Log.Warn("telling the old phone about a phone change failed", "user_id", u.ID, "error", err)
+			}
+		}
+		s.securityNotice(ctx, u.ID, changePhone)
+	}
+	if oldEmail != newEmail {
+		s.d.Log.Info("e-mail changed", "user_id", u.ID)
+		s.securityNotice(ctx, u.ID, changeEmail)
+	}
 }

@@ -1,11 +1,14 @@
 // Package auth is the kernel's login: password and SMS login, refresh,
 // logout, and the one token-issuing step every login method ends in
-// (external login included), together with the personal-center account
-// endpoints, session administration and the login log.
+// (external login and the second factors included), together with the
+// personal-center account endpoints, session administration and the login
+// log. The second factors (TOTP, the SMS factor, passkeys, recovery,
+// enrolment) are host/mfa's: see secondfactor.go for the seam.
 package auth
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -22,8 +25,6 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/internal/bindproof"
 	"github.com/adminkernel/kernel/host/internal/textclip"
-	"github.com/adminkernel/kernel/host/mfa"
-	"github.com/adminkernel/kernel/host/passkey"
 	"github.com/adminkernel/kernel/host/password"
 	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/session"
@@ -58,10 +59,11 @@ const (
 	KeyPasswordHistory = "sys.security.password.historyCount"
 )
 
-// Input limits, cache key prefixes and defaults of login.
+// Input limits of login (the second-factor area, host/mfa, checks its
+// account and password fields with the same limits).
 const (
-	maxAccountLen      = 64
-	maxPasswordLen     = 1024
+	MaxAccountLen      = 64
+	MaxPasswordLen     = 1024
 	loginLogAccountLen = 128
 	userAgentColumnLen = 512
 )
@@ -84,19 +86,15 @@ type Deps struct {
 	Captcha   *captcha.Service
 	SmsCodes  *sms.Codes
 	SmsSender sms.Sender
-	// Mfa is the TOTP state; nil builds one over Client, Store and the
-	// key ring of Config (host/mfa).
-	Mfa *mfa.Service
-	// Passkeys is the WebAuthn relying party; nil builds one from Config
-	// (host/passkey).
-	Passkeys *passkey.Service
-	// Windows are the re-authentication windows (host/reauth): enrolling
-	// or removing a factor and changing the phone or e-mail need one. Nil
-	// refuses those changes with 40024.
+	// SecondFactor is the gate every first factor passes before tokens
+	// are issued (host/mfa's Gate): required.
+	SecondFactor SecondFactor
+	// Windows are the re-authentication windows (host/mfa/reauth):
+	// changing the phone or e-mail needs one. Nil refuses those changes
+	// with 40024.
 	Windows ReauthWindows
 	// Notify delivers a personal notice to a user (the Notice module's;
-	// nil when it is disabled): the security notices of factor and
-	// contact changes.
+	// nil when it is disabled): the security notices of contact changes.
 	Notify func(ctx context.Context, userID int64, title, content string) error
 	Log    hclog.Logger
 	// Metrics counts logins, refreshes and lockouts (nil = none).
@@ -108,8 +106,6 @@ type Service struct {
 	d         Deps
 	dummyHash string
 	cookies   *Cookies
-	mfa       *mfa.Service
-	pk        *passkey.Service
 }
 
 // New builds the service. It prepares a dummy hash with the configured
@@ -119,21 +115,14 @@ func New(d Deps) (*Service, error) {
 	if d.Log == nil {
 		d.Log = hclog.NewNullLogger()
 	}
+	if d.SecondFactor == nil {
+		return nil, errors.New("auth: Deps.SecondFactor is missing (the second-factor gate, host/mfa)")
+	}
 	dummy, err := password.DecoyWith(context.Background(), d.Hasher)
 	if err != nil {
 		return nil, err
 	}
-	m := d.Mfa
-	if m == nil {
-		m = mfa.New(d.Client, d.Store, d.Config)
-	}
-	pk := d.Passkeys
-	if pk == nil {
-		if pk, err = passkey.New(d.Client, d.Store, d.Config); err != nil {
-			return nil, err
-		}
-	}
-	return &Service{d: d, dummyHash: dummy, cookies: NewCookies(d.Config), mfa: m, pk: pk}, nil
+	return &Service{d: d, dummyHash: dummy, cookies: NewCookies(d.Config)}, nil
 }
 
 // Cookies is the session-cookie policy (cookie session mode); the host
@@ -320,10 +309,10 @@ func (s *Service) PasswordLogin(ctx context.Context, in PasswordInput, cl Client
 }
 
 func (s *Service) passwordLogin(ctx context.Context, in PasswordInput, cl Client, userID **int64) (*LoginOutput, error) {
-	if strings.TrimSpace(in.Account) == "" || utf8.RuneCountInString(in.Account) > maxAccountLen {
+	if strings.TrimSpace(in.Account) == "" || utf8.RuneCountInString(in.Account) > MaxAccountLen {
 		return nil, errcode.New(errcode.RequestInvalid).With("field", "account")
 	}
-	if in.Password == "" || len(in.Password) > maxPasswordLen {
+	if in.Password == "" || len(in.Password) > MaxPasswordLen {
 		return nil, errcode.New(errcode.RequestInvalid).With("field", "password")
 	}
 	if c := deref(in.BindingChallenge); c != "" {

@@ -18,7 +18,7 @@ func hashCaller(ctx context.Context, clientIP, account string) context.Context {
 }
 
 // VerifyPassword checks the current password of a signed-in user (the
-// re-authentication of host/reauth). It applies the login lockout like
+// re-authentication of host/mfa/reauth). It applies the login lockout like
 // ChangePassword: a wrong password counts toward the lock of the account
 // from clientIP (40001, or 40004 once it locks), and while that client is
 // locked the answer is 40004 without looking at the password. A disabled
@@ -35,7 +35,7 @@ func (s *Service) VerifyPassword(ctx context.Context, userID int64, plain, clien
 	if err != nil {
 		return err
 	}
-	if plain == "" || len(plain) > maxPasswordLen {
+	if plain == "" || len(plain) > MaxPasswordLen {
 		return s.recordFailure(ctx, lock, policy)
 	}
 	ok, err := s.d.Hasher.VerifyContext(hashCaller(ctx, clientIP, u.Account), u.PasswordHash, plain)

@@ -1,6 +1,3 @@
-// Package mfa provides the TOTP second factor: seeds encrypted at rest
-// under a key ring, code verification with replay refusal, and recovery
-// codes. The login flows that use it live in host/auth.
 package mfa
 
 import (

@@ -63,7 +63,7 @@ type Route struct {
 	OpLog bool
 	// Reauth marks a route the wire contract tags +R: while TOTP is on
 	// (sys.security.totp.enabled) it needs a recent re-authentication of
-	// the caller's session (host/reauth), else HTTP 403 / 40024. The codes
+	// the caller's session (host/mfa/reauth), else HTTP 403 / 40024. The codes
 	// of these routes are the default high-sensitivity set.
 	Reauth bool
 	// StreamBody marks a route that reads its request body as a stream

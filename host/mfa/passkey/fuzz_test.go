@@ -9,8 +9,8 @@ import (
 	"github.com/adminkernel/kernel/host/cache/memcache"
 	"github.com/adminkernel/kernel/host/database/dbtest"
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/passkey"
-	"github.com/adminkernel/kernel/host/passkey/passkeytest"
+	"github.com/adminkernel/kernel/host/mfa/passkey"
+	"github.com/adminkernel/kernel/host/mfa/passkey/passkeytest"
 )
 
 // FuzzFinish feeds the credential object of a finish body (the WebAuthn

@@ -8,6 +8,14 @@
 // session without an open window — the super-admin's too: re-auth is about
 // the session, not about permissions. POST /sys/mfa/clear removes a user's
 // second factors.
+//
+// The routes are declared by the multi-factor area's module (host/mfa,
+// module name "Reauth"); this package is its re-authentication part and
+// imports nothing of host/mfa: the TOTP check and the store of the factors
+// kept outside sys_user arrive as interfaces (TotpChecker, FactorStore).
+// A leaf so that the kernel's guard (Guard on every route) and the login's
+// contact changes (host/auth, through its own ReauthWindows) depend on the
+// windows alone, not on the factor area.
 package reauth
 
 import (

@@ -6,10 +6,24 @@ import (
 
 	"github.com/gofiber/fiber/v3"
 
-	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/internal/bindproof"
-	"github.com/adminkernel/kernel/host/request"
+)
+
+// The browser binder of second-factor challenges: a password login that
+// answers signal 40009 (the SMS second factor, host/mfa) binds its
+// challenge to the browser through this cookie (HttpOnly, SameSite=Lax,
+// Path /api/v1/auth), unless the login carried a bindingChallenge
+// (host/internal/bindproof). The second-factor endpoints read it back.
+const (
+	// MfaBinderCookie carries the browser binder of SMS challenges.
+	MfaBinderCookie = "tn_mfa_bind"
+	// MfaBinderPath is the cookie's path: only the login endpoints see it.
+	MfaBinderPath = "/api/v1/auth"
+	// MaxSmsChallengeSends caps the codes one SMS challenge sends (the
+	// first and the resends; then the user logs in again): the binder
+	// cookie lives as long as they may.
+	MaxSmsChallengeSends = 5
 )
 
 // loginClient is client with the browser binder of second-factor
@@ -43,40 +57,11 @@ func (h *Handler) answerSignal(c fiber.Ctx, in PasswordInput, cl Client, err err
 // /api/v1/auth, host-only; Secure like the session cookies) for as long
 // as a challenge may live with its resends.
 func (h *Handler) setBinder(c fiber.Ctx, binder string) {
-	life := time.Duration(maxMfaSmsSends) * h.svc.d.SmsCodes.Options().TTL
+	life := time.Duration(MaxSmsChallengeSends) * h.svc.d.SmsCodes.Options().TTL
 	c.Cookie(&fiber.Cookie{
 		Name: MfaBinderCookie, Value: binder, Path: MfaBinderPath,
 		HTTPOnly: true, Secure: h.svc.cookies.httpsBase || c.Scheme() == "https",
 		SameSite: fiber.CookieSameSiteLaxMode,
 		MaxAge:   int(life / time.Second), Expires: time.Now().Add(life),
 	})
-}
-
-func (h *Handler) loginSms(c fiber.Ctx) error {
-	var in SmsChallengeInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
-	cl := h.client(c)
-	cl.Binder = strings.Clone(c.Cookies(MfaBinderCookie))
-	out, err := h.svc.CompleteSmsChallenge(c.Context(), in, cl)
-	if err != nil {
-		return err
-	}
-	return WriteTokens(c, out)
-}
-
-func (h *Handler) loginSmsResend(c fiber.Ctx) error {
-	var in SmsResendInput
-	if err := request.JSON(c, &in); err != nil {
-		return err
-	}
-	cl := h.client(c)
-	cl.Binder = strings.Clone(c.Cookies(MfaBinderCookie))
-	out, err := h.svc.ResendSmsChallenge(c.Context(), in, cl)
-	if err != nil {
-		return err
-	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	return envelope.OK(c, out)
 }

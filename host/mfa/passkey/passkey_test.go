@@ -6,7 +6,7 @@ import (
 
 	"github.com/adminkernel/kernel/config"
 	"github.com/adminkernel/kernel/host/errcode"
-	"github.com/adminkernel/kernel/host/passkey"
+	"github.com/adminkernel/kernel/host/mfa/passkey"
 )
 
 // Without a relying party (no RpId outside Development) the service is
