@@ -4,7 +4,7 @@ SHELL := bash
 
 GO            ?= go
 BIN           := bin
-VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION       ?= $(shell bash scripts/version.sh 2>/dev/null || echo dev)
 LDFLAGS       := -s -w -X main.version=$(VERSION)
 GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(shell $(GO) env GOPATH)/bin/golangci-lint
@@ -14,7 +14,7 @@ TEST_FLAGS    ?= -race -shuffle=on -count=1 -timeout 15m
 # there too. go.work joins both modules for development.
 SDK_DIR       := pluginsdk
 
-.PHONY: docs dist dist-check help build run test test-unit test-matrix test-ha test-upgrade test-browser console test-console test-providers-cli fuzz lint generate verify fmt vet clean
+.PHONY: docs dist dist-check docker-replay help build run test test-unit test-matrix test-ha test-upgrade test-browser console test-console test-providers-cli fuzz lint generate verify fmt vet clean
 
 include proto.mk
 include bench.mk
@@ -143,6 +143,9 @@ test-providers-cli: ## the built adminkernel providers test against a good plugi
 
 dist: ## versioned release archives for linux/amd64 and linux/arm64 with SHA256SUMS in dist/ (docs/operators/install.md)
 	bash scripts/dist.sh
+
+docker-replay: ## replay deploy/Dockerfile's build stage on a clean git archive of HEAD without a container daemon (COPY and RUN steps in order), then check the final stage's sources and the built version
+	python3 scripts/docker-replay.py
 
 dist-check: ## extract the linux/amd64 archive of make dist and check it: sums, version, config, serve to ready, metrics the dashboard uses, SIGTERM, the systemd unit
 	bash scripts/dist-check.sh

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # make dist-check: the linux/amd64 archive of `make dist`, extracted into a
 # temporary directory, must verify its SHA256SUMS, report the version it
-# was built with, pass `config` in Production, and `serve` to ready on its
-# embedded SQLite default, answer /metrics on the metrics listener with
+# was built with, carry the docs its README links to, an SPDX SBOM and the
+# dashboard, pass `config` in Production; `serve` on the archive's default
+# settings must refuse an empty database (Production never changes the
+# schema by itself), `migrate` create it, and `serve` then come to ready on
+# the embedded SQLite default, answer /metrics on the metrics listener with
 # every metric the Grafana dashboard queries, then stop on SIGTERM; the
 # systemd unit must parse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${DIST_DIR:-dist}
-VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+VERSION=${VERSION:-$(bash scripts/version.sh)}
 name="adminkernel-${VERSION}-linux-amd64"
 [ -f "${OUT}/${name}.tar.gz" ] || { echo "dist-check: ${OUT}/${name}.tar.gz is missing: run make dist"; exit 1; }
 (cd "${OUT}" && sha256sum -c --quiet SHA256SUMS)
@@ -20,11 +23,29 @@ tar -C "${tmp}" -xzf "${OUT}/${name}.tar.gz"
 dir="${tmp}/${name}"
 cd "${dir}"
 sha256sum -c --quiet SHA256SUMS
-for f in adminkernel appsettings.json README.md CHANGELOG.md adminkernel.service \
+for f in adminkernel appsettings.json README.md CHANGELOG.md adminkernel.service grafana-dashboard.json SBOM.spdx docs/README.md \
   plugins/adminkernel-provider-enterprise_chat plugins/adminkernel-provider-team_chat \
   plugins/adminkernel-provider-code_host plugins/adminkernel-provider-social_chat; do
   [ -e "${f}" ] || { echo "dist-check: the archive has no ${f}"; exit 1; }
 done
+# Every relative link of the README (and of the docs index) resolves inside
+# the archive.
+python3 - <<'PY'
+import os, re, sys
+bad = []
+for page in ["README.md", "docs/README.md"]:
+    for target in re.findall(r'\]\(([^)#\s]+)(?:#[^)]*)?\)', open(page).read()):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        if not os.path.exists(os.path.join(os.path.dirname(page), target)):
+            bad.append(f"{page} -> {target}")
+if bad:
+    sys.exit("dist-check: links that do not resolve inside the archive: " + ", ".join(bad))
+print("dist-check: the README's and the docs index's links resolve inside the archive")
+PY
+grep -q '^SPDXVersion: SPDX-2.3' SBOM.spdx && grep -q "pkg:golang/github.com/adminkernel/kernel@${VERSION}" SBOM.spdx ||
+  { echo "dist-check: SBOM.spdx is not an SPDX document naming the kernel at ${VERSION}"; exit 1; }
+echo "dist-check: SBOM.spdx lists $(grep -c '^PackageName' SBOM.spdx) packages"
 got=$(./adminkernel version)
 case "${got}" in *"${VERSION}"*) ;; *) echo "dist-check: version printed '${got}', want ${VERSION}"; exit 1 ;; esac
 
@@ -38,6 +59,13 @@ for v in $(env | sed -n 's/^\(\(Service\|Api\|Logging\)__[^=]*\)=.*/\1/p'); do
   case "${v}" in Service__Security__Jwt__SigningKey|Service__Http__ListenAddress|Service__Telemetry__MetricsAddress) ;; *) unset "${v}" ;; esac
 done
 ./adminkernel config --environment Production --content-root "${dir}" > "${tmp}/config.out"
+# The archive's defaults follow the runbook: no schema change at start.
+rc=0; timeout 60 ./adminkernel serve --environment Production --content-root "${dir}" > "${tmp}/refused.log" 2>&1 || rc=$?
+if [ "${rc}" -eq 0 ] || ! grep -q 'adminkernel migrate' "${tmp}/refused.log"; then
+  echo "dist-check: serve on an empty database in Production did not refuse and name migrate (exit ${rc})"; tail -n 5 "${tmp}/refused.log"; exit 1
+fi
+echo "dist-check: serve refused the empty database and named migrate"
+./adminkernel migrate --environment Production --content-root "${dir}"
 ./adminkernel serve --environment Production --content-root "${dir}" > "${tmp}/serve.log" 2>&1 &
 pid=$!
 ready=
