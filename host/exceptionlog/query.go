@@ -2,7 +2,6 @@ package exceptionlog
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/adminkernel/kernel/ent"
@@ -67,14 +66,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 	if err != nil {
 		return nil, 0, err
 	}
-	order := []sysexceptionlog.OrderOption{ent.Desc(sysexceptionlog.FieldCreateTime), ent.Desc(sysexceptionlog.FieldID)}
-	if col, ok := sortable[strings.ToLower(strings.TrimSpace(p.SortField))]; ok {
-		dir := ent.Asc(col)
-		if p.Desc {
-			dir = ent.Desc(col)
-		}
-		order = append([]sysexceptionlog.OrderOption{dir}, order...)
-	}
+	order := request.Order(p, sortable, "", sysexceptionlog.OrderOption(ent.Desc(sysexceptionlog.FieldCreateTime, sysexceptionlog.FieldID)))
 	rows, err := q.Order(order...).Offset(p.Offset()).Limit(p.Size).All(ctx)
 	if err != nil {
 		return nil, 0, err

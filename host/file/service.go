@@ -365,15 +365,7 @@ func (s *Service) Page(ctx context.Context, who datascope.Caller, f Filter, p re
 	if err != nil {
 		return nil, 0, err
 	}
-	if col, ok := sortColumn(p.SortField); ok {
-		if p.Desc {
-			q.Order(ent.Desc(col), ent.Desc(sysfile.FieldID))
-		} else {
-			q.Order(ent.Asc(col), ent.Asc(sysfile.FieldID))
-		}
-	} else {
-		q.Order(ent.Desc(sysfile.FieldCreateTime), ent.Desc(sysfile.FieldID))
-	}
+	q.Order(request.Order(p, sortColumns, sysfile.FieldID, sysfile.OrderOption(ent.Desc(sysfile.FieldCreateTime, sysfile.FieldID)))...)
 	rows, err := q.Offset(p.Offset()).Limit(p.Size).All(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -393,11 +385,6 @@ var sortColumns = func() map[string]string {
 	}
 	return m
 }()
-
-func sortColumn(field string) (string, bool) {
-	c, ok := sortColumns[strings.ToLower(strings.ReplaceAll(strings.TrimSpace(field), "_", ""))]
-	return c, ok
-}
 
 // live returns a live file visible to who (44004 otherwise: a file out of
 // scope is not revealed).

@@ -2,7 +2,6 @@ package oplog
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/adminkernel/kernel/ent"
@@ -67,14 +66,7 @@ func Page(ctx context.Context, client *ent.Client, f Filter, p request.Page) ([]
 	if err != nil {
 		return nil, 0, err
 	}
-	order := []sysoplog.OrderOption{ent.Desc(sysoplog.FieldCreateTime), ent.Desc(sysoplog.FieldID)}
-	if col, ok := sortable[strings.ToLower(strings.TrimSpace(p.SortField))]; ok {
-		dir := ent.Asc(col)
-		if p.Desc {
-			dir = ent.Desc(col)
-		}
-		order = append([]sysoplog.OrderOption{dir}, order...)
-	}
+	order := request.Order(p, sortable, "", sysoplog.OrderOption(ent.Desc(sysoplog.FieldCreateTime, sysoplog.FieldID)))
 	rows, err := q.Order(order...).Offset(p.Offset()).Limit(p.Size).All(ctx)
 	if err != nil {
 		return nil, 0, err

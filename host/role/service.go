@@ -108,15 +108,7 @@ func (s *Service) Page(ctx context.Context, name string, p request.Page) ([]Role
 	if err != nil {
 		return nil, 0, err
 	}
-	if col, ok := sortColumns[strings.ToLower(strings.ReplaceAll(strings.TrimSpace(p.SortField), "_", ""))]; ok {
-		if p.Desc {
-			q.Order(ent.Desc(col), ent.Desc(sysrole.FieldID))
-		} else {
-			q.Order(ent.Asc(col), ent.Asc(sysrole.FieldID))
-		}
-	} else {
-		q.Order(ent.Asc(sysrole.FieldSort), ent.Asc(sysrole.FieldID))
-	}
+	q.Order(request.Order(p, sortColumns, sysrole.FieldID, sysrole.OrderOption(ent.Asc(sysrole.FieldSort, sysrole.FieldID)))...)
 	rows, err := q.Offset(p.Offset()).Limit(p.Size).All(ctx)
 	if err != nil {
 		return nil, 0, err

@@ -97,11 +97,6 @@ var sortColumns = func() map[string]string {
 	return m
 }()
 
-func sortColumn(field string) (string, bool) {
-	c, ok := sortColumns[strings.ToLower(strings.ReplaceAll(strings.TrimSpace(field), "_", ""))]
-	return c, ok
-}
-
 // holdsRole matches users linked to a role (a subquery on sys_user_role).
 func holdsRole(roleID int64) predicate.SysUser {
 	return predicate.SysUser(func(s *sql.Selector) {
@@ -165,15 +160,7 @@ func (s *Service) Page(ctx context.Context, who datascope.Caller, f Filter, p re
 	if err != nil {
 		return nil, 0, err
 	}
-	if col, ok := sortColumn(p.SortField); ok {
-		if p.Desc {
-			q.Order(ent.Desc(col), ent.Desc(sysuser.FieldID))
-		} else {
-			q.Order(ent.Asc(col), ent.Asc(sysuser.FieldID))
-		}
-	} else {
-		q.Order(ent.Desc(sysuser.FieldCreateTime), ent.Desc(sysuser.FieldID))
-	}
+	q.Order(request.Order(p, sortColumns, sysuser.FieldID, sysuser.OrderOption(ent.Desc(sysuser.FieldCreateTime, sysuser.FieldID)))...)
 	rows, err := s.pageRows(ctx, q.Offset(p.Offset()).Limit(p.Size))
 	if err != nil {
 		return nil, 0, err
