@@ -358,7 +358,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),
 		AuthPrefix: APIPrefix + "/auth",
 	}), newRequestIDs().middleware())
-	if h := k.tracer.Middleware(); h != nil {
+	if h := k.tracer.Middleware(k.quietProbe()); h != nil {
 		k.app.Use(h)
 	}
 	k.app.Use(k.httpMetrics(errorHandler), envelope.Recover(), closeAfterStream(cfg.Service.HTTP.BodyLimitBytes))
@@ -374,6 +374,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 	}
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second, k.draining.Load)
 	k.mountMetrics()
+	k.app.Use(metricsNotHere)
 	if err := k.mountConsole(); err != nil {
 		return err
 	}

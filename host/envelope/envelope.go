@@ -4,6 +4,7 @@
 package envelope
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"go.opentelemetry.io/otel/trace"
@@ -196,7 +197,31 @@ func write(c fiber.Ctx, catalog *errcode.Catalog, status int, code errcode.Code,
 			c.Set(fiber.HeaderRetryAfter, fmt.Sprint(s))
 		}
 	}
+	c.Locals(writtenCodeKey{}, code)
 	return c.Status(status).JSON(Envelope{Code: code, MsgKey: key, Args: args, Message: key})
+}
+
+// writtenCodeKey is the Fiber Locals key of the code of a failure
+// envelope written by the error handler.
+type writtenCodeKey struct{}
+
+// WrittenCode returns the envelope code of the answer c carries: the
+// failure's code the error handler wrote (a business failure is HTTP 200
+// with its code), or 0 for a success envelope (OK). ok is false when the
+// answer is no envelope (a file, a page, a probe, a stream). It reads a
+// local and the body's first bytes: nothing is decoded or copied.
+func WrittenCode(c fiber.Ctx) (code int, ok bool) {
+	if v, set := c.Locals(writtenCodeKey{}).(errcode.Code); set {
+		return int(v), true
+	}
+	resp := c.Response()
+	if resp.IsBodyStream() {
+		return 0, false
+	}
+	if bytes.HasPrefix(resp.Body(), okPrefix) {
+		return int(errcode.Success), true
+	}
+	return 0, false
 }
 
 // TraceID returns the request's trace identifier (the X-Request-ID set by the
