@@ -117,6 +117,11 @@ type Options struct {
 type Kernel struct {
 	// draining is set on shutdown: readiness answers 503 from then on.
 	draining atomic.Bool
+	// shutdownAt is when Serve saw its context end (Unix ns; 0 before):
+	// the start of the shutdown Close reports the duration of.
+	shutdownAt atomic.Int64
+	// stopLogged is set once Close wrote its "stopped" line.
+	stopLogged atomic.Bool
 	cfg      *config.Config
 	logs     *logging.Logs
 	log      hclog.Logger
@@ -618,6 +623,7 @@ func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	// requests finish (ShutdownTimeoutSeconds) and the caller's Close
 	// drains the operation log.
 	k.draining.Store(true)
+	k.shutdownAt.CompareAndSwap(0, time.Now().UnixNano())
 	if d := k.cfg.ReadyDrainDelay(); d > 0 {
 		k.log.Info("shutting down: readiness 503, draining before closing the listener", "ready_drain_delay", d)
 		select {
@@ -688,7 +694,12 @@ func (k *Kernel) Jobs() *job.Engine { return k.jobs }
 
 // Close stops the scheduler, drains the operation log, then releases the cache, the database and
 // the log file.
+//
+// Its last line, once everything but the log is closed, is "stopped" with
+// the shutdown's duration: from the end of Serve's context (the signal)
+// when the kernel served, else from the call of Close.
 func (k *Kernel) Close() error {
+	closeAt := time.Now()
 	var errs []error
 	if k.jobs != nil {
 		// Runs of this replica end (Failed "interrupted") while the
@@ -729,6 +740,17 @@ func (k *Kernel) Close() error {
 		}
 		cancel()
 		k.tracer = nil
+	}
+	if k.log != nil && k.app != nil && k.stopLogged.CompareAndSwap(false, true) {
+		from := closeAt
+		if at := k.shutdownAt.Load(); at != 0 {
+			from = time.Unix(0, at)
+		}
+		args := []any{"duration", time.Since(from).Round(time.Millisecond).String(), "close", time.Since(closeAt).Round(time.Millisecond).String()}
+		if err := errors.Join(errs...); err != nil {
+			args = append(args, "error", err.Error())
+		}
+		k.log.Info("stopped", args...)
 	}
 	if k.logs != nil {
 		errs = append(errs, k.logs.Close())

@@ -4,18 +4,23 @@ package host_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v3"
 
 	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/kerneltest"
+	"github.com/adminkernel/kernel/host/kerneltest/poll"
 )
 
 // scrape answers the kernel's metrics as the separate listener does (the
@@ -240,5 +245,43 @@ func TestProbesNotTraced(t *testing.T) {
 				t.Errorf("ObserveProbes=%v: %s traced = %v", observe, p, got)
 			}
 		}
+	}
+}
+
+// TestShutdownLogsItsEnd: the last line of a kernel that served and was
+// stopped is "stopped" with the shutdown's duration (from the signal), once,
+// after the scheduler, the operation log and the stores are closed.
+func TestShutdownLogsItsEnd(t *testing.T) {
+	k := kerneltest.Start(t, []string{"Logging__Format=json"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- k.ServeListener(ctx, ln) }()
+	poll.Until(t, 5*time.Second, "the kernel listening", func() bool { return strings.Contains(k.Log(), `"@message":"listening"`) })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = k.Close()
+	lines := strings.Split(strings.TrimSpace(k.Log()), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	if last["@message"] != "stopped" {
+		t.Fatalf("the last log line is %v, want \"stopped\"", last)
+	}
+	d, err := time.ParseDuration(fmt.Sprint(last["duration"]))
+	if err != nil || d <= 0 {
+		t.Errorf("stopped: duration %v (%v)", last["duration"], err)
+	}
+	if n := strings.Count(k.Log(), `"@message":"stopped"`); n != 1 {
+		t.Errorf("%d stopped lines, want 1", n)
 	}
 }
