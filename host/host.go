@@ -122,10 +122,10 @@ type Kernel struct {
 	shutdownAt atomic.Int64
 	// stopLogged is set once Close wrote its "stopped" line.
 	stopLogged atomic.Bool
-	cfg      *config.Config
-	logs     *logging.Logs
-	log      hclog.Logger
-	db       *database.DB
+	cfg        *config.Config
+	logs       *logging.Logs
+	log        hclog.Logger
+	db         *database.DB
 	// recycleKinds are the recycle-bin types the modules declared.
 	recycleKinds []module.RecycleKind
 	// forgets are the modules' shares of purges, by kind (module.Forget).
