@@ -543,6 +543,22 @@ func (k *Kernel) readinessChecks() []health.Check {
 // Config returns the settings tree.
 func (k *Kernel) Config() *config.Config { return k.cfg }
 
+// ReopenLogs reopens Logging:File by its path (after logrotate renamed
+// it; `adminkernel serve` calls it on SIGHUP) and logs that it did, in the
+// new file. Without Logging:File it does nothing.
+func (k *Kernel) ReopenLogs() error {
+	path := k.logs.FilePath()
+	if path == "" {
+		return nil
+	}
+	if err := k.logs.Reopen(); err != nil {
+		k.log.Error("the log file could not be reopened: still writing to the previous one", "path", path, "error", err.Error())
+		return err
+	}
+	k.log.Info("log file reopened", "path", path)
+	return nil
+}
+
 // Logger returns the logger of a category.
 func (k *Kernel) Logger(category string) hclog.Logger { return k.logs.For(category) }
 
