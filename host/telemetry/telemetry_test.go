@@ -19,6 +19,7 @@ import (
 
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/cache/memcache"
+	"github.com/adminkernel/kernel/host/ratelimit"
 	"github.com/adminkernel/kernel/host/telemetry"
 )
 
@@ -253,4 +254,39 @@ func scrapeText(t *testing.T, m *telemetry.Metrics) string {
 	rec := httptest.NewRecorder()
 	m.Handler("").ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), "GET", "/metrics", nil))
 	return rec.Body.String()
+}
+
+// The dashboard's labelled counters exist at zero before their first
+// event: a new kernel's scrape has the families the panels query.
+func TestDashboardSeriesAtZero(t *testing.T) {
+	m := telemetry.New()
+	m.PluginsConfigured("code_host", "")
+	body := scrapeText(t, m)
+	for _, want := range []string{
+		`adminkernel_auth_logins_total{code="0",method="password",provider=""} 0`,
+		`adminkernel_auth_refreshes_total{code="0"} 0`,
+		`adminkernel_ratelimit_refusals_total{bucket="` + ratelimit.BucketAuth + `"} 0`,
+		`adminkernel_ratelimit_refusals_total{bucket="` + ratelimit.BucketPassword + `"} 0`,
+		`adminkernel_ratelimit_refusals_total{bucket="` + ratelimit.BucketOther + `"} 0`,
+		`adminkernel_plugin_restarts_total{provider="code_host"} 0`,
+		`adminkernel_http_requests_total{method="GET",route="unmatched",status="5xx"} 0`,
+		`adminkernel_http_request_duration_seconds_count{method="GET",route="unmatched",status="2xx"} 0`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("a new registry lacks %s", want)
+		}
+	}
+	if strings.Count(body, "adminkernel_plugin_restarts_total{") != 1 { // not for the empty code
+		t.Errorf("unexpected plugin series:\n%s", grep(body, "adminkernel_plugin_restarts_total"))
+	}
+}
+
+func grep(body, what string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.Contains(l, what) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
