@@ -783,9 +783,14 @@ type Cors struct {
 
 // Logging is the top-level `Logging` section.
 type Logging struct {
-	// File, when set, also writes the log to this path (relative to the
-	// content root).
+	// File, when set, writes the log to this path (relative to the content
+	// root) instead of standard error. The file is opened for appending and
+	// reopened on SIGHUP (after logrotate renamed it:
+	// docs/operators/operations.md, "Log file and rotation").
 	File string `koanf:"File"`
+	// FileAndStderr writes the log to standard error as well when File is
+	// set. Default false: only the file.
+	FileAndStderr bool `koanf:"FileAndStderr"`
 	// Format is "text" (default in Development) or "json".
 	Format string `koanf:"Format"`
 	// LogLevel maps a category ("Default", "SmartAdmin.Sql", ...) to a

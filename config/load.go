@@ -84,7 +84,9 @@ var configType = reflect.TypeFor[Config]()
 // environment variables are not settings of the kernel and are ignored.
 //
 // Load does not validate; call Validate on the result. Value type errors
-// are returned as a *ValidationError naming each key.
+// are returned as a *ValidationError naming each key, followed by every
+// problem Validate finds in the rest of the tree (the failed keys holding
+// their defaults): one pass reports everything.
 func Load(opts LoadOptions) (*Config, error) {
 	root, err := filepath.Abs(opts.ContentRoot)
 	if err != nil {
@@ -119,19 +121,85 @@ func Load(opts LoadOptions) (*Config, error) {
 
 	var cfg Config
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
+		// Every other problem of the settings with them, in one pass: the
+		// keys that failed take their defaults and the rest is validated
+		// as Validate would (the unknown keys included), so an operator
+		// fixing a type error does not meet the next problem only on the
+		// next start.
 		problems := decodeProblems(err)
-		// Report the unknown keys with them, as Validate would have.
-		if probe := (Config{Environment: environment}); probe.IsProduction() {
-			for _, u := range m.unknown {
-				problems = append(problems, u.message())
-			}
+		for _, name := range decodeNames(err) {
+			resetToDefault(reflect.ValueOf(&cfg).Elem(), reflect.ValueOf(defaults), strings.Split(name, "."))
 		}
-		return nil, &ValidationError{Problems: problems}
+		cfg.Environment = environment
+		cfg.ContentRoot = root
+		cfg.unknown = m.unknown
+		return nil, &ValidationError{Problems: append(problems, validateProblems(&cfg)...)}
 	}
 	cfg.Environment = environment
 	cfg.ContentRoot = root
 	cfg.unknown = m.unknown
 	return &cfg, nil
+}
+
+// validateProblems are the problems Validate finds in a tree decoded in
+// part (a type error's key holds its default): none when it finds none or
+// cannot judge the tree (a panic on a value it never expected is no reason
+// to hide the type errors).
+func validateProblems(cfg *Config) (out []string) {
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	var ve *ValidationError
+	if errors.As(cfg.Validate(), &ve) {
+		return ve.Problems
+	}
+	return nil
+}
+
+// decodeNames are the keys of the Unmarshal errors, as mapstructure names
+// them (Service.Database.SlowSqlMillis; Oidc[0] for an element).
+func decodeNames(err error) []string {
+	var out []string
+	var walk func(error)
+	walk = func(err error) {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		de, ok := err.(*mapstructure.DecodeError) //nolint:errorlint // one wrapper at a time, as decodeProblems
+		if !ok {
+			if inner := errors.Unwrap(err); inner != nil {
+				walk(inner)
+			}
+			return
+		}
+		out = append(out, de.Name())
+	}
+	walk(err)
+	return out
+}
+
+// resetToDefault sets the field at path (koanf names, any letter case) of
+// dst to its value in def. A path through an array element or a map entry
+// is left as decoded (the defaults have no such element).
+func resetToDefault(dst, def reflect.Value, path []string) {
+	for _, name := range path {
+		if dst.Kind() != reflect.Struct || strings.ContainsAny(name, "[]") {
+			return
+		}
+		f, ok := lookupField(dst.Type(), name)
+		if !ok {
+			return
+		}
+		dst, def = dst.FieldByIndex(f.Index), def.FieldByIndex(f.Index)
+	}
+	if dst.CanSet() {
+		dst.Set(def)
+	}
 }
 
 // rawBytes is a koanf provider for file content read by loadFile.

@@ -267,7 +267,8 @@ func TestLoadErrors(t *testing.T) {
 
 func TestLoadTypeErrorIsValidationError(t *testing.T) {
 	_, err := Load(LoadOptions{ContentRoot: t.TempDir(), Environ: []string{
-		"Service__Cache__PermissionMinutes=soon", "Service__Security__Captcha__Enabled=perhaps"}})
+		"Service__Cache__PermissionMinutes=soon", "Service__Security__Captcha__Enabled=perhaps",
+		"Service__Security__Jwt__SigningKey=" + strings.Repeat("k", 64)}})
 	var ve *ValidationError
 	if !errors.As(err, &ve) || len(ve.Problems) != 2 {
 		t.Fatalf("got %v, want a *ValidationError with two problems", err)
@@ -295,5 +296,37 @@ func TestResolveEnvironment(t *testing.T) {
 				t.Errorf("ResolveEnvironment(%q, %q) = %q, want %q", tt.flag, tt.environ, got, tt.want)
 			}
 		})
+	}
+}
+
+// A type error does not hide the other problems: Load reports the type
+// errors and what Validate finds in the rest of the tree in one pass (the
+// keys that failed hold their defaults meanwhile, so they add nothing).
+func TestLoadReportsEveryProblemAtOnce(t *testing.T) {
+	_, err := Load(LoadOptions{ContentRoot: t.TempDir(), Environment: Production, Environ: []string{
+		"Service__Database__SlowSqlMillis=abc",
+		"Service__Telemetry__MetricsBearerToken=short",
+		"Service__Http__MaxConnections=-3",
+		"Service__Databse__DbType=Sqlite",
+	}})
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("got %v, want a *ValidationError", err)
+	}
+	for _, want := range []string{
+		`Service:Database:SlowSqlMillis: "abc" is not an integer`,
+		"Service:Telemetry:MetricsBearerToken must be at least 32 characters",
+		"Service:Http:MaxConnections",
+		"Service:Databse",
+	} {
+		n := 0
+		for _, p := range ve.Problems {
+			if strings.Contains(p, want) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d problems mention %q, want 1:\n%s", n, want, err)
+		}
 	}
 }

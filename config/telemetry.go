@@ -26,9 +26,18 @@ type Telemetry struct {
 	// least MinMetricsTokenLen characters.
 	MetricsBearerToken Secret `koanf:"MetricsBearerToken"`
 	// AccessLog writes one line per request under the category
-	// AdminKernel.Access (method, route template, status, duration,
-	// request id, user id; never the query string). Default false.
+	// AdminKernel.Access: method, route template, HTTP status, envelope
+	// code (a business failure is HTTP 200 with its code), duration,
+	// client address (through Service:Http:TrustedProxies), user agent,
+	// request id, trace id when traced, and the user's id and account when
+	// signed in; never the path's values or the query string. Default
+	// false.
 	AccessLog bool `koanf:"AccessLog"`
+	// ObserveProbes traces and access-logs the health probes (/health,
+	// /health/ready) like any request. Default false: a probe is counted
+	// in the metrics but neither traced nor access-logged (a load
+	// balancer's probes would otherwise be most of both).
+	ObserveProbes bool `koanf:"ObserveProbes"`
 	// Tracing exports OpenTelemetry spans (off unless Endpoint is set).
 	Tracing Tracing `koanf:"Tracing"`
 }

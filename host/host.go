@@ -118,10 +118,15 @@ type Options struct {
 type Kernel struct {
 	// draining is set on shutdown: readiness answers 503 from then on.
 	draining atomic.Bool
-	cfg      *config.Config
-	logs     *logging.Logs
-	log      hclog.Logger
-	db       *database.DB
+	// shutdownAt is when Serve saw its context end (Unix ns; 0 before):
+	// the start of the shutdown Close reports the duration of.
+	shutdownAt atomic.Int64
+	// stopLogged is set once Close wrote its "stopped" line.
+	stopLogged atomic.Bool
+	cfg        *config.Config
+	logs       *logging.Logs
+	log        hclog.Logger
+	db         *database.DB
 	// recycleKinds are the recycle-bin types the modules declared.
 	recycleKinds []module.RecycleKind
 	// forgets are the modules' shares of purges, by kind (module.Forget).
@@ -360,7 +365,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 		HSTS:       strings.HasPrefix(strings.ToLower(cfg.Service.ExternalAuth.CallbackBaseURL), "https://"),
 		AuthPrefix: APIPrefix + "/auth",
 	}), newRequestIDs().middleware())
-	if h := k.tracer.Middleware(); h != nil {
+	if h := k.tracer.Middleware(k.quietProbe()); h != nil {
 		k.app.Use(h)
 	}
 	k.app.Use(k.httpMetrics(errorHandler), envelope.Recover(), closeAfterStream(cfg.Service.HTTP.BodyLimitBytes))
@@ -376,6 +381,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 	}
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second, k.draining.Load)
 	k.mountMetrics()
+	k.app.Use(metricsNotHere)
 	if err := k.mountConsole(); err != nil {
 		return err
 	}
@@ -539,6 +545,22 @@ func (k *Kernel) readinessChecks() []health.Check {
 // Config returns the settings tree.
 func (k *Kernel) Config() *config.Config { return k.cfg }
 
+// ReopenLogs reopens Logging:File by its path (after logrotate renamed
+// it; `adminkernel serve` calls it on SIGHUP) and logs that it did, in the
+// new file. Without Logging:File it does nothing.
+func (k *Kernel) ReopenLogs() error {
+	path := k.logs.FilePath()
+	if path == "" {
+		return nil
+	}
+	if err := k.logs.Reopen(); err != nil {
+		k.log.Error("the log file could not be reopened: still writing to the previous one", "path", path, "error", err.Error())
+		return err
+	}
+	k.log.Info("log file reopened", "path", path)
+	return nil
+}
+
 // Logger returns the logger of a category.
 func (k *Kernel) Logger(category string) hclog.Logger { return k.logs.For(category) }
 
@@ -619,6 +641,7 @@ func (k *Kernel) ServeListener(ctx context.Context, ln net.Listener) error {
 	// requests finish (ShutdownTimeoutSeconds) and the caller's Close
 	// drains the operation log.
 	k.draining.Store(true)
+	k.shutdownAt.CompareAndSwap(0, time.Now().UnixNano())
 	if d := k.cfg.ReadyDrainDelay(); d > 0 {
 		k.log.Info("shutting down: readiness 503, draining before closing the listener", "ready_drain_delay", d)
 		select {
@@ -689,7 +712,12 @@ func (k *Kernel) Jobs() *job.Engine { return k.jobs }
 
 // Close stops the scheduler, drains the operation log, then releases the cache, the database and
 // the log file.
+//
+// Its last line, once everything but the log is closed, is "stopped" with
+// the shutdown's duration: from the end of Serve's context (the signal)
+// when the kernel served, else from the call of Close.
 func (k *Kernel) Close() error {
+	closeAt := time.Now()
 	var errs []error
 	if k.jobs != nil {
 		// Runs of this replica end (Failed "interrupted") while the
@@ -730,6 +758,17 @@ func (k *Kernel) Close() error {
 		}
 		cancel()
 		k.tracer = nil
+	}
+	if k.log != nil && k.app != nil && k.stopLogged.CompareAndSwap(false, true) {
+		from := closeAt
+		if at := k.shutdownAt.Load(); at != 0 {
+			from = time.Unix(0, at)
+		}
+		args := []any{"duration", time.Since(from).Round(time.Millisecond).String(), "close", time.Since(closeAt).Round(time.Millisecond).String()}
+		if err := errors.Join(errs...); err != nil {
+			args = append(args, "error", err.Error())
+		}
+		k.log.Info("stopped", args...)
 	}
 	if k.logs != nil {
 		errs = append(errs, k.logs.Close())

@@ -12,6 +12,8 @@ import (
 	"github.com/adminkernel/kernel/host/authn"
 	"github.com/adminkernel/kernel/host/envelope"
 	"github.com/adminkernel/kernel/host/errcode"
+	"github.com/adminkernel/kernel/host/health"
+	"github.com/adminkernel/kernel/host/request"
 	"github.com/adminkernel/kernel/host/telemetry"
 )
 
@@ -30,12 +32,47 @@ func (k *Kernel) httpMetrics(errorHandler fiber.ErrorHandler) fiber.Handler {
 	if k.cfg.Service.Telemetry.AccessLog {
 		opts.AccessLog = k.logs.For(AccessLogCategory)
 		opts.RequestID = envelope.TraceID
-		opts.UserID = func(c fiber.Ctx) (int64, bool) {
+		opts.Code = envelope.WrittenCode
+		trusted := k.trusted
+		opts.Client = func(c fiber.Ctx) string { return request.ClientIP(c, trusted) }
+		opts.User = func(c fiber.Ctx) (int64, string, bool) {
 			p, ok := authn.From(c)
-			return p.UserID, ok
+			return p.UserID, p.Account, ok
+		}
+		if quiet := k.quietProbe(); quiet != nil {
+			opts.Quiet = func(c fiber.Ctx) bool { return quiet(c.Path()) }
 		}
 	}
 	return k.metrics.Middleware(opts)
+}
+
+// quietProbe tells the paths neither traced nor access-logged: the health
+// probes, unless Service:Telemetry:ObserveProbes (nil then).
+func (k *Kernel) quietProbe() func(path string) bool {
+	if k.cfg.Service.Telemetry.ObserveProbes {
+		return nil
+	}
+	return health.IsProbe
+}
+
+// metricsNotHere answers a metrics path on the main address (/metrics and
+// below it, any letter case) with the API's 404 envelope (48003), in front
+// of the console, which would answer it with its page: the metrics are
+// served on Service:Telemetry:MetricsAddress, or on the main address only
+// by the route mountMetrics adds (which answers before this).
+func metricsNotHere(c fiber.Ctx) error {
+	if isMetricsPath(c.Path()) {
+		return fiber.ErrNotFound
+	}
+	return c.Next()
+}
+
+func isMetricsPath(p string) bool {
+	const n = len(telemetry.Path)
+	if len(p) < n || !strings.EqualFold(p[:n], telemetry.Path) {
+		return false
+	}
+	return len(p) == n || p[n] == '/'
 }
 
 // observeSQL is the SQL log's per-statement hook: the query-latency
@@ -92,6 +129,11 @@ func (k *Kernel) watch() error {
 		return err
 	}
 	plugins := k.plugins
+	if plugins != nil {
+		for _, in := range plugins.Plugins() {
+			m.PluginsConfigured(in.Code)
+		}
+	}
 	return m.WatchPlugins(func() []telemetry.PluginState {
 		if plugins == nil {
 			return nil

@@ -4,10 +4,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -84,6 +87,7 @@ func serveCmd(opts *host.Options, load loader) *cobra.Command {
 				return err
 			}
 			defer k.Close()
+			defer reopenOnHangup(cmd.Context(), k)()
 			return k.Serve(cmd.Context())
 		},
 	}
@@ -181,4 +185,32 @@ func firstWriter(ws ...io.Writer) io.Writer {
 		}
 	}
 	return os.Stderr
+}
+
+// reopenOnHangup reopens the log file (Logging:File) on every SIGHUP until
+// ctx ends or the returned stop is called: logrotate's postrotate sends it
+// after renaming the file. SIGHUP no longer ends the service.
+func reopenOnHangup(ctx context.Context, k *host.Kernel) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-hup:
+				_ = k.ReopenLogs() // logged by ReopenLogs
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		<-finished
+	}
 }

@@ -43,7 +43,8 @@ func unlockCmd(load loader) *cobra.Command {
 		Long: "unlock clears the failed-login counters of the account (matched case-insensitively) from\n" +
 			"every client, and its account-wide count that requires a captcha, in the shared cache\n" +
 			"(Service:Cache:Provider=Redis). With the in-process cache the counters live inside the\n" +
-			"running service: restarting it clears them, and this command says so.",
+			"running service: restarting it clears them, and this command says so. An account no live\n" +
+			"user has is an error (exit status 1), its counters cleared all the same.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			st, err := openStores(cmd, load, true, withIDs)
@@ -61,11 +62,13 @@ func unlockCmd(load loader) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if found {
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "unlocked %s: every lockout counter of the account is cleared\n", args[0])
-			} else {
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "no live user is named %s; the counters of that name are cleared\n", args[0])
+			if !found {
+				// A mistyped account is the operator's error: exit non-zero
+				// (the counters of that name are cleared all the same, as
+				// failed logins of an unknown name are counted too).
+				return fmt.Errorf("no live user has the account %q (the lockout counters of that name, if any, were cleared)", strings.TrimSpace(args[0]))
 			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "unlocked %s: every lockout counter of the account is cleared\n", args[0])
 			return err
 		},
 	}

@@ -43,4 +43,10 @@ func TestUserUnlockClearsTheSharedCounters(t *testing.T) {
 		t.Fatalf("user unlock = %q, %v", out, err)
 	}
 	k.Login("superAdmin", kerneltest.AdminPassword)
+
+	// A mistyped account is an error (exit status 1), not a success.
+	out, _, err = run(t, context.Background(), host.Options{}, "user", "unlock", "superAdmn", "--content-root", dir, "--environment", "Development")
+	if err == nil || !strings.Contains(err.Error(), `no live user has the account "superAdmn"`) {
+		t.Fatalf("user unlock of an unknown account = %q, %v; want an error naming it", out, err)
+	}
 }

@@ -4,6 +4,7 @@
 package envelope
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"go.opentelemetry.io/otel/trace"
@@ -197,6 +198,40 @@ func write(c fiber.Ctx, catalog *errcode.Catalog, status int, code errcode.Code,
 		}
 	}
 	return c.Status(status).JSON(Envelope{Code: code, MsgKey: key, Args: args, Message: key})
+}
+
+// codePrefix starts every envelope: Code is its first field.
+var codePrefix = []byte(`{"code":`)
+
+// WrittenCode returns the envelope code of the answer c carries: 0 for a
+// success envelope (OK), the failure's code the error handler wrote (a
+// business failure is HTTP 200 with its code). ok is false when the
+// answer is no envelope (a page, a file, a probe, a stream). It reads the
+// first bytes of the body already written: nothing is decoded, copied or
+// kept, and the answering path pays nothing for it.
+func WrittenCode(c fiber.Ctx) (code int, ok bool) {
+	resp := c.Response()
+	if resp.IsBodyStream() {
+		return 0, false
+	}
+	body := resp.Body()
+	if !bytes.HasPrefix(body, codePrefix) {
+		return 0, false
+	}
+	digits := 0
+	for _, b := range body[len(codePrefix):] {
+		if b < '0' || b > '9' {
+			if b != ',' && b != '}' {
+				return 0, false
+			}
+			break
+		}
+		if digits++; digits > 9 {
+			return 0, false
+		}
+		code = code*10 + int(b-'0')
+	}
+	return code, digits > 0
 }
 
 // TraceID returns the request's trace identifier (the X-Request-ID set by the

@@ -152,3 +152,39 @@ func TestPanicErrorKeepsStack(t *testing.T) {
 		t.Fatalf("unhandled hook got %v, want a *PanicError with a stack", seen)
 	}
 }
+
+// WrittenCode reads the envelope code back from the answer written: a
+// success, a business failure (HTTP 200 with its code), a framework error,
+// and no code for an answer that is no envelope.
+func TestWrittenCode(t *testing.T) {
+	catalog, err := errcode.NewCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(catalog, hclog.NewNullLogger(), nil)})
+	var got []string
+	app.Use(func(c fiber.Ctx) error {
+		err := c.Next()
+		if err != nil {
+			_ = app.Config().ErrorHandler(c, err)
+		}
+		code, ok := envelope.WrittenCode(c)
+		got = append(got, fmt.Sprintf("%s %d %v", c.Path(), code, ok))
+		return nil
+	})
+	app.Get("/ok", func(c fiber.Ctx) error { return envelope.OK(c, map[string]int{"code": 7}) })
+	app.Get("/wrong", func(c fiber.Ctx) error { return errcode.New(errcode.PasswordWrong) })
+	app.Get("/page", func(c fiber.Ctx) error { return c.SendString("<html>") })
+	app.Get("/json", func(c fiber.Ctx) error { return c.JSON(map[string]string{"status": "Healthy"}) })
+	for _, p := range []string{"/ok", "/wrong", "/page", "/json", "/missing"} {
+		resp, err := app.Test(httptest.NewRequest("GET", p, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
+	want := []string{"/ok 0 true", "/wrong 40001 true", "/page 0 false", "/json 0 false", "/missing 48003 true"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("WrittenCode = %q, want %q", got, want)
+	}
+}

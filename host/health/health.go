@@ -9,6 +9,7 @@ import (
 	"context"
 	"net/http"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v3"
@@ -45,16 +46,33 @@ type CheckResult struct {
 	Tags   []string `json:"tags"`
 }
 
+// Paths of the probes.
+const (
+	LivePath  = "/health"
+	ReadyPath = "/health/ready"
+)
+
+// IsProbe reports whether path is one of the probes (the tracing and the
+// access log leave them out unless Service:Telemetry:ObserveProbes).
+// The router matches paths without regard to case or a trailing slash,
+// and so does IsProbe.
+func IsProbe(path string) bool {
+	if len(path) > 1 && path[len(path)-1] == '/' {
+		path = path[:len(path)-1]
+	}
+	return strings.EqualFold(path, LivePath) || strings.EqualFold(path, ReadyPath)
+}
+
 // Mount adds GET /health (touches nothing) and GET /health/ready (runs every
 // check in parallel, each bounded by timeout; 200 when all pass, else 503).
 // While draining reports true (the replica is shutting down) readiness is
 // 503 at once with the single check "shutdown" Unhealthy "draining", so a
 // load balancer stops sending new requests; liveness stays 200.
 func Mount(r fiber.Router, checks []Check, timeout time.Duration, draining func() bool) {
-	r.Get("/health", func(c fiber.Ctx) error {
+	r.Get(LivePath, func(c fiber.Ctx) error {
 		return c.JSON(Report{Status: Healthy, Checks: []CheckResult{}})
 	})
-	r.Get("/health/ready", func(c fiber.Ctx) error {
+	r.Get(ReadyPath, func(c fiber.Ctx) error {
 		if draining != nil && draining() {
 			c.Set(fiber.HeaderCacheControl, "no-store")
 			return c.Status(http.StatusServiceUnavailable).JSON(Report{Status: Unhealthy, Checks: []CheckResult{

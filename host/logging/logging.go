@@ -22,7 +22,7 @@ import (
 type Logs struct {
 	root   hclog.Logger
 	levels map[string]hclog.Level // lower-case category → level
-	file   io.Closer
+	file   *reopenFile            // Logging:File; nil without one
 	mu     sync.Mutex
 	named  map[string]hclog.Logger
 }
@@ -46,8 +46,9 @@ func ParseLevel(name string) (hclog.Level, error) {
 	return hclog.NoLevel, fmt.Errorf("unknown log level %q", name)
 }
 
-// New builds the loggers. Output goes to out (standard error when nil) and,
-// when Logging:File is set, also to that file (relative to the content root).
+// New builds the loggers. Output goes to out (standard error when nil) or,
+// when Logging:File is set, to that file (relative to the content root)
+// alone, unless Logging:FileAndStderr asks for both.
 func New(cfg config.Logging, contentRoot string, out io.Writer) (*Logs, error) {
 	if out == nil {
 		out = os.Stderr
@@ -68,12 +69,16 @@ func New(cfg config.Logging, contentRoot string, out io.Writer) (*Logs, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 			return nil, fmt.Errorf("log file: %w", err)
 		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		f, err := openLog(path)
 		if err != nil {
-			return nil, fmt.Errorf("log file: %w", err)
+			return nil, err
 		}
-		l.file = f
-		out = io.MultiWriter(out, f)
+		l.file = &reopenFile{path: path, f: f}
+		if cfg.FileAndStderr {
+			out = io.MultiWriter(out, l.file)
+		} else {
+			out = l.file
+		}
 	}
 	lvl, ok := l.levels["default"]
 	if !ok {
@@ -88,6 +93,66 @@ func New(cfg config.Logging, contentRoot string, out io.Writer) (*Logs, error) {
 		TimeFormat:        "2006-01-02T15:04:05.000Z07:00",
 	})
 	return l, nil
+}
+
+func openLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	return f, nil
+}
+
+// reopenFile is the log file: written under a lock that Reopen takes to
+// swap the file.
+type reopenFile struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+}
+
+func (r *reopenFile) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return 0, os.ErrClosed
+	}
+	return r.f.Write(p)
+}
+
+// FilePath is the log file's path ("" without Logging:File).
+func (l *Logs) FilePath() string {
+	if l.file == nil {
+		return ""
+	}
+	return l.file.path
+}
+
+// Reopen opens the log file again by its path and writes there from now
+// on, closing the file it replaces: after logrotate renamed the file
+// (its postrotate sends SIGHUP, which the serve command turns into this
+// call), the log goes to a new file of the configured name. Without
+// Logging:File it does nothing. When the path cannot be opened the log
+// stays on the old file and the error is returned.
+func (l *Logs) Reopen() error {
+	if l.file == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(l.file.path), 0o750); err != nil {
+		return fmt.Errorf("log file: %w", err)
+	}
+	f, err := openLog(l.file.path)
+	if err != nil {
+		return err
+	}
+	l.file.mu.Lock()
+	old := l.file.f
+	l.file.f = f
+	l.file.mu.Unlock()
+	if old != nil {
+		return old.Close()
+	}
+	return nil
 }
 
 // Root returns the root logger (category Default).
@@ -111,10 +176,17 @@ func (l *Logs) For(category string) hclog.Logger {
 
 // Close closes the log file, if any.
 func (l *Logs) Close() error {
-	if l.file != nil {
-		return l.file.Close()
+	if l.file == nil {
+		return nil
 	}
-	return nil
+	l.file.mu.Lock()
+	defer l.file.mu.Unlock()
+	if l.file.f == nil {
+		return nil
+	}
+	err := l.file.f.Close()
+	l.file.f = nil
+	return err
 }
 
 // RequestIDKey is the context key of the request id: the request context

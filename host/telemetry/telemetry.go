@@ -75,7 +75,7 @@ func New() *Metrics {
 	})
 	m.rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "ratelimit", Name: "refusals_total",
-		Help: "Requests refused with 429 by the rate limiter, by bucket (auth, api).",
+		Help: "Requests refused with 429 by the rate limiter, by bucket (auth, password, api).",
 	}, []string{"bucket"})
 	m.pluginCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "plugin", Name: "call_duration_seconds",
@@ -86,6 +86,14 @@ func New() *Metrics {
 		Namespace: Namespace, Subsystem: "plugin", Name: "restarts_total",
 		Help: "Restart attempts of a provider plugin that went down, by provider code.",
 	}, []string{"provider"})
+	// The dashboard's labelled counters exist from the first scrape, at
+	// zero, rather than from their first event: a successful password
+	// login, a successful refresh, the rate limiter's buckets.
+	m.logins.WithLabelValues("password", "", "0")
+	m.refreshes.WithLabelValues("0")
+	for _, bucket := range RateLimitBuckets {
+		m.rateLimited.WithLabelValues(bucket)
+	}
 	m.cache = newCacheCounters()
 	m.db = newDBQueries()
 	m.invalidation = newInvalidationLag()
@@ -120,6 +128,24 @@ func (m *Metrics) Register(cs ...prometheus.Collector) error {
 		}
 	}
 	return nil
+}
+
+// RateLimitBuckets are the rate limiter's buckets (host/ratelimit's
+// BucketAuth, BucketPassword and BucketOther) whose refusal counters exist from the start.
+var RateLimitBuckets = []string{"auth", "password", "api"}
+
+// PluginsConfigured creates at zero the restart counter of each configured
+// provider plugin, so that the dashboard's restarts panel has its series
+// before the first restart.
+func (m *Metrics) PluginsConfigured(providers ...string) {
+	if m == nil {
+		return
+	}
+	for _, p := range providers {
+		if p != "" {
+			m.pluginRestart.WithLabelValues(p)
+		}
+	}
 }
 
 // builtinMethods are the login methods that are not external providers

@@ -3,17 +3,23 @@ package telemetry_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
+	"github.com/valyala/fasthttp"
 
 	"github.com/adminkernel/kernel/host/cache"
 	"github.com/adminkernel/kernel/host/cache/memcache"
+	"github.com/adminkernel/kernel/host/ratelimit"
 	"github.com/adminkernel/kernel/host/telemetry"
 )
 
@@ -84,11 +90,16 @@ func TestLoginLabels(t *testing.T) {
 		t.Run(tt.method, func(t *testing.T) {
 			m := telemetry.New()
 			m.Login(tt.method, tt.code)
+			// The successful password login's series exists from the start.
+			series := []string{`adminkernel_auth_logins_total{code="` + tt.wc + `",method="` + tt.wantM + `",provider="` + tt.wantP + `"} 1`}
+			if tt.wantM != "password" || tt.wc != "0" {
+				series = append(series, `adminkernel_auth_logins_total{code="0",method="password",provider=""} 0`)
+			}
+			sort.Strings(series)
 			want := `
 # HELP adminkernel_auth_logins_total Login attempts, by method, provider code (external logins) and outcome code (0 = success).
 # TYPE adminkernel_auth_logins_total counter
-adminkernel_auth_logins_total{code="` + tt.wc + `",method="` + tt.wantM + `",provider="` + tt.wantP + `"} 1
-`
+` + strings.Join(series, "\n") + "\n"
 			if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "adminkernel_auth_logins_total"); err != nil {
 				t.Fatal(err)
 			}
@@ -183,4 +194,99 @@ func TestCountedCacheKeepsTheBatchWrite(t *testing.T) {
 	if v, ok, _ := s.Get(ctx, "sess:b"); !ok || string(v) != "2" {
 		t.Fatalf("sess:b = %q, %v after SetMany", v, ok)
 	}
+}
+
+// serveAllocs is the allocations of one request through app's handler
+// (fasthttp's context reused, as the server reuses it).
+func serveAllocs(t *testing.T, app *fiber.App, path string) float64 {
+	t.Helper()
+	h := app.Handler()
+	var req fasthttp.Request
+	req.Header.SetMethod(fiber.MethodGet)
+	req.SetRequestURI(path)
+	var fctx fasthttp.RequestCtx
+	fctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, nil)
+	run := func() {
+		fctx.Response.Reset()
+		h(&fctx)
+	}
+	for range 10 { // first-use series, pools
+		run()
+	}
+	if fctx.Response.StatusCode() != 200 {
+		t.Fatalf("GET %s: HTTP %d", path, fctx.Response.StatusCode())
+	}
+	return testing.AllocsPerRun(200, run)
+}
+
+// TestMiddlewareAddsNoAllocation: with the access log off, counting a
+// request (its route's series created by its first request) costs no
+// allocation beyond what the app costs without the middleware.
+func TestMiddlewareAddsNoAllocation(t *testing.T) {
+	build := func(mw fiber.Handler) *fiber.App {
+		app := fiber.New()
+		if mw != nil {
+			app.Use(mw)
+		}
+		app.Get("/items/:id", func(c fiber.Ctx) error { return c.SendStatus(200) })
+		return app
+	}
+	base := serveAllocs(t, build(nil), "/items/7")
+	m := telemetry.New()
+	app := build(m.Middleware(telemetry.HTTPOptions{}))
+	m.IndexRoutes(app)
+	const series = `adminkernel_http_requests_total{method="GET",route="/items/:id",status="2xx"}`
+	if strings.Contains(scrapeText(t, m), `route="/items/:id"`) {
+		t.Fatal("a route's series exist before its first request")
+	}
+	with := serveAllocs(t, app, "/items/7")
+	t.Logf("allocations per request: %.1f with the middleware, %.1f without", with, base)
+	if with > base {
+		t.Fatalf("the metrics middleware adds %.1f allocations per request (%.1f with it, %.1f without)", with-base, with, base)
+	}
+	if body := scrapeText(t, m); !strings.Contains(body, series+" ") {
+		t.Fatalf("the route's requests are not counted:\n%s", body)
+	}
+}
+
+func scrapeText(t *testing.T, m *telemetry.Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler("").ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), "GET", "/metrics", nil))
+	return rec.Body.String()
+}
+
+// The dashboard's labelled counters exist at zero before their first
+// event: a new kernel's scrape has the families the panels query.
+func TestDashboardSeriesAtZero(t *testing.T) {
+	m := telemetry.New()
+	m.PluginsConfigured("code_host", "")
+	body := scrapeText(t, m)
+	for _, want := range []string{
+		`adminkernel_auth_logins_total{code="0",method="password",provider=""} 0`,
+		`adminkernel_auth_refreshes_total{code="0"} 0`,
+		`adminkernel_ratelimit_refusals_total{bucket="` + ratelimit.BucketAuth + `"} 0`,
+		`adminkernel_ratelimit_refusals_total{bucket="` + ratelimit.BucketPassword + `"} 0`,
+		`adminkernel_ratelimit_refusals_total{bucket="` + ratelimit.BucketOther + `"} 0`,
+		`adminkernel_plugin_restarts_total{provider="code_host"} 0`,
+		`adminkernel_http_requests_total{method="GET",route="unmatched",status="5xx"} 0`,
+		`adminkernel_http_request_duration_seconds_count{method="GET",route="unmatched",status="2xx"} 0`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("a new registry lacks %s", want)
+		}
+	}
+	if strings.Count(body, "adminkernel_plugin_restarts_total{") != 1 { // not for the empty code
+		t.Errorf("unexpected plugin series:\n%s", grep(body, "adminkernel_plugin_restarts_total"))
+	}
+}
+
+func grep(body, what string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.Contains(l, what) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

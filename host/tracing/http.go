@@ -37,12 +37,16 @@ func (c responseCarrier) Keys() []string        { return nil }
 //
 // Mount it after the request-id middleware and outside the metrics
 // middleware, which writes the answer of an error (the status the span
-// records is the one sent).
-func (t *Tracer) Middleware() fiber.Handler {
+// records is the one sent). A request whose path skip reports (the health
+// probes) is passed on untraced; skip may be nil.
+func (t *Tracer) Middleware(skip func(path string) bool) fiber.Handler {
 	if t == nil {
 		return nil
 	}
 	return func(c fiber.Ctx) error {
+		if skip != nil && skip(c.Path()) {
+			return c.Next()
+		}
 		rc := c.RequestCtx()
 		ctx := t.prop.Extract(c.Context(), requestCarrier{&rc.Request.Header})
 		method := methodName(c.Method())
