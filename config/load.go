@@ -162,6 +162,19 @@ func validateProblems(cfg *Config) (out []string) {
 // them (Service.Database.SlowSqlMillis; Oidc[0] for an element).
 func decodeNames(err error) []string {
 	var out []string
+	for _, leaf := range decodeLeaves(err) {
+		if de, ok := leaf.(*mapstructure.DecodeError); ok { //nolint:errorlint // a leaf of decodeLeaves
+			out = append(out, de.Name())
+		}
+	}
+	return out
+}
+
+// decodeLeaves walks an Unmarshal error one wrapper at a time, so every
+// branch of a joined error is reached, and returns its leaves: the
+// *mapstructure.DecodeError of each key, or the innermost other error.
+func decodeLeaves(err error) []error {
+	var out []error
 	var walk func(error)
 	walk = func(err error) {
 		if joined, ok := err.(interface{ Unwrap() []error }); ok {
@@ -170,14 +183,13 @@ func decodeNames(err error) []string {
 			}
 			return
 		}
-		de, ok := err.(*mapstructure.DecodeError) //nolint:errorlint // one wrapper at a time, as decodeProblems
-		if !ok {
+		if _, ok := err.(*mapstructure.DecodeError); !ok { //nolint:errorlint // one wrapper at a time
 			if inner := errors.Unwrap(err); inner != nil {
 				walk(inner)
+				return
 			}
-			return
 		}
-		out = append(out, de.Name())
+		out = append(out, err)
 	}
 	walk(err)
 	return out
@@ -385,24 +397,11 @@ func sortedKeys(m map[string]any) []string {
 // written as Service:Database:SlowSqlMillis.
 func decodeProblems(err error) []string {
 	var out []string
-	var walk func(error)
-	walk = func(err error) {
-		if joined, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range joined.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		// A direct assertion on purpose: the walk descends one wrapper at a
-		// time so every branch of a joined error is reported.
-		de, ok := err.(*mapstructure.DecodeError) //nolint:errorlint // see above
+	for _, leaf := range decodeLeaves(err) {
+		de, ok := leaf.(*mapstructure.DecodeError) //nolint:errorlint // a leaf of decodeLeaves
 		if !ok {
-			if inner := errors.Unwrap(err); inner != nil {
-				walk(inner)
-				return
-			}
-			out = append(out, err.Error())
-			return
+			out = append(out, leaf.Error())
+			continue
 		}
 		key := keyPath(de.Name())
 		var pe *mapstructure.ParseError
@@ -416,7 +415,6 @@ func decodeProblems(err error) []string {
 			out = append(out, fmt.Sprintf("%s: %v", key, de.Unwrap()))
 		}
 	}
-	walk(err)
 	return out
 }
 
