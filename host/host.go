@@ -19,7 +19,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	entgo "entgo.io/ent"
 	"entgo.io/ent/dialect"
+	entschema "entgo.io/ent/dialect/sql/schema"
 	"github.com/gofiber/fiber/v3"
 	"github.com/hashicorp/go-hclog"
 
@@ -192,6 +194,26 @@ func Catalog(opts Options) (*errcode.Catalog, error) {
 // compose lists the kernel's built-in modules (builtinModules) followed by
 // the application's, and refuses two modules with one name (compared
 // case-insensitively, as Api:DisabledModules compares them), naming both.
+// ensureModuleTables creates or extends the modules' own tables
+// (Module.Schema) under the kernel's schema policy.
+func ensureModuleTables(ctx context.Context, cfg *config.Config, db *database.DB, modules []Module) error {
+	tables, err := ModuleTables(modules)
+	if err != nil {
+		return err
+	}
+	return database.EnsureModuleTables(ctx, cfg, db, tables)
+}
+
+// ModuleTables are the tables of the modules' own ent schemas
+// (Module.Schema), in module order.
+func ModuleTables(modules []Module) ([]*entschema.Table, error) {
+	var schemas []entgo.Interface
+	for _, m := range modules {
+		schemas = append(schemas, m.Schema...)
+	}
+	return database.TablesOf(schemas)
+}
+
 func compose(login *auth.Service, factors *mfa.Factors, re *reauth.Service, jobs *job.Engine, app []Module) ([]Module, error) {
 	builtin := builtinModules(login, factors, re, jobs)
 	modules := append(builtin, app...)
@@ -276,6 +298,9 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	pagetotal.Track(k.db.Client, k.totals)
 	modules, err := compose(nil, nil, nil, nil, opts.Modules)
 	if err != nil {
+		return nil, err
+	}
+	if err := ensureModuleTables(ctx, cfg, k.db, modules); err != nil {
 		return nil, err
 	}
 	var menus []seed.Menu

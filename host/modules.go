@@ -78,6 +78,8 @@ func (k *Kernel) deps() *module.Deps {
 		// Filled after every module's Recycle ran (mountModules).
 		RecycleKinds: func() []module.RecycleKind { return k.recycleKinds },
 		Forget:       k.forget,
+		Dialect:      k.db.Dialect,
+		NewID:        k.ids.Next,
 	}
 }
 

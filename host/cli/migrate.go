@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -61,7 +62,21 @@ func migrateCmd(opts *host.Options, load loader) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintln(out, res.String())
+			if _, err = fmt.Fprintln(out, res.String()); err != nil {
+				return err
+			}
+			// The application modules' own tables (Module.Schema).
+			tables, err := host.ModuleTables(opts.Modules)
+			if err != nil {
+				return err
+			}
+			changed, err := db.ApplyModuleTables(cmd.Context(), tables)
+			if err != nil {
+				return err
+			}
+			if len(changed) > 0 {
+				_, err = fmt.Fprintf(out, "module tables created or extended: %s\n", strings.Join(changed, ", "))
+			}
 			return err
 		},
 	}

@@ -248,6 +248,54 @@ func (d storageFullDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (di
 	return storageFullTx{tx, d.track}, nil
 }
 
+// contexters are the database/sql-shaped methods of ent's drivers (the
+// sql/execquery feature: ent.Client.QueryContext, ent.Tx.ExecContext);
+// the wrappers forward them, marking errors like Exec and Query.
+type contexters interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func execContext(d any, track *outage.Tracker, ctx context.Context, query string, args []any) (sql.Result, error) {
+	c, ok := d.(contexters)
+	if !ok {
+		return nil, fmt.Errorf("database: the wrapped %T does not support ExecContext", d)
+	}
+	op := track.Begin()
+	res, err := c.ExecContext(ctx, query, args...)
+	return res, mark(track, op, err)
+}
+
+func queryContext(d any, track *outage.Tracker, ctx context.Context, query string, args []any) (*sql.Rows, error) {
+	c, ok := d.(contexters)
+	if !ok {
+		return nil, fmt.Errorf("database: the wrapped %T does not support QueryContext", d)
+	}
+	op := track.Begin()
+	rows, err := c.QueryContext(ctx, query, args...)
+	return rows, mark(track, op, err)
+}
+
+// ExecContext forwards to the wrapped driver.
+func (d storageFullDriver) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return execContext(d.Driver, d.track, ctx, query, args)
+}
+
+// QueryContext forwards to the wrapped driver.
+func (d storageFullDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return queryContext(d.Driver, d.track, ctx, query, args)
+}
+
+// ExecContext forwards to the wrapped transaction.
+func (t storageFullTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return execContext(t.Tx, t.track, ctx, query, args)
+}
+
+// QueryContext forwards to the wrapped transaction.
+func (t storageFullTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return queryContext(t.Tx, t.track, ctx, query, args)
+}
+
 type storageFullTx struct {
 	dialect.Tx
 	track *outage.Tracker

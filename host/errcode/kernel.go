@@ -1,5 +1,5 @@
 // The kernel code table follows the wire contract (§5.1) plus the codes this
-// kernel adds: 40028-40038, 41006-41007, 42031-42032, 44007-44008, 45005-45006, 46014-46015, 47015-47016, 48002-48006 and 50001-50003 (see
+// kernel adds: 40028-40038, 41006-41007, 42031-42032, 42035-42036, 44007-44008, 45005-45006, 46014-46015, 47015-47016, 48002-48006 and 50001-50003 (see
 // docs/reference/compatibility.md and docs/design/security.md).
 
 package errcode
@@ -124,21 +124,28 @@ const (
 	// dict item, user) whose parent (org, menu or module, dict type, org)
 	// is deleted or gone: restore the parent first.
 	RecycleParentDeleted Code = 42032
-	DictTypeNotFound     Code = 43001
-	DictTypeCodeExists   Code = 43002
-	DictItemNotFound     Code = 43003
-	ConfigNotFound       Code = 43004
-	ConfigKeyExists      Code = 43005
-	SeedDataProtected    Code = 43010
-	DictItemValueExists  Code = 43011
-	ConfigValueInvalid   Code = 43012 // args key, expected (sysconfig registry)
-	ConfigKeyUnknown     Code = 43013 // args key: a sys.* key the registry does not name
-	FileEmpty            Code = 44001
-	FileTooLarge         Code = 44002
-	FileExtNotAllowed    Code = 44003
-	FileNotFound         Code = 44004
-	ChunkMissing         Code = 44005
-	ChunkHashMismatch    Code = 44006
+	// ResourceNotFound: a business resource's row (host/resource) that
+	// does not exist, is deleted or is outside the caller's data scope
+	// (args resource, id).
+	ResourceNotFound Code = 42035
+	// ResourceKeyExists: a live row of a business resource already holds
+	// the value of a unique field (args resource, field).
+	ResourceKeyExists   Code = 42036
+	DictTypeNotFound    Code = 43001
+	DictTypeCodeExists  Code = 43002
+	DictItemNotFound    Code = 43003
+	ConfigNotFound      Code = 43004
+	ConfigKeyExists     Code = 43005
+	SeedDataProtected   Code = 43010
+	DictItemValueExists Code = 43011
+	ConfigValueInvalid  Code = 43012 // args key, expected (sysconfig registry)
+	ConfigKeyUnknown    Code = 43013 // args key: a sys.* key the registry does not name
+	FileEmpty           Code = 44001
+	FileTooLarge        Code = 44002
+	FileExtNotAllowed   Code = 44003
+	FileNotFound        Code = 44004
+	ChunkMissing        Code = 44005
+	ChunkHashMismatch   Code = 44006
 	// ChunkTooLarge: a chunk over the upload's chunk size (args max, in
 	// bytes), or a chunk/init whose chunkCount would need chunks over the
 	// largest chunk size.
@@ -295,6 +302,8 @@ var Kernel = Enum{Name: KernelEnumName, Members: []Member{
 	{OrgOutOfScope, "OrgOutOfScope", "error.org.outOfScope"},
 	{MenuPermissionInvalid, "MenuPermissionInvalid", "error.menu.permissionInvalid"},
 	{RecycleParentDeleted, "RecycleParentDeleted", "error.recycle.parentDeleted"},
+	{ResourceNotFound, "ResourceNotFound", "error.resource.notFound"},
+	{ResourceKeyExists, "ResourceKeyExists", "error.resource.keyExists"},
 	{DictTypeNotFound, "DictTypeNotFound", "error.dict.typeNotFound"},
 	{DictTypeCodeExists, "DictTypeCodeExists", "error.dict.typeCodeExists"},
 	{DictItemNotFound, "DictItemNotFound", "error.dict.itemNotFound"},

@@ -5,6 +5,7 @@ package module
 
 import (
 	"context"
+	entgo "entgo.io/ent"
 	"net"
 
 	"github.com/hashicorp/go-hclog"
@@ -57,6 +58,10 @@ type Module struct {
 	// own (see Forget); it is called once, after Routes, with the same
 	// Deps.
 	Forgets func(d *Deps) []Forget
+	// Schema are the ent schemas of the module's own tables (business
+	// resources, host/resource): the kernel creates and extends them under
+	// the same policy as its own schema (database.EnsureModuleTables).
+	Schema []entgo.Interface
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes
@@ -103,6 +108,14 @@ type Deps struct {
 	// every replica (host/hub Push; docs/developers/realtime.md "Pushing from a
 	// module").
 	Realtime Realtime
+	// Dialect is the ent dialect of the database (dialect.SQLite, MySQL or
+	// Postgres), for modules that build SQL with ent's dialect/sql builder
+	// (host/resource). Empty where no database is open (the contract
+	// document's offline build).
+	Dialect string
+	// NewID returns the next snowflake id, for rows written without ent's
+	// create hook (raw SQL). Nil where no database is open.
+	NewID func() int64
 }
 
 // Realtime is what modules get of the realtime hub.
