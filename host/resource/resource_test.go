@@ -415,8 +415,8 @@ func TestResourceSheets(t *testing.T) {
 		x := excelize.NewFile()
 		rows := [][]any{
 			{"Name", "Category", "Stock", "Organisation"},
-			{"Bolt", "小组", 41, 4},   // exists
-			{"Screw", "部门", 3, 4},   // new
+			{"Bolt", "小组", 41, 4},    // exists
+			{"Screw", "部门", 3, 4},    // new
 			{"Pin", "", -2, 4},       // error: stock
 			{"Screw", "", 1, 4},      // duplicate in the file
 			{"Rivet", "", 1, 999999}, // unknown org
