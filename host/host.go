@@ -304,9 +304,11 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		return nil, err
 	}
 	var menus []seed.Menu
+	var dicts []seed.Dict
 	var settings []sysconfig.Entry
 	for _, m := range modules {
 		menus = append(menus, m.Menus...)
+		dicts = append(dicts, m.Dicts...)
 		settings = append(settings, m.Settings...)
 	}
 	if k.registry, err = sysconfig.NewRegistry(settings...); err != nil {
@@ -318,6 +320,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 		PasswordDir:   passwordDir(cfg),
 		Hasher:        password.New(cfg.Service.Security.Password.EffectiveIterations()),
 		ExtraMenus:    menus,
+		ExtraDicts:    dicts,
 		Log:           logs.For("AdminKernel.Seed"),
 	}); err != nil {
 		return nil, fmt.Errorf("seeding: %w", err)

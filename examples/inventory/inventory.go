@@ -26,6 +26,7 @@ import (
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/request"
+	"github.com/adminkernel/kernel/host/resource"
 	"github.com/adminkernel/kernel/host/route"
 	"github.com/adminkernel/kernel/host/seed"
 	"github.com/adminkernel/kernel/host/sysconfig"
@@ -102,8 +103,9 @@ func Module() host.Module { return ModuleAt(time.Now) }
 func ModuleAt(now func() time.Time) host.Module {
 	s := newStore()
 	s.now = now
-	return host.Module{
+	return resource.Attach(host.Module{
 		Name:       "Inventory",
+		Dicts:      Dicts,
 		ErrorCodes: []errcode.Enum{Errors},
 		Menus: []seed.Menu{
 			{ID: 1000, Type: seed.MenuCatalog, Title: "库存", Icon: "lucide:boxes", Sort: 10, ModuleID: 2},
@@ -160,7 +162,7 @@ func ModuleAt(now func() time.Time) host.Module {
 				},
 			}}
 		},
-	}
+	}, Products(), StockLevels())
 }
 
 func (s *store) stock(c fiber.Ctx) error {

@@ -58,6 +58,9 @@ type Module struct {
 	// own (see Forget); it is called once, after Routes, with the same
 	// Deps.
 	Forgets func(d *Deps) []Forget
+	// Dicts are dictionaries the module seeds (ids from 1000): inserted
+	// when missing, then administered like the kernel's.
+	Dicts []seed.Dict
 	// Schema are the ent schemas of the module's own tables (business
 	// resources, host/resource): the kernel creates and extends them under
 	// the same policy as its own schema (database.EnsureModuleTables).

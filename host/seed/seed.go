@@ -21,6 +21,8 @@ import (
 
 	"github.com/adminkernel/kernel/ent"
 	"github.com/adminkernel/kernel/ent/sysconfig"
+	"github.com/adminkernel/kernel/ent/sysdictitem"
+	"github.com/adminkernel/kernel/ent/sysdicttype"
 	"github.com/adminkernel/kernel/ent/sysmenu"
 	"github.com/adminkernel/kernel/host/database"
 	"github.com/adminkernel/kernel/host/password"
@@ -52,6 +54,9 @@ type Options struct {
 	// ExtraMenus are the menus of modules (kernel areas below 1000, consumer
 	// menus from 1000 by convention); a duplicate id is an error.
 	ExtraMenus []Menu
+	// ExtraDicts are the dictionaries of modules (Module.Dicts), inserted
+	// when missing.
+	ExtraDicts []Dict
 	Log        hclog.Logger
 }
 
@@ -96,6 +101,9 @@ func Run(ctx context.Context, client *ent.Client, opts Options) (Result, error) 
 	}
 	if err := retryOnConflict(func() error { return syncConfigs(ctx, client) }); err != nil {
 		return Result{}, fmt.Errorf("config keys: %w", err)
+	}
+	if err := retryOnConflict(func() error { return syncDicts(ctx, client, opts.ExtraDicts) }); err != nil {
+		return Result{}, fmt.Errorf("module dictionaries: %w", err)
 	}
 	switch {
 	case res.PasswordFile != "":
@@ -353,6 +361,57 @@ func allMenus(extra []Menu) ([]Menu, error) {
 		seen[m.ID] = true
 	}
 	return all, nil
+}
+
+// Dict is a dictionary a module seeds (Module.Dicts): its type and items
+// are inserted when missing (by id, 1000 and up) and never changed after,
+// so administrators edit them like the kernel's own.
+type Dict struct {
+	ID    int64
+	Code  string
+	Name  string
+	Items []DictItem
+}
+
+// DictItem is one item of a seeded dictionary (Label as shown, Value as
+// stored).
+type DictItem struct {
+	ID           int64
+	Label, Value string
+}
+
+// syncDicts inserts the missing module dictionaries and items.
+func syncDicts(ctx context.Context, client *ent.Client, dicts []Dict) error {
+	for _, d := range dicts {
+		if d.ID < 1000 || d.Code == "" {
+			return fmt.Errorf("dictionary %q: module dictionaries have ids from 1000 and a code", d.Code)
+		}
+		n, err := client.SysDictType.Query().Where(sysdicttype.ID(d.ID)).Count(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if err := client.SysDictType.Create().SetID(d.ID).SetCode(d.Code).SetName(d.Name).SetSort(int(d.ID)).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		for j, it := range d.Items {
+			if it.ID < 1000 {
+				return fmt.Errorf("dictionary %s item %q: module dictionary items have ids from 1000", d.Code, it.Value)
+			}
+			n, err := client.SysDictItem.Query().Where(sysdictitem.ID(it.ID)).Count(ctx)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				if err := client.SysDictItem.Create().SetID(it.ID).SetDictTypeCode(d.Code).SetLabel(it.Label).
+					SetValue(it.Value).SetSort(j + 1).Exec(ctx); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // syncMenus inserts missing seed menus and rewrites the structural columns
