@@ -12,6 +12,7 @@ import { adminContent } from './admin-content'
 import { adminSetup } from './admin-setup'
 import { doctor } from './doctor'
 import { biz } from './biz'
+import { resource } from './resource'
 import { ApiError } from '@/api/client'
 
 export type Locale = 'en-US' | 'zh-CN'
@@ -29,7 +30,7 @@ export function initialLocale(): Locale {
 
 // The console's own text packs (ui.ts, admin.ts and one file per area),
 // merged per language for vue-i18n.
-const textPacks: Record<Locale, Record<string, string>>[] = [ui, admin, adminSheets, adminJobs, adminContent, adminSetup, doctor, biz]
+const textPacks: Record<Locale, Record<string, string>>[] = [ui, admin, adminSheets, adminJobs, adminContent, adminSetup, doctor, biz, resource]
 function merged(): Record<Locale, Record<string, string>> {
   const out = {} as Record<Locale, Record<string, string>>
   for (const l of LOCALES) out[l] = Object.assign({}, ...textPacks.map((p) => p[l]))
