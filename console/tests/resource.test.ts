@@ -173,7 +173,7 @@ describe('resource page: the page query', () => {
     const stockHead = [...el.querySelectorAll('.el-table__header-wrapper th')].find((th) => th.textContent?.trim() === 'Stock')!
     ;(stockHead.querySelector('.sort-caret.descending') as HTMLElement).click()
     await flush()
-    expect(pageCalls().at(-1)).toBe(`${BASE}/page?Current=1&Size=20&Sort=stock&Order=desc&name=bolt&stockFrom=5&stockTo=50`)
+    expect(pageCalls().at(-1)).toBe(`${BASE}/page?Current=1&Size=20&SortField=stock&SortOrder=desc&name=bolt&stockFrom=5&stockTo=50`)
     // Export takes the same filters and the list columns.
     q('[data-test=export]', el)!.click()
     await flush()
@@ -185,7 +185,7 @@ describe('resource page: the page query', () => {
     // Reset clears the filters (the sort stays the table's).
     q('[data-test=reset]', el)!.click()
     await flush()
-    expect(pageCalls().at(-1)).toBe(`${BASE}/page?Current=1&Size=20&Sort=stock&Order=desc`)
+    expect(pageCalls().at(-1)).toBe(`${BASE}/page?Current=1&Size=20&SortField=stock&SortOrder=desc`)
   })
 
   it('pageQuery: eq, dict, bool, org and date ranges', () => {

@@ -62,12 +62,12 @@ export interface SortState {
   order: 'asc' | 'desc'
 }
 
-/** pageQuery: GET {base}/page's query: Current, Size, Sort, Order, then the filters. */
+/** pageQuery: GET {base}/page's query: Current, Size, SortField, SortOrder (the contract's paging names), then the filters. */
 export function pageQuery(fields: ResourceField[], filter: Record<string, unknown>, current: number, size: number, sort: SortState | null): Record<string, unknown> {
-  return { Current: current, Size: size, ...(sort ? { Sort: sort.prop, Order: sort.order } : {}), ...filterQuery(fields, filter) }
+  return { Current: current, Size: size, ...(sort ? { SortField: sort.prop, SortOrder: sort.order } : {}), ...filterQuery(fields, filter) }
 }
 
-/** sortOf turns el-table's sort-change into the API's Sort/Order (null: the server's order). */
+/** sortOf turns el-table's sort-change into the API's SortField/SortOrder (null: the server's order). */
 export function sortOf(prop: string | null | undefined, order: string | null | undefined): SortState | null {
   if (!prop || !order) return null
   return { prop, order: order === 'descending' ? 'desc' : 'asc' }
