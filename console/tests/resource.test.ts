@@ -191,7 +191,7 @@ describe('resource page: the page query', () => {
   it('pageQuery: eq, dict, bool, org and date ranges', () => {
     const f = { ...blankFilter(FIELDS), category: 'hw', enabled: 'false', orgId: 3, arrivedOnFrom: '2026-01-01', arrivedOnTo: '2026-01-31', name: '' }
     expect(pageQuery(FIELDS, f, 2, 50, sortOf('createTime', 'ascending'))).toEqual({
-      Current: 2, Size: 50, Sort: 'createTime', Order: 'asc', category: 'hw', orgId: 3, enabled: 'false', arrivedOnFrom: '2026-01-01', arrivedOnTo: '2026-01-31',
+      Current: 2, Size: 50, SortField: 'createTime', SortOrder: 'asc', category: 'hw', orgId: 3, enabled: 'false', arrivedOnFrom: '2026-01-01', arrivedOnTo: '2026-01-31',
     })
     expect(sortOf('stock', null)).toBeNull()
     expect(filterQuery(FIELDS, { ...blankFilter(FIELDS), stockFrom: 0 })).toEqual({ stockFrom: 0 })
