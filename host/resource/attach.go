@@ -101,7 +101,8 @@ func (s *spec) menus() []seed.Menu {
 			if c, ok := s.codes[op]; ok {
 				codes = append(codes, c)
 				if op == "import" {
-					codes = append(codes, route.PermissionCode("POST", s.base+"/import/preview"))
+					codes = append(codes, route.PermissionCode("POST", s.base+"/import/preview"),
+						route.PermissionCode("GET", s.base+"/import/template"))
 				}
 			}
 		}
