@@ -57,6 +57,10 @@ type Module struct {
 	// own (see Forget); it is called once, after Routes, with the same
 	// Deps.
 	Forgets func(d *Deps) []Forget
+	// Console, when set, ships pages of the module to the web console,
+	// loaded at run time (see Console). A menu component two modules give
+	// a page for stops composition.
+	Console *Console
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes

@@ -106,7 +106,7 @@ func Handler(fsys fs.FS) (fiber.Handler, error) {
 }
 
 // reserved are the path prefixes of the kernel itself: never the console.
-var reserved = []string{"/api", "/health", "/openapi", "/swagger", "/hub"}
+var reserved = []string{"/api", "/health", "/openapi", "/swagger", "/hub", "/console-ext/"}
 
 // Fallback reports whether a GET of p that matches no file is a page of
 // the app (answered with index.html).
