@@ -163,3 +163,25 @@ describe('the kit runtime', () => {
     expect(typeof k.kit.echarts).toBe('function')
   })
 })
+
+describe('the kit’s permission checks', () => {
+  it('hasCode and v-auth follow the user’s codes', async () => {
+    const { createPinia, setActivePinia } = await import('pinia')
+    setActivePinia(createPinia())
+    const { useApp } = await import('../src/stores/app')
+    const { hasCode, vAuth } = await import('../src/kit/kit')
+    const app = useApp()
+    app.permissions = new Set(['GET:/api/v1/inventory/items'])
+    expect(hasCode('GET:/api/v1/inventory/items')).toBe(true)
+    expect(hasCode('DELETE:/api/v1/inventory/items/{id}')).toBe(false)
+    const el = document.createElement('button')
+    const mounted = vAuth.mounted as (el: HTMLElement, b: { value: string | string[] }) => void
+    const updated = vAuth.updated as typeof mounted
+    mounted(el, { value: 'DELETE:/api/v1/inventory/items/{id}' })
+    expect(el.style.getPropertyValue('display')).toBe('none')
+    expect(el.style.getPropertyPriority('display')).toBe('important')
+    app.permissions = new Set(['DELETE:/api/v1/inventory/items/{id}'])
+    updated(el, { value: ['GET:/x', 'DELETE:/api/v1/inventory/items/{id}'] })
+    expect(el.style.getPropertyValue('display')).toBe('')
+  })
+})

@@ -40,9 +40,20 @@ export const vAuth: Directive<HTMLElement, string | string[]> = {
   mounted: (el, b) => authApply(el, b.value),
   updated: (el, b) => authApply(el, b.value),
 }
+// display: none !important through the CSSOM (the CSP allows it; the
+// hidden attribute loses against a component's own display rule, as
+// .el-button's inline-flex).
 function authApply(el: HTMLElement, v: string | string[]) {
   const codes = Array.isArray(v) ? v : [v]
-  el.hidden = !codes.some((c) => hasCode(c))
+  if (codes.some((c) => hasCode(c))) {
+    if (el.dataset.akAuthHidden) {
+      el.style.removeProperty('display')
+      delete el.dataset.akAuthHidden
+    }
+  } else if (!el.dataset.akAuthHidden) {
+    el.style.setProperty('display', 'none', 'important')
+    el.dataset.akAuthHidden = '1'
+  }
 }
 
 /** t is the text of key in the current language: the module's Texts
