@@ -141,8 +141,11 @@ export function resolvePage(component?: string | null, menuPath?: string | null)
   const builtin = pageRoutes[component]
   if (builtin) return builtin
   if (component.startsWith('resource/')) {
-    // resource/<name>: wired by the lead (@/resource/ResourcePage.vue).
-    return undefined
+    // A business resource (host/resource): the standard page rendered from
+    // its description, at /r/<name>.
+    const name = component.slice('resource/'.length)
+    if (!/^[a-z][a-z0-9-]{0,47}$/.test(name)) return undefined
+    return { path: '/r/' + name, name: 'res:' + name, component: () => import('@/resource/ResourcePage.vue'), props: { name } }
   }
   const ext = extensions.pages[component]
   if (ext) {
@@ -169,10 +172,10 @@ export function menuTitle(n: Pick<MenuNode, 'component' | 'path' | 'title'>, loc
   return (n.path && t?.[n.path]) || (n.component && t?.[n.component]) || n.title
 }
 
-/** extensionRoutes are the routes of the modules' pages the menu holds. */
+/** extensionRoutes are the routes of the menu's pages that are not built in: pages modules ship and business resources' standard pages (resource/<name>). */
 export function extensionRoutes(menu: MenuNode[] | null | undefined, out: RouteRecordRaw[] = []): RouteRecordRaw[] {
   for (const n of menu ?? []) {
-    if (n.component && extensions.pages[n.component] && !(n.component in pageRoutes)) {
+    if (n.component && (extensions.pages[n.component] || n.component.startsWith('resource/')) && !(n.component in pageRoutes)) {
       const r = resolvePage(n.component, n.path)
       if (r && !out.some((o) => o.name === r.name)) out.push(r)
     }

@@ -67,8 +67,10 @@ describe('extension pages', () => {
     expect(pagePath({ component: 'nothing', path: '/x' })).toBe('/')
   })
 
-  it('leaves resource/<name> to the lead (no route yet)', () => {
-    expect(resolvePage('resource/books', '/res/books')).toBeUndefined()
+  it('gives resource/<name> the standard resource page at /r/<name>', () => {
+    const r = resolvePage('resource/books', '/res/books')
+    expect([r?.name, r?.path, (r as { props?: unknown })?.props]).toEqual(['res:books', '/r/books', { name: 'books' }])
+    expect(resolvePage('resource/Bad Name', '/x')).toBeUndefined()
   })
 
   it('lists the routes of the menu’s module pages once', () => {
@@ -76,6 +78,7 @@ describe('extension pages', () => {
     expect(rs.map((r) => [r.name, r.path])).toEqual([
       ['ext:inventory/dashboard/index', '/inventory/dashboard'],
       ['ext:shop/orders/index', '/ext/shop/orders/index'],
+      ['res:books', '/r/books'],
     ])
   })
 
