@@ -21,6 +21,13 @@ after(async () => {
 })
 
 const row = (page, text) => page.locator('[data-test=table] .el-table__body tr').filter({ hasText: text })
+// businessModule switches the shell to the business module and opens the inventory group.
+async function businessModule(page, title = '业务中心') {
+  await page.locator('[data-test=module-switch]').click()
+  await page.locator('.el-select-dropdown:visible .el-select-dropdown__item').filter({ hasText: title }).click()
+  const group = page.locator('.el-sub-menu__title').filter({ hasText: /Inventory|库存/ }).first()
+  if (await group.count()) await group.click()
+}
 const products = '/api/v1/inventory/product'
 const stock = '/api/v1/inventory/stock-level'
 
@@ -30,6 +37,7 @@ describe('business resources: the standard page', { concurrency: 1 }, () => {
     const ctx = await context(env)
     const page = await ctx.newPage()
     await login(env, page, 'superAdmin', env.adminPassword)
+    await businessModule(page)
     await open(page, 'resource/inventory-product')
     assert.equal((await page.locator('[data-test=resource-title]').textContent()).trim(), 'Products')
     await row(page, 'Hex bolt').waitFor()
@@ -70,6 +78,7 @@ describe('business resources: the standard page', { concurrency: 1 }, () => {
     const zp = await zh.newPage()
     await zp.addInitScript(() => localStorage.setItem('ak.locale', 'zh-CN'))
     await login(env, zp, 'superAdmin', env.adminPassword)
+    await businessModule(zp, '业务中心')
     await open(zp, 'resource/inventory-product')
     assert.equal((await zp.locator('[data-test=resource-title]').textContent()).trim(), '产品')
     assert.ok(await zp.locator('[data-test=table] th').filter({ hasText: '编码' }).count() > 0, 'the SKU column is titled 编码')
@@ -83,6 +92,7 @@ describe('business resources: the standard page', { concurrency: 1 }, () => {
     await pp.addInitScript(() => localStorage.setItem('ak.theme', 'dark'))
     await login(env, pp, 'superAdmin', env.adminPassword)
     await pp.goto(env.base + '/r/inventory-product')
+    await pp.locator('[data-test=resource-title]').waitFor()
     await pp.locator('[data-test=table]').waitFor()
     await row(pp, 'Hex bolt').waitFor()
     const cellBox = await row(pp, 'Hex bolt').locator('td').nth(1).boundingBox()

@@ -20,6 +20,10 @@ const routes: RouteRecordRaw[] = [
       { path: '', name: 'home', component: () => import('@/views/HomePage.vue') },
       { path: 'personal/:tab(profile|password|sessions|bindings|totp|passkeys)?', name: 'personal', component: () => import('@/views/PersonalPage.vue') },
       ...Object.values(pageRoutes).map((r) => ({ ...r, path: r.path.replace(/^\//, '') }) as RouteRecordRaw),
+      // A business resource's standard page by its name: a deep link works
+      // whichever module the shell shows (the description answers 41007
+      // to a user holding none of its codes).
+      { path: 'r/:name([a-z][a-z0-9-]{0,47})', name: 'resource', component: () => import('@/resource/ResourcePage.vue'), props: true },
     ],
   },
   // Any other path: a page a module ships once its route is added (after
