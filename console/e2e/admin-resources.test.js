@@ -21,12 +21,18 @@ after(async () => {
 })
 
 const row = (page, text) => page.locator('[data-test=table] .el-table__body tr').filter({ hasText: text })
-// businessModule switches the shell to the business module and opens the inventory group.
-async function businessModule(page, title = '业务中心') {
+// businessModule switches the shell to the business module and makes the
+// inventory group's entries visible (a group may start collapsed).
+async function businessModule(page, title = '业务中心', entry = 'resource/inventory-product') {
   await page.locator('[data-test=module-switch]').click()
   await page.locator('.el-select-dropdown:visible .el-select-dropdown__item').filter({ hasText: title }).click()
   const group = page.locator('.el-sub-menu__title').filter({ hasText: /Inventory|库存/ }).first()
-  if (await group.count()) await group.click()
+  await group.waitFor()
+  const item = page.locator(`[data-test="menu-${entry}"]`)
+  for (let i = 0; i < 3 && !(await item.isVisible()); i++) {
+    await group.click()
+    await item.waitFor({ state: 'visible', timeout: 2000 }).catch(() => {})
+  }
 }
 const products = '/api/v1/inventory/product'
 const stock = '/api/v1/inventory/stock-level'
@@ -130,6 +136,63 @@ describe('business resources: the standard page', { concurrency: 1 }, () => {
     assert.equal(refused.code, 42035, 'another site is out of reach')
     const noCreate = await api(env.base, 'POST', stock, { sku: 'P-100', orgId: 4, quantity: 1 }, tok)
     assert.equal(noCreate.http, 403, 'create needs its code')
+    await done(ctx)
+  })
+
+  it('a page the module ships: loaded at run time, survives a token refresh and a re-authentication', { timeout: 120000 }, async () => {
+    const ctx = await context(env)
+    const page = await ctx.newPage()
+    const kit = []
+    page.on('request', (r) => {
+      if (/\/console-(kit|ext)\//.test(r.url())) kit.push(new URL(r.url()).pathname)
+    })
+    await login(env, page, 'superAdmin', env.adminPassword)
+    assert.deepEqual(kit, [], 'the first load fetches nothing of the kit or the modules')
+    await businessModule(page, '业务中心', 'inventory/dashboard/index')
+    await page.locator('[data-test="menu-inventory/dashboard/index"]').click()
+    await page.locator('[data-test=inventory-table] .el-table__body tr').first().waitFor()
+    assert.ok(kit.some((p) => p.startsWith('/console-ext/inventory/')), `the module's page came from /console-ext/inventory/ (${kit.join(', ')})`)
+    assert.ok(kit.some((p) => p.startsWith('/console-kit/')), 'and used the console kit')
+    const url = page.url()
+
+    // An access token the kernel refuses (as after it expired), in the
+    // running page: the kit's client refreshes with the refresh token and
+    // replays the page's call.
+    await page.evaluate(() => {
+      const s = globalThis.__AK_KIT__.kit.api.session
+      s.accessToken = 'expired.' + s.accessToken
+    })
+    const calls = []
+    page.on('response', (r) => {
+      if (r.url().includes('/api/v1/inventory/items') || r.url().includes('/api/v1/auth/refresh')) calls.push([new URL(r.url()).pathname, r.status()])
+    })
+    await page.click('[data-test=inventory-refresh]')
+    await page.waitForFunction(() => !document.querySelector('[data-test=inventory-refresh].is-loading'))
+    await page.locator('[data-test=inventory-table] .el-table__body tr').first().waitFor()
+    assert.equal(page.url(), url, 'still on the page')
+    assert.deepEqual(calls.map((c) => c.join(' ')), ['/api/v1/inventory/items 401', '/api/v1/auth/refresh 200', '/api/v1/inventory/items 200'])
+
+    // The delete code made high-sensitivity and TOTP on: the call is
+    // refused with 40024, the console's re-authentication dialog opens,
+    // the password opens the window and the kit replays the call once.
+    await must(env.base, 'POST', '/api/v1/auth/reauth', { method: 'password', password: env.adminPassword }, env.adminToken)
+    await must(env.base, 'POST', '/api/v1/sys/mfa/high-sensitivity', { permissionCode: 'DELETE:/api/v1/inventory/items/{id}' }, env.adminToken)
+    await must(env.base, 'PUT', '/api/v1/sys/config/batch', [{ configKey: 'sys.security.totp.enabled', configValue: 'true' }], env.adminToken)
+    const deletes = []
+    page.on('response', (r) => {
+      if (r.request().method() === 'DELETE' && r.url().includes('/api/v1/inventory/items/')) deletes.push([r.status(), r.request().headers()['x-smart-reauth-retried'] || ''])
+    })
+    const before = await page.locator('[data-test=inventory-table] .el-table__body tr').count()
+    await page.locator('[data-test=inventory-table] .el-table__body tr').first().getByRole('button').last().click()
+    const dialog = page.locator('.el-dialog', { hasText: 'Confirm it is you' })
+    await dialog.waitFor()
+    await page.fill('#reauth-password', env.adminPassword)
+    await page.click('[data-test=reauth-confirm]')
+    await page.waitForFunction((n) => document.querySelectorAll('[data-test=inventory-table] .el-table__body tr').length === n - 1, before)
+    await must(env.base, 'PUT', '/api/v1/sys/config/batch', [{ configKey: 'sys.security.totp.enabled', configValue: 'false' }], env.adminToken)
+    assert.deepEqual(deletes, [[403, ''], [200, '1']])
+    await shot(page, 'resource-extension-dashboard')
+    await axe(page, 'the stock dashboard a module ships')
     await done(ctx)
   })
 })

@@ -320,8 +320,10 @@ func (t *target) insert(ctx context.Context, table string, cols []string, n int,
 }
 
 // analyze refreshes the planner statistics.
-func (t *target) analyze(ctx context.Context) error {
-	tables := []string{"sys_org", "sys_role", "sys_user", "sys_user_role", "sys_session", "sys_session_token", "sys_role_menu"}
+func (t *target) analyze(ctx context.Context, tables ...string) error {
+	if len(tables) == 0 {
+		tables = []string{"sys_org", "sys_role", "sys_user", "sys_user_role", "sys_session", "sys_session_token", "sys_role_menu"}
+	}
 	for _, tb := range tables {
 		if t.kind == "sqlite" {
 			if _, err := t.db.ExecContext(ctx, "ANALYZE "+tb); err != nil {

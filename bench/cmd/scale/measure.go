@@ -459,7 +459,7 @@ func (c *client) capture(ctx context.Context, logPath string, s scenario) ([]str
 		msg, _ := line["@message"].(string)
 		if m := sqlLine.FindStringSubmatch(msg); m != nil {
 			up := strings.ToUpper(m[1])
-			if strings.HasPrefix(up, "SELECT") && (strings.Contains(m[1], "sys_user") || strings.Contains(m[1], "sys_session")) {
+			if strings.HasPrefix(up, "SELECT") && (strings.Contains(m[1], "sys_user") || strings.Contains(m[1], "sys_session") || strings.Contains(m[1], "inv_stock_level")) {
 				stmts = append(stmts, m[1])
 			}
 		}
@@ -493,7 +493,7 @@ func (r *report) add(x result) {
 func (r *report) explain(ctx context.Context, t *target, name string, stmts []string) error {
 	fmt.Fprintf(&r.plans, "\n### %s\n", name)
 	if len(stmts) == 0 {
-		r.plans.WriteString("\n(no sys_user/sys_session statement: answered from the cache)\n")
+		r.plans.WriteString("\n(no sys_user, sys_session or inv_stock_level statement: answered from the cache)\n")
 	}
 	for _, s := range stmts {
 		prefix := "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "

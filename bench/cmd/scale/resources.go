@@ -44,7 +44,7 @@ func fillStock(ctx context.Context, o options, t *target) error {
 	}
 	if n >= stockRows {
 		logf("inv_stock_level already holds %d rows", n)
-		return nil
+		return t.analyze(ctx, "inv_stock_level")
 	}
 	if n > 0 {
 		return fmt.Errorf("inv_stock_level holds %d rows, fewer than %d: delete them first", n, stockRows)
@@ -67,7 +67,7 @@ func fillStock(ctx context.Context, o options, t *target) error {
 		return err
 	}
 	logf("%d stock rows in %s", stockRows, time.Since(start).Round(time.Millisecond))
-	return t.analyzeTable(ctx, "inv_stock_level")
+	return t.analyze(ctx, "inv_stock_level")
 }
 
 // resourceScenarios measures the stock-level resource's page at a million
