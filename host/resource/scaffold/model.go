@@ -9,15 +9,15 @@ import (
 // model is what the templates see.
 type model struct {
 	Package, Type, Resource, Path, Table, ImportPath string
-	Label                                string
-	MenuID                               int64
-	Fields                               []fieldModel
-	Dicts                                []dictModel
-	Org                                  *fieldModel // the org field
-	Unique                               *fieldModel // the first unique field
-	Filter                               *fieldModel // the first filter field
-	Update                               *fieldModel // the field the update test changes
-	HasTime                              bool        // a date or datetime field (time is imported by the test)
+	Label                                            string
+	MenuID                                           int64
+	Fields                                           []fieldModel
+	Dicts                                            []dictModel
+	Org                                              *fieldModel // the org field
+	Unique                                           *fieldModel // the first unique field
+	Filter                                           *fieldModel // the first filter field
+	Update                                           *fieldModel // the field the update test changes
+	HasTime                                          bool        // a date or datetime field (time is imported by the test)
 }
 
 type fieldModel struct {
