@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,10 +24,10 @@ func newCmd() *cobra.Command {
 
 func newModuleCmd() *cobra.Command {
 	var (
-		fields, labelsZH []string
-		dir, table       string
-		menuID           int64
-		force, print     bool
+		fields, labelsZH  []string
+		dir, table        string
+		menuID            int64
+		force, print, org bool
 	)
 	cmd := &cobra.Command{
 		Use:   "module <name> --field name:type[:flags] ...",
@@ -39,12 +40,16 @@ func newModuleCmd() *cobra.Command {
 			"dict=<code> (a value of the module's dictionary <code>, seeded with two placeholder items), org\n" +
 			"(an organisation: data scope applies to it). Flags: required, unique, list, nolist, filter,\n" +
 			"filter=eq|contains|range, nofilter (list and filter are on by default except for text; decimal\n" +
-			"has no filter unless asked). Labels are the field names title-cased: edit them in module.go.",
+			"has no filter unless asked). --org adds the field org_id:org. Labels are the field names\n" +
+			"title-cased: edit them in module.go.",
 		Example: "  adminkernel new module warehouse --field sku:string:required,unique --field qty:int \\\n" +
 			"    --field price:decimal --field site:org --field arrived:date --field active:bool \\\n" +
 			"    --field kind:dict=warehouse_kind --field note:text",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if org {
+				fields = append(fields, scaffold.OrgField)
+			}
 			spec, err := scaffold.New(args[0], fields)
 			if err != nil {
 				return err
@@ -68,7 +73,7 @@ func newModuleCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			if print {
 				if spec.ImportPath == "" {
-					if spec.ImportPath, err = scaffold.ImportPath(dir + "/" + spec.Name); err != nil {
+					if spec.ImportPath, err = scaffold.ImportPath(filepath.Join(dir, spec.Name)); err != nil {
 						spec.ImportPath = "example.com/app/" + spec.Name
 					}
 				}
@@ -102,6 +107,7 @@ func newModuleCmd() *cobra.Command {
 	f.Int64Var(&menuID, "menu-id", 2000, "id of the resource's menu page (buttons take the next ids, dictionaries start here); 1000 or more")
 	f.StringVar(&table, "table", "", "table name (default: the name pluralised)")
 	f.StringArrayVar(&labelsZH, "label-zh", nil, "a Chinese label, field=label (repeat; default: the English label)")
+	f.BoolVar(&org, "org", false, "add an organisation field "+scaffold.OrgField+" that data scope applies to")
 	f.BoolVar(&force, "force", false, "overwrite the files of an existing module folder")
 	f.BoolVar(&print, "print", false, "write the files to standard output instead of the disk")
 	return cmd

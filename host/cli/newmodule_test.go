@@ -59,6 +59,15 @@ func TestNewModule(t *testing.T) {
 		t.Fatalf("--print wrote %v", entries)
 	}
 
+	out, _, err = run(t, ctx, host.Options{}, "new", "module", "bin", "--dir", empty, "--field", "n:int", "--org", "--print")
+	if err != nil || !strings.Contains(out, `Org:   "orgId"`) || !strings.Contains(out, `field.Int64("org_id").Optional()`) || !strings.Contains(out, "func TestBinDataScope") {
+		t.Fatalf("--org: %v\n%s", err, out)
+	}
+	if _, _, err := run(t, ctx, host.Options{}, "new", "module", "bin", "--dir", empty, "--field", "site:org", "--org", "--print"); err == nil ||
+		!strings.Contains(err.Error(), "at most one org field") {
+		t.Fatalf("--org with an org field: %v", err)
+	}
+
 	for _, c := range []struct {
 		args []string
 		want string

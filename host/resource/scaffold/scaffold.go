@@ -55,6 +55,10 @@ const (
 	Org      Type = "org"
 )
 
+// OrgField is the field `new module --org` adds: the organisation data
+// scope applies to.
+const OrgField = "org_id:org"
+
 var types = []Type{String, Text, Int, Decimal, Bool, Date, DateTime, Dict, Org}
 
 // Field is one parsed --field.

@@ -91,7 +91,7 @@ func TestRenderWarehouse(t *testing.T) {
 	contains(t, "module_test.go", f["module_test.go"],
 		"package warehouse_test", `"example.com/app/warehouse"`,
 		"func TestWarehouseCRUD(t *testing.T)", "func TestWarehouseDataScope(t *testing.T)",
-		`list(t, k, admin, "sku=sku-1")`, `errcode.ResourceKeyExists`, `errcode.OrgOutOfScope`,
+		`const query = "sku=sku-1"`, `errcode.ResourceKeyExists`, `errcode.OrgOutOfScope`,
 		`"/api/v1/sys/recycle/"+warehouse.Name+"/page"`, `if got["qty"] != float64(10) {`,
 	)
 }
@@ -243,7 +243,20 @@ func TestGeneratedModuleIsGreen(t *testing.T) {
 	if want := "github.com/adminkernel/kernel/host/resource/scaffold/testdata/" + filepath.Base(dir) + "/warehouse"; s.ImportPath != want {
 		t.Fatalf("import path %q, want %q", s.ImportPath, want)
 	}
-	pkg := "./" + filepath.ToSlash(filepath.Join("host", "resource", "scaffold", "testdata", filepath.Base(dir), "warehouse"))
+	// A second module: no unique field, a datetime, a filtered text, a
+	// required date, the --org field.
+	s2, err := New("ledger", []string{"title:string:nofilter", "posted:datetime", "memo:text:filter", "due:date:required", "amount:decimal:filter", OrgField})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Write(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	// Explicit paths: a ... pattern matches nothing below testdata.
+	pkgs := []string{}
+	for _, name := range []string{"warehouse", "ledger"} {
+		pkgs = append(pkgs, "./"+filepath.ToSlash(filepath.Join("host", "resource", "scaffold", "testdata", filepath.Base(dir), name)))
+	}
 	gocmd := func(args ...string) string {
 		t.Helper()
 		cmd := exec.CommandContext(t.Context(), "go", args...) //nolint:gosec // the go tool with fixed arguments
@@ -254,10 +267,11 @@ func TestGeneratedModuleIsGreen(t *testing.T) {
 		}
 		return string(out)
 	}
-	gocmd("vet", pkg)
-	out := gocmd("test", "-count=1", "-v", pkg)
+	gocmd(append([]string{"vet"}, pkgs...)...)
+	out := gocmd(append([]string{"test", "-count=1", "-v"}, pkgs...)...)
 	for _, want := range []string{"--- PASS: TestWarehouseCRUD/page", "--- PASS: TestWarehouseCRUD/update", "--- PASS: TestWarehouseCRUD/unique",
-		"--- PASS: TestWarehouseCRUD/delete,_recycle_bin,_restore", "--- PASS: TestWarehouseDataScope"} {
+		"--- PASS: TestWarehouseCRUD/delete,_recycle_bin,_restore", "--- PASS: TestWarehouseDataScope",
+		"--- PASS: TestLedgerCRUD/page", "--- PASS: TestLedgerCRUD/update", "--- PASS: TestLedgerDataScope"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the generated tests: no %q in\n%s", want, out)
 		}
