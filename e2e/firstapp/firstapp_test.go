@@ -23,7 +23,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -182,7 +184,7 @@ func TestFirstAppTutorial(t *testing.T) {
 				t.Fatalf("first-app.md:%d: the block failed: %v\n%s\n--- output:\n%s", b.line, err, code, out)
 			}
 		case "serve":
-			serve(t, script(b.code), env, base, b, &log)
+			serve(t, script(b.code), cwd(), env, base, b, &log)
 		}
 		t.Logf("first-app.md:%d %s: %s", b.line, b.kind, time.Since(start).Round(time.Millisecond))
 	}
@@ -199,7 +201,7 @@ func TestFirstAppTutorial(t *testing.T) {
 
 // serve runs a serve block until the kernel is ready, probes it and stops
 // it.
-func serve(t *testing.T, script string, env []string, base string, b block, log *strings.Builder) {
+func serve(t *testing.T, script, cwd string, env []string, base string, b block, log *strings.Builder) {
 	t.Helper()
 	var out bytes.Buffer
 	cmd := exec.Command("bash", "-c", script) //nolint:gosec // the page's own block
@@ -242,16 +244,85 @@ func serve(t *testing.T, script string, env []string, base string, b block, log 
 		}
 	}
 	defer stop()
-	// The module is mounted: its description endpoint exists (it asks for
-	// a login) and the console's page path serves the console.
-	for path, want := range map[string]int{"/api/v1/sys/resource/warehouse/schema": 401, "/r/warehouse": 200} {
-		resp, err := http.Get(base + path)
+	// The console answers its page path, and the module is served: the
+	// super-admin (its generated password from the Production file or the
+	// Development log) reads the resource's description, creates a row and
+	// finds it in the page.
+	if code, _ := call(t, base, "GET", "/r/warehouse", "", nil); code != 200 {
+		t.Errorf("first-app.md:%d: GET /r/warehouse = %d, want the console", b.line, code)
+	}
+	text := out.String()
+	if file, err := os.ReadFile(filepath.Join(cwd, "data", "superadmin-password.txt")); err == nil {
+		text = string(file)
+	}
+	m := regexp.MustCompile(`password: (\S+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("first-app.md:%d: no generated super-admin password in the data folder or the log:\n%s", b.line, out.String())
+	}
+	var login struct {
+		Data struct {
+			AccessToken string `json:"accessToken"`
+		} `json:"data"`
+	}
+	if code, body := call(t, base, "POST", "/api/v1/auth/login", "", map[string]string{"account": "superAdmin", "password": m[1]}); code != 200 ||
+		json.Unmarshal(body, &login) != nil || login.Data.AccessToken == "" {
+		t.Fatalf("first-app.md:%d: login = %d %s", b.line, code, body)
+	}
+	tok := login.Data.AccessToken
+	var desc struct {
+		Data struct {
+			Base  string            `json:"base"`
+			Label map[string]string `json:"label"`
+		} `json:"data"`
+	}
+	if code, body := call(t, base, "GET", "/api/v1/sys/resource/warehouse/schema", tok, nil); code != 200 ||
+		json.Unmarshal(body, &desc) != nil || desc.Data.Base != "/api/v1/warehouse" || desc.Data.Label["en-US"] != "Warehouse" {
+		t.Fatalf("first-app.md:%d: the description = %d %s", b.line, code, body)
+	}
+	sku := fmt.Sprintf("W-%d", b.line)
+	if code, body := call(t, base, "POST", "/api/v1/warehouse", tok, map[string]any{"sku": sku, "qty": 3, "site": 4, "kind": "a"}); code != 200 ||
+		!bytes.Contains(body, []byte(`"code":0`)) {
+		t.Fatalf("first-app.md:%d: create = %d %s", b.line, code, body)
+	}
+	var page struct {
+		Data struct {
+			Total int              `json:"total"`
+			Items []map[string]any `json:"items"`
+		} `json:"data"`
+	}
+	if code, body := call(t, base, "GET", "/api/v1/warehouse/page?sku="+sku, tok, nil); code != 200 || json.Unmarshal(body, &page) != nil ||
+		page.Data.Total != 1 || page.Data.Items[0]["sku"] != sku || page.Data.Items[0]["qty"] != 3.0 {
+		t.Fatalf("first-app.md:%d: page = %d %s", b.line, code, body)
+	}
+}
+
+// call sends one request to the running application.
+func call(t *testing.T, base, method, path, token string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("first-app.md:%d: GET %s = %d, want %d", b.line, path, resp.StatusCode, want)
-		}
+		rd = bytes.NewReader(raw)
 	}
+	req, err := http.NewRequestWithContext(t.Context(), method, base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, raw
 }
