@@ -98,7 +98,13 @@ var (
 	// names the generated files import or declare: a module of that name
 	// would not compile.
 	clashes = []string{"ent", "entsql", "entschema", "field", "index", "schema", "host", "resource", "seed",
-		"kerneltest", "errcode", "fmt", "testing", "context", "strings", "sys", "auth", "api"}
+		"kerneltest", "errcode", "fmt", "testing", "context", "strings", "sys", "auth", "api",
+		// package-level names of module.go (the schema type is the name
+		// title-cased)
+		"module", "name", "base", "dicts",
+		// identifiers of the generated test
+		"t", "k", "p", "b", "n", "it", "id", "ur", "ctx", "body", "page", "create", "detail", "list", "admin",
+		"one", "two", "got", "tok", "clerk", "codes", "own", "other", "other5", "query", "dup", "bin"}
 )
 
 // ParseField parses name:type[:flags].

@@ -149,6 +149,7 @@ func TestRefusals(t *testing.T) {
 		{"9lives", []string{"a:string"}, "lower-case Go package name"},
 		{"func", []string{"a:string"}, "Go keyword"},
 		{"resource", []string{"a:string"}, "Go keyword or a name the generated code uses"},
+		{"page", []string{"a:string"}, "a name the generated code uses"},
 		{"box", nil, "no fields"},
 		{"box", []string{"size:float"}, `unknown type "float"`},
 		{"box", []string{"size"}, "want name:type[:flags]"},
