@@ -232,6 +232,19 @@ func (s *Spec) Check() error {
 	if orgs > 1 {
 		return errors.New("at most one org field (data scope applies to one)")
 	}
+	for _, o := range s.Fields {
+		if o.Type != Org {
+			continue
+		}
+		// The answer carries the organisation's name next to the id
+		// (orgId → orgName, site → siteName).
+		nameKey := strings.TrimSuffix(camel(o.Column), "Id") + "Name"
+		for _, f := range s.Fields {
+			if camel(f.Column) == nameKey {
+				return fmt.Errorf("field %s: the answer uses %s for the name of org field %s's organisation", f.Column, nameKey, o.Column)
+			}
+		}
+	}
 	return nil
 }
 

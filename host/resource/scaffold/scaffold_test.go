@@ -168,6 +168,7 @@ func TestRefusals(t *testing.T) {
 		{"box", []string{"a:int:filter=contains"}, "contains filter needs"},
 		{"box", []string{"a:bool:filter=range"}, "range filter needs"},
 		{"box", []string{"a:org", "b:org"}, "at most one org field"},
+		{"box", []string{"org_id:org", "org_name:string"}, "the answer uses orgName"},
 	}
 	for _, c := range cases {
 		_, err := New(c.name, c.fields)
