@@ -51,19 +51,19 @@ func TestNewModule(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	out, _, err = run(t, ctx, host.Options{}, "new", "module", "bin", "--dir", empty, "--field", "n:int", "--print")
-	if err != nil || !strings.Contains(out, "// ==== bin/schema.go ====") || !strings.Contains(out, "func TestBinCRUD") {
+	out, _, err = run(t, ctx, host.Options{}, "new", "module", "crate", "--dir", empty, "--field", "n:int", "--print")
+	if err != nil || !strings.Contains(out, "// ==== crate/schema.go ====") || !strings.Contains(out, "func TestCrateCRUD") {
 		t.Fatalf("--print: %v\n%s", err, out)
 	}
 	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
 		t.Fatalf("--print wrote %v", entries)
 	}
 
-	out, _, err = run(t, ctx, host.Options{}, "new", "module", "bin", "--dir", empty, "--field", "n:int", "--org", "--print")
-	if err != nil || !strings.Contains(out, `Org:   "orgId"`) || !strings.Contains(out, `field.Int64("org_id").Optional()`) || !strings.Contains(out, "func TestBinDataScope") {
+	out, _, err = run(t, ctx, host.Options{}, "new", "module", "crate", "--dir", empty, "--field", "n:int", "--org", "--print")
+	if err != nil || !strings.Contains(out, `Org:   "orgId"`) || !strings.Contains(out, `field.Int64("org_id").Optional()`) || !strings.Contains(out, "func TestCrateDataScope") {
 		t.Fatalf("--org: %v\n%s", err, out)
 	}
-	if _, _, err := run(t, ctx, host.Options{}, "new", "module", "bin", "--dir", empty, "--field", "site:org", "--org", "--print"); err == nil ||
+	if _, _, err := run(t, ctx, host.Options{}, "new", "module", "crate", "--dir", empty, "--field", "site:org", "--org", "--print"); err == nil ||
 		!strings.Contains(err.Error(), "at most one org field") {
 		t.Fatalf("--org with an org field: %v", err)
 	}
