@@ -100,7 +100,7 @@ test-browser: ## real-browser SSO, session, passkey and realtime suite: chromium
 	@cd $(BROWSER_DIR) && lock=$$(sha256sum package-lock.json | cut -d' ' -f1); \
 	  if [ "$$(cat node_modules/.lock-sha256 2>/dev/null)" != "$$lock" ]; then \
 	    echo "npm ci ($(BROWSER_DIR))"; npm ci --no-audit --no-fund && echo "$$lock" > node_modules/.lock-sha256; fi
-	cd $(BROWSER_DIR) && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
+	cd $(BROWSER_DIR) && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_INVENTORY_BIN=$(abspath $(BIN)/inventory) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
 	  bash $(CURDIR)/scripts/node-test.sh --test-concurrency=1 suite.test.js passkey.test.js realtime.test.js signalr.test.js
 
 # The embedded web console (issue 20): Vue sources in console/, the built
@@ -126,9 +126,10 @@ test-console: console-deps ## the console's end-to-end suite in chromium against
 	@test -x $(CHROMIUM) || { echo "test-console: $(CHROMIUM) is missing: apt-get install chromium (.ci/run does)"; exit 1; }
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/adminkernel ./host/cmd/adminkernel
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/testissuer ./e2e/browser/testissuer
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/inventory ./examples/inventory/cmd/inventory
 	@# VITEST=0 skips the unit tests (CI: make verify ran them when it built the console)
 	if [ "$(VITEST)" != 0 ]; then cd $(CONSOLE_DIR) && npx vitest run; fi
-	cd $(CONSOLE_DIR) && rm -f e2e/output/*.timing.json && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
+	cd $(CONSOLE_DIR) && rm -f e2e/output/*.timing.json && CHROMIUM=$(CHROMIUM) AK_KERNEL_BIN=$(abspath $(BIN)/adminkernel) AK_INVENTORY_BIN=$(abspath $(BIN)/inventory) AK_ISSUER_BIN=$(abspath $(BIN)/testissuer) \
 	  bash $(CURDIR)/scripts/node-test.sh --test-concurrency=$(CONSOLE_E2E_JOBS) e2e/
 	@cd $(CONSOLE_DIR) && node -e 'const fs=require("fs");let t=0;for(const f of fs.readdirSync("e2e/output").filter(f=>f.endsWith(".timing.json"))){const j=JSON.parse(fs.readFileSync("e2e/output/"+f));t+=j.ms;console.log(`  $${j.file}: $${(j.ms/1000).toFixed(1)} s`)}console.log(`  sum of the files: $${(t/1000).toFixed(1)} s`)'
 

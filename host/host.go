@@ -231,7 +231,21 @@ func compose(login *auth.Service, factors *mfa.Factors, re *reauth.Service, jobs
 		}
 		seen[key] = i
 	}
+	if err := webconsole.Check(consoleSources(modules)); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
 	return modules, nil
+}
+
+// consoleSources are the consoles of the modules (module.Console).
+func consoleSources(modules []Module) []webconsole.Source {
+	var out []webconsole.Source
+	for _, m := range modules {
+		if m.Console != nil {
+			out = append(out, webconsole.Source{Module: m.Name, Console: m.Console})
+		}
+	}
+	return out
 }
 
 // New validates the settings, opens the database (creating tables where the
@@ -410,7 +424,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second, k.draining.Load)
 	k.mountMetrics()
 	k.app.Use(metricsNotHere)
-	if err := k.mountConsole(); err != nil {
+	if err := k.mountConsole(modules); err != nil {
 		return err
 	}
 	k.app.Use("/api", k.rateLimiter())
@@ -493,18 +507,37 @@ func (k *Kernel) buildApp(modules []Module) error {
 // mountConsole serves the embedded web console at / (host/webconsole)
 // unless Api:DisabledModules names "Console". It runs as a middleware in
 // front of the router for GET and HEAD only, so API paths keep their 404
-// and 405 envelopes.
-func (k *Kernel) mountConsole() error {
-	for _, m := range k.cfg.API.DisabledModules {
-		if strings.EqualFold(strings.TrimSpace(m), webconsole.ModuleName) {
-			return nil
+// and 405 envelopes. With it come the pages modules ship (module.Console):
+// their files under /console-ext/<module>/ and their listing at
+// GET /api/v1/sys/console/extensions (a disabled module's are left out).
+func (k *Kernel) mountConsole(modules []Module) error {
+	disabled := func(name string) bool {
+		for _, m := range k.cfg.API.DisabledModules {
+			if strings.EqualFold(strings.TrimSpace(m), name) {
+				return true
+			}
+		}
+		return false
+	}
+	if disabled(webconsole.ModuleName) {
+		return nil
+	}
+	var live []Module
+	for _, m := range modules {
+		if !disabled(m.Name) {
+			live = append(live, m)
 		}
 	}
+	ext, err := webconsole.NewService(consoleSources(live))
+	if err != nil {
+		return fmt.Errorf("host: the modules' console pages: %w", err)
+	}
+	ext.Routes(k.routes.Group(webconsole.ModuleName, APIPrefix))
 	h, err := webconsole.Handler(console.Dist())
 	if err != nil {
 		return fmt.Errorf("host: the embedded console: %w", err)
 	}
-	k.app.Use(h)
+	k.app.Use(ext.Assets(), h)
 	return nil
 }
 

@@ -20,8 +20,9 @@ export const userPassword = 'Chosen#Pass456'
 const initialPassword = 'Init#Pass123'
 
 /** start brings up a kernel and chromium; env.adminToken/adminPassword are the super-admin's. service: extra Service settings. */
-export async function start(name, service = {}) {
-  const kernelBin = process.env.AK_KERNEL_BIN || path.join(repo, 'bin', 'adminkernel')
+export async function start(name, service = {}, { app = false } = {}) {
+  // app: the example business application (examples/inventory: the kernel plus its module) instead of the bare kernel.
+  const kernelBin = app ? process.env.AK_INVENTORY_BIN || path.join(repo, 'bin', 'inventory') : process.env.AK_KERNEL_BIN || path.join(repo, 'bin', 'adminkernel')
   if (!fs.existsSync(kernelBin)) throw new Error(`kernel binary ${kernelBin} is missing: run make test-console (it builds it)`)
   const env = { t0: Date.now(), tmpRoot: fs.mkdtempSync(path.join(os.tmpdir(), 'ak-admin-')) }
   const port = await freePort()
@@ -122,8 +123,8 @@ export async function role(env, code, menuIds, extra = {}) {
 }
 
 /** user adds a user with roleIds and sets their own password; returns their API token. */
-export async function user(env, account, roleIds = []) {
-  await must(env.base, 'POST', '/api/v1/sys/user', { account, name: account, password: initialPassword, roleIds }, env.adminToken)
+export async function user(env, account, roleIds = [], extra = {}) {
+  await must(env.base, 'POST', '/api/v1/sys/user', { account, name: account, password: initialPassword, roleIds, ...extra }, env.adminToken)
   const first = await must(env.base, 'POST', '/api/v1/auth/login', { account, password: initialPassword })
   await must(env.base, 'PUT', '/api/v1/personal/password', { oldPassword: initialPassword, newPassword: userPassword }, first.accessToken)
   return (await must(env.base, 'POST', '/api/v1/auth/login', { account, password: userPassword })).accessToken

@@ -1,7 +1,7 @@
 import { createRouter, createWebHistory, type RouteLocationNormalized, type RouteRecordRaw } from 'vue-router'
 import { session } from '@/api'
 import { useApp } from '@/stores/app'
-import { pageRoutes } from '@/pages'
+import { extensionRoutes, loadExtensions, pageRoutes } from '@/pages'
 import LoginPage from '@/views/LoginPage.vue'
 
 const routes: RouteRecordRaw[] = [
@@ -14,6 +14,7 @@ const routes: RouteRecordRaw[] = [
   { path: '/password-change', name: 'password-change', component: () => import('@/views/PasswordChange.vue'), meta: { forced: true } },
   {
     path: '/',
+    name: 'shell',
     component: () => import('@/views/ShellLayout.vue'),
     children: [
       { path: '', name: 'home', component: () => import('@/views/HomePage.vue') },
@@ -21,7 +22,9 @@ const routes: RouteRecordRaw[] = [
       ...Object.values(pageRoutes).map((r) => ({ ...r, path: r.path.replace(/^\//, '') }) as RouteRecordRaw),
     ],
   },
-  { path: '/:rest(.*)*', redirect: '/' },
+  // Any other path: a page a module ships once its route is added (after
+  // the boot, syncExtensionRoutes), else home (the guard decides).
+  { path: '/:rest(.*)*', name: 'not-found', component: { render: () => null } },
 ]
 
 export const router = createRouter({ history: createWebHistory(), routes })
@@ -30,6 +33,19 @@ export const router = createRouter({ history: createWebHistory(), routes })
  * query never leads elsewhere. */
 export function safePath(v: unknown): string {
   return typeof v === 'string' && v.startsWith('/') && !v.startsWith('//') && !v.startsWith('/\\') ? v : '/'
+}
+
+/** syncExtensionRoutes adds the routes of the modules' pages the current
+ * menu holds (under the shell); it reports whether it added any. */
+export function syncExtensionRoutes(menu: Parameters<typeof extensionRoutes>[0]): boolean {
+  let added = false
+  for (const r of extensionRoutes(menu)) {
+    if (r.name && !router.hasRoute(r.name)) {
+      router.addRoute('shell', { ...r, path: r.path.replace(/^\//, '') } as RouteRecordRaw)
+      added = true
+    }
+  }
+  return added
 }
 
 /** passwordChange is the forced change form, remembering where to go next. */
@@ -56,5 +72,9 @@ router.beforeEach(async (to) => {
     if (r === 'password') return passwordChange(to)
     if (r === 'retry') return { name: 'boot-error', query: { to: to.fullPath } }
   }
+  await loadExtensions()
+  syncExtensionRoutes(app.menu)
+  // An unknown path: a module's page whose route was just added, else home.
+  if (to.name === 'not-found') return router.resolve(to.fullPath).name !== 'not-found' ? to.fullPath : '/'
   return true
 })

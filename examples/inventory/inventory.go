@@ -1,7 +1,8 @@
 // Package inventory is a runnable example of a business application built on
 // the kernel: one module that owns everything of its feature in this folder —
 // its routes, a menu page with buttons carrying the routes' permission codes,
-// its own error-code enumeration, a runtime setting, a recycle-bin type for
+// a console page it ships (a stock dashboard loaded by the console at run
+// time, console.go), its own error-code enumeration, a runtime setting, a recycle-bin type for
 // the items it deletes, a cleanup job handler that purges them after the
 // setting's number of days and its share of a user's purge (module.Forget). Adding it to a kernel is one line (Options.Modules).
 //
@@ -57,6 +58,7 @@ const (
 )
 
 var (
+	codeList   = route.PermissionCode("GET", host.APIPrefix+"/inventory/items")
 	codeItem   = route.PermissionCode("GET", host.APIPrefix+"/inventory/items/{id}")
 	codeDelete = route.PermissionCode("DELETE", host.APIPrefix+"/inventory/items/{id}")
 )
@@ -108,11 +110,16 @@ func ModuleAt(now func() time.Time) host.Module {
 		Dicts:      Dicts,
 		ErrorCodes: []errcode.Enum{Errors},
 		Menus: []seed.Menu{
-			{ID: 1000, Type: seed.MenuCatalog, Title: "库存", Icon: "lucide:boxes", Sort: 10, ModuleID: 2},
+			{ID: 1000, Type: seed.MenuCatalog, Title: "库存", Path: "/inventory", Icon: "lucide:boxes", Sort: 10, ModuleID: 2},
 			{ID: 1010, ParentID: 1000, Type: seed.MenuPage, Title: "库存查询", Path: "/inventory/items", Component: "inventory/items/index", Sort: 1},
 			{ID: 1011, ParentID: 1010, Type: seed.MenuButton, Title: "库存-查询", Permission: codeItem, Sort: 1},
 			{ID: 1012, ParentID: 1010, Type: seed.MenuButton, Title: "库存-删除", Permission: codeDelete, Sort: 2},
+			// A page the module ships to the console (console.go), with the
+			// permission of the list it reads.
+			{ID: 1020, ParentID: 1000, Type: seed.MenuPage, Title: "库存看板", Path: "/inventory/dashboard", Component: ComponentDashboard, Icon: "ph:chart-line-duotone", Sort: 2},
+			{ID: 1021, ParentID: 1020, Type: seed.MenuButton, Title: "库存看板-查询", Permission: codeList, Sort: 1},
 		},
+		Console: consolePages(),
 		Settings: []sysconfig.Entry{{
 			Key: KeyRecycleDays, Kind: sysconfig.KindInt, Min: 1, Max: 365, Default: "30", Area: "inventory",
 			Description: "days a deleted inventory item stays in the recycle bin before " + HandlerPurge + " purges it",
@@ -124,6 +131,8 @@ func ModuleAt(now func() time.Time) host.Module {
 			// Permission-gated: the code GET:/api/v1/inventory/items/{id} is
 			// derived from the route; the menu button above grants it.
 			g.Get("/items/{id}", route.Permission, s.get).Title = "Item detail"
+			// The stock dashboard's list (menu 1020, button 1021).
+			g.Get("/items", route.Permission, s.list).Title = "Stock overview"
 			// A write: in the operation log under its title, like every
 			// write of a signed-in caller.
 			g.Delete("/items/{id}", route.Permission, s.remove).Title = "Delete an item"
@@ -174,6 +183,20 @@ func (s *store) stock(c fiber.Ctx) error {
 		return errcode.New(OutOfStock)
 	}
 	return envelope.OK(c, fiber.Map{"id": it.ID, "inStock": it.Stock})
+}
+
+// list answers the live items by id.
+func (s *store) list(c fiber.Ctx) error {
+	s.mu.Lock()
+	out := make([]item, 0, len(s.items))
+	for _, it := range s.items {
+		if it.deletedAt == nil {
+			out = append(out, *it)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b item) int { return int(a.ID - b.ID) })
+	return envelope.OK(c, out)
 }
 
 func (s *store) get(c fiber.Ctx) error {

@@ -44,7 +44,7 @@ func Products() resource.Resource {
 func StockLevels() resource.Resource {
 	return resource.Resource{
 		Name: "inventory-stock", Path: "/inventory/stock-level", Schema: schema.StockLevel{},
-		Label: t("库存", "Stock levels"), Org: "orgId",
+		Label: t("库存", "Stock levels"), Org: "orgId", Key: []string{"sku", "orgId"},
 		Menu: resource.Menu{ID: 1110, ParentID: 1000, Icon: "lucide:warehouse", Sort: 3},
 		Fields: []resource.Field{
 			{Name: "sku", Label: t("产品编码", "SKU"), Required: true, List: true, Form: true, Filter: resource.Eq, Sortable: true},

@@ -65,6 +65,10 @@ type Module struct {
 	// resources, host/resource): the kernel creates and extends them under
 	// the same policy as its own schema (database.EnsureModuleTables).
 	Schema []entgo.Interface
+	// Console, when set, ships pages of the module to the web console,
+	// loaded at run time (see Console). A menu component two modules give
+	// a page for stops composition.
+	Console *Console
 }
 
 // Deps are the kernel services a module may use. They are ready when Routes

@@ -38,6 +38,24 @@ func Attach(m module.Module, rs ...Resource) module.Module {
 		specs[i] = s
 		m.Schema = append(m.Schema, r.Schema)
 		m.Menus = append(m.Menus, s.menus()...)
+		if r.Menu.ID != 0 {
+			// The page's title in both languages (the seeded title is the
+			// Chinese label; the console shows these by menu path).
+			if m.Console == nil {
+				m.Console = &module.Console{}
+			}
+			if m.Console.MenuTitles == nil {
+				m.Console.MenuTitles = map[string]map[string]string{}
+			}
+			for lang, title := range map[string]string{"en-US": r.Label.EN, "zh-CN": r.Label.ZH} {
+				if m.Console.MenuTitles[lang] == nil {
+					m.Console.MenuTitles[lang] = map[string]string{}
+				}
+				if _, set := m.Console.MenuTitles[lang]["/r/"+r.Name]; !set {
+					m.Console.MenuTitles[lang]["/r/"+r.Name] = title
+				}
+			}
+		}
 	}
 	routes, kinds, forgets := m.Routes, m.Recycle, m.Forgets
 	m.Routes = func(d *module.Deps, api *route.Group) error {
@@ -101,7 +119,8 @@ func (s *spec) menus() []seed.Menu {
 			if c, ok := s.codes[op]; ok {
 				codes = append(codes, c)
 				if op == "import" {
-					codes = append(codes, route.PermissionCode("POST", s.base+"/import/preview"))
+					codes = append(codes, route.PermissionCode("POST", s.base+"/import/preview"),
+						route.PermissionCode("GET", s.base+"/import/template"))
 				}
 			}
 		}

@@ -249,6 +249,8 @@ func TestResourceCRUD(t *testing.T) {
 		form.Header.Set("Authorization", "Bearer "+e.admin)
 		e.k.Send(form).ExpectCode(t, "form body", errcode.UnsupportedMediaType)
 		e.k.Do("POST", base, e.admin, `{"name":`).ExpectCode(t, "broken json", errcode.RequestInvalid)
+		e.k.Do("POST", base, e.admin, `{"name":"T","orgId":4} {}`).ExpectCode(t, "trailing data", errcode.RequestInvalid)
+		e.k.Do("POST", base, e.admin, `{"name":"T\u0000","orgId":4}`).ExpectCode(t, "NUL", errcode.RequestInvalid)
 		e.k.Do("GET", base+"/123", e.admin, nil).ExpectCode(t, "missing", errcode.ResourceNotFound)
 	})
 

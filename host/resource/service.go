@@ -252,6 +252,9 @@ func (sv *service) uniqueErr(err error) error {
 				break
 			}
 		}
+		if name == "" && len(sv.s.key) > 0 {
+			name = sv.s.key[0].Name
+		}
 		return sv.keyExists(name)
 	}
 	return err

@@ -3,6 +3,8 @@ package resource
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -30,6 +32,9 @@ func (s *spec) decodeBody(body []byte, create bool) (map[string]any, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil || raw == nil {
 		return nil, request.Invalid("body")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, request.Invalid("body") // trailing data after the object
 	}
 	lower := make(map[string]json.RawMessage, len(raw))
 	for k, v := range raw {

@@ -11,6 +11,12 @@
 //   - everything else passes on, so unknown API paths keep their 404
 //     envelope and other methods their 405.
 //
+// With the console come the pages business modules ship (module.Console,
+// extensions.go): their files under /console-ext/<module>/ (never the
+// history-mode fallback) and their listing at
+// GET /api/v1/sys/console/extensions. The console kit the pages import
+// (/console-kit/*.js) is part of the console's build.
+//
 // Every answer of the console carries the console's strict CSP (CSP).
 // Files are read once at start; a request allocates nothing beyond what
 // Fiber does to send a body.
@@ -106,7 +112,7 @@ func Handler(fsys fs.FS) (fiber.Handler, error) {
 }
 
 // reserved are the path prefixes of the kernel itself: never the console.
-var reserved = []string{"/api", "/health", "/openapi", "/swagger", "/hub"}
+var reserved = []string{"/api", "/health", "/openapi", "/swagger", "/hub", "/console-ext/"}
 
 // Fallback reports whether a GET of p that matches no file is a page of
 // the app (answered with index.html).

@@ -64,7 +64,7 @@ func main() {
 	flag.BoolVar(&o.refill, "refill", false, "drop and refill the database")
 	flag.BoolVar(&o.skipFill, "measure-only", false, "do not fill (the database must be filled)")
 	flag.BoolVar(&o.skipExplan, "no-explain", false, "skip the EXPLAIN capture")
-	flag.StringVar(&o.only, "only", "", "measure only this scenario group: pages (the admin pages, searches, login and permissions of the 50-role user), sessions (login, refresh and force-logout of the user with 1 000 sessions) or refresh (refresh throughput)")
+	flag.StringVar(&o.only, "only", "", "measure only this scenario group: pages (the admin pages, searches, login and permissions of the 50-role user), sessions (login, refresh and force-logout of the user with 1 000 sessions) refresh (refresh throughput) or resources (the example inventory application's org-scoped stock-level resource at a million rows; runs that binary)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -83,11 +83,16 @@ func run(ctx context.Context, o options) error {
 	if o.db != "postgres" && o.db != "mysql" && o.db != "sqlite" {
 		return fmt.Errorf("-db must be postgres, mysql or sqlite, not %q", o.db)
 	}
-	if o.only != "" && o.only != "refresh" && o.only != "sessions" && o.only != "pages" {
-		return fmt.Errorf("-only must be empty, pages, sessions or refresh, not %q", o.only)
+	if o.only != "" && o.only != "refresh" && o.only != "sessions" && o.only != "pages" && o.only != "resources" {
+		return fmt.Errorf("-only must be empty, pages, sessions, refresh or resources, not %q", o.only)
 	}
 	if err := os.MkdirAll(o.out, 0o750); err != nil {
 		return err
+	}
+	if o.bin == "" && o.only == "resources" {
+		if err := buildInventory(ctx, &o); err != nil {
+			return err
+		}
 	}
 	if o.bin == "" {
 		o.bin = filepath.Join(o.out, "bin", "adminkernel")

@@ -62,6 +62,15 @@ func measure(ctx context.Context, o options, t *target) error {
 	}
 	var rep report
 	rep.header(o, t)
+	if o.only == "resources" {
+		if err := fillStock(ctx, o, t); err != nil {
+			return err
+		}
+		if err := resourceScenarios(ctx, c, o, t, logPath, admin, scoped, &rep); err != nil {
+			return err
+		}
+		return rep.write(o, t)
+	}
 	if o.only == "" || o.only == "pages" {
 		if err := pageScenarios(ctx, c, o, t, logPath, admin, scoped, &rep); err != nil {
 			return err
@@ -546,7 +555,11 @@ func (r *report) plan(ctx context.Context, t *target, stmt string) error {
 
 func (r *report) write(o options, t *target) error {
 	out := r.md.String() + "\n## Plans\n" + r.plans.String()
-	path := filepath.Join(o.out, "scale-"+t.kind+".md")
+	name := "scale-" + t.kind
+	if o.only == "resources" {
+		name += "-resources"
+	}
+	path := filepath.Join(o.out, name+".md")
 	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
 		return err
 	}
@@ -555,5 +568,5 @@ func (r *report) write(o options, t *target) error {
 		return err
 	}
 	logf("report: %s", path)
-	return os.WriteFile(filepath.Join(o.out, "scale-"+t.kind+".json"), raw, 0o600)
+	return os.WriteFile(filepath.Join(o.out, name+".json"), raw, 0o600)
 }

@@ -77,7 +77,12 @@ func (StockLevel) Fields() []ent.Field {
 // Indexes of StockLevel.
 func (StockLevel) Indexes() []ent.Index {
 	return []ent.Index{
+		// One row per product and site.
+		index.Fields("sku", "org_id", "delete_key").Unique(),
+		// The list's default order, the site filter (and data scope), and
+		// the sort by quantity.
 		index.Fields("is_delete", "create_time", "id"),
 		index.Fields("org_id", "is_delete", "id"),
+		index.Fields("is_delete", "quantity", "id"),
 	}
 }

@@ -1,0 +1,1 @@
+import{d as r,s as n,o as c,c as p,w as u,az as l,cK as m,aJ as d,u as f,k as _,j as i,L as k}from"./index-CyLJmQ6P.js";const C=r({__name:"PermButton",props:{code:{}},setup(a){const o=a,s=n(),t=k(()=>s.can(o.code));return(e,B)=>t.value?(c(),p(f(_),m(d({key:0},e.$attrs)),{default:u(()=>[l(e.$slots,"default")]),_:3},16)):i("",!0)}});export{C as _};

@@ -1,1 +1,0 @@
-import{d as r,s as n,o as c,c as p,w as u,Q as l,cw as m,aj as d,u as f,k as _,j as i,T as k}from"./index-Ds7DU8ks.js";const C=r({__name:"PermButton",props:{code:{}},setup(o){const s=o,a=n(),t=k(()=>a.can(s.code));return(e,w)=>t.value?(c(),p(f(_),m(d({key:0},e.$attrs)),{default:u(()=>[l(e.$slots,"default")]),_:3},16)):i("",!0)}});export{C as _};
