@@ -107,6 +107,11 @@ var (
 		"one", "two", "got", "tok", "clerk", "codes", "own", "other", "other5", "query", "dup", "bin"}
 )
 
+// kernelModules are the kernel's module names, lower-cased (two modules
+// of one name stop composition).
+var kernelModules = []string{"meta", "auth", "reauth", "mfa", "org", "user", "role", "menu", "config", "dict",
+	"externalauth", "log", "monitor", "dashboard", "cache", "notice", "job", "upload", "recycle", "console"}
+
 // ParseField parses name:type[:flags].
 func ParseField(s string) (Field, error) {
 	parts := strings.Split(s, ":")
@@ -207,6 +212,9 @@ func (s *Spec) Check() error {
 	}
 	if token.IsKeyword(s.Name) || slices.Contains(clashes, s.Name) {
 		return fmt.Errorf("module name %q is a Go keyword or a name the generated code uses: pick another", s.Name)
+	}
+	if slices.Contains(kernelModules, s.Name) {
+		return fmt.Errorf("module name %q is a kernel module's (module names compare case-insensitively): pick another", s.Name)
 	}
 	if len(s.Fields) == 0 {
 		return errors.New("no fields: give at least one --field name:type")

@@ -150,6 +150,7 @@ func TestRefusals(t *testing.T) {
 		{"func", []string{"a:string"}, "Go keyword"},
 		{"resource", []string{"a:string"}, "Go keyword or a name the generated code uses"},
 		{"page", []string{"a:string"}, "a name the generated code uses"},
+		{"user", []string{"a:string"}, "a kernel module's"},
 		{"box", nil, "no fields"},
 		{"box", []string{"size:float"}, `unknown type "float"`},
 		{"box", []string{"size"}, "want name:type[:flags]"},
