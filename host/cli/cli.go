@@ -1,5 +1,5 @@
 // Package cli is the adminkernel command tree (cobra): serve, migrate,
-// errors, config, providers, user unlock and version. A business application builds the same tree
+// errors, config, providers, user unlock, new (generators) and version. A business application builds the same tree
 // around its own host.Options.
 package cli
 
@@ -60,6 +60,7 @@ func New(opts host.Options) *cobra.Command {
 		userCmd(load),
 		sessionCmd(load),
 		openapiCmd(&opts, load),
+		newCmd(),
 		versionCmd(&opts),
 	)
 	return root
