@@ -122,6 +122,9 @@ func Contract(opts Options) ([]byte, error) {
 			return nil, fmt.Errorf("module %s: %w", m.Name, err)
 		}
 	}
+	if _, err := consoleExtensions(cfg, modules, routes); err != nil {
+		return nil, err
+	}
 	doc, err := openapi.Build(routes.Routes(), catalog, opts.Version, cfg.API.DisabledModules)
 	if err != nil {
 		return nil, fmt.Errorf("contract document: %w", err)

@@ -511,8 +511,25 @@ func (k *Kernel) buildApp(modules []Module) error {
 // their files under /console-ext/<module>/ and their listing at
 // GET /api/v1/sys/console/extensions (a disabled module's are left out).
 func (k *Kernel) mountConsole(modules []Module) error {
+	ext, err := consoleExtensions(k.cfg, modules, k.routes)
+	if err != nil || ext == nil {
+		return err
+	}
+	h, err := webconsole.Handler(console.Dist())
+	if err != nil {
+		return fmt.Errorf("host: the embedded console: %w", err)
+	}
+	k.app.Use(ext.Assets(), h)
+	return nil
+}
+
+// consoleExtensions builds the listing of the modules' console pages and
+// registers its route on routes (nil, nil when Api:DisabledModules names
+// "Console"); a disabled module's pages are left out. The served kernel
+// and the offline contract document both call it.
+func consoleExtensions(cfg *config.Config, modules []Module, routes *route.Table) (*webconsole.Service, error) {
 	disabled := func(name string) bool {
-		for _, m := range k.cfg.API.DisabledModules {
+		for _, m := range cfg.API.DisabledModules {
 			if strings.EqualFold(strings.TrimSpace(m), name) {
 				return true
 			}
@@ -520,7 +537,7 @@ func (k *Kernel) mountConsole(modules []Module) error {
 		return false
 	}
 	if disabled(webconsole.ModuleName) {
-		return nil
+		return nil, nil
 	}
 	var live []Module
 	for _, m := range modules {
@@ -530,15 +547,10 @@ func (k *Kernel) mountConsole(modules []Module) error {
 	}
 	ext, err := webconsole.NewService(consoleSources(live))
 	if err != nil {
-		return fmt.Errorf("host: the modules' console pages: %w", err)
+		return nil, fmt.Errorf("host: the modules' console pages: %w", err)
 	}
-	ext.Routes(k.routes.Group(webconsole.ModuleName, APIPrefix))
-	h, err := webconsole.Handler(console.Dist())
-	if err != nil {
-		return fmt.Errorf("host: the embedded console: %w", err)
-	}
-	k.app.Use(ext.Assets(), h)
-	return nil
+	ext.Routes(routes.Group(webconsole.ModuleName, APIPrefix))
+	return ext, nil
 }
 
 // mountContract serves the contract document built from the mounted routes

@@ -79,6 +79,24 @@ describe('business resources: the standard page', { concurrency: 1 }, () => {
     await shot(page, 'resource-products')
     await axe(page, 'the products page')
 
+    // Delete into the recycle bin, follow the page's link to the bin's tab
+    // of this resource, restore.
+    await page.click('[data-test=reset]')
+    await row(page, 'Washer M8').waitFor()
+    const washer = created.items[0].id
+    await page.click(`[data-test="delete-${washer}"]`)
+    await page.locator('.el-message-box').getByRole('button', { name: /Confirm|确定|OK/ }).click()
+    await row(page, 'Washer M8').waitFor({ state: 'detached' })
+    await page.click('[data-test=recycle]')
+    await page.locator('[data-test=recycle-types] .el-tabs__item.is-active').filter({ hasText: 'Products' }).waitFor()
+    const binned = page.locator('.el-table__body tr').filter({ hasText: 'Washer M8' })
+    await binned.waitFor()
+    assert.match(await binned.textContent(), /P-200/, 'the SKU is the code in the bin')
+    await shot(page, 'resource-products-bin')
+    await page.click('[data-test="restore-P-200"]')
+    await binned.waitFor({ state: 'detached' })
+    assert.equal((await must(env.base, 'GET', products + '/page?sku=P-200', undefined, env.adminToken)).total, 1, 'restored')
+
     // Chinese: the labels of the description.
     const zh = await context(env, 'zh-CN')
     const zp = await zh.newPage()

@@ -18,10 +18,10 @@ func TestKernelCatalog(t *testing.T) {
 	entries := c.Entries()
 	// The 108 entries of the wire contract's table (the alias
 	// BindInviteInvalid has no entry of its own) plus the codes this kernel
-	// adds: 40028-40029, 40030-40034 (passkeys), 40035-40036 (factor enrolment, phone taken), 40037-40038 (provider doctor, 42033-42034 before), 41006, 41007 (area code), 42031, 42032 (recycle bin), 43012-43013 (config registry), 44007-44008 (chunk bounds), 45005-45006 (notice scope and actions), 46014-46015 (spreadsheet caps), 47015-47016 (system job bounds), the
+	// adds: 40028-40029, 40030-40034 (passkeys), 40035-40036 (factor enrolment, phone taken), 40037-40038 (provider doctor, 42033-42034 before), 41006, 41007 (area code), 42031, 42032 (recycle bin), 42035-42036 (business resources), 43012-43013 (config registry), 44007-44008 (chunk bounds), 45005-45006 (notice scope and actions), 46014-46015 (spreadsheet caps), 47015-47016 (system job bounds), the
 	// five 48xxx request codes and 50001 StorageFull, 50002
 	// CacheUnavailable and 50003 DatabaseUnavailable.
-	if got, want := len(entries), 108+2+5+2+1+1+1+1+2+2+2+2+2+2+5+3; got != want {
+	if got, want := len(entries), 108+2+5+2+1+1+1+1+2+2+2+2+2+2+2+5+3; got != want {
 		t.Fatalf("kernel catalog has %d entries, want %d", got, want)
 	}
 	for i := 1; i < len(entries); i++ {

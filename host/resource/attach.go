@@ -303,21 +303,36 @@ func (sv *service) recycleKind() module.RecycleKind {
 		Page: sv.binPage, Restore: sv.restore, Purge: sv.purgeRow}
 }
 
-// label is a row's name in the bin: its first string field, else its id.
+// label is a row's name in the bin — its "name" or "title" field, else its
+// first string field, else its id — and its code: the first unique string
+// field besides the name.
 func (sv *service) label(r row) (string, *string) {
-	var name string
-	var code *string
+	var nameField *field
 	for _, f := range sv.s.fields {
-		if v, ok := r.values[f.col].(string); ok && (f.Type == String) {
-			if name == "" {
-				name = v
-			} else if code == nil && f.Unique {
-				code = recycle.NonEmpty(v)
-			}
+		if f.Type == String && (f.Name == "name" || f.Name == "title") {
+			nameField = f
+			break
 		}
 	}
-	if name == "" {
-		name = fmt.Sprint(r.id)
+	for _, f := range sv.s.fields {
+		if nameField == nil && f.Type == String {
+			nameField = f
+		}
+	}
+	name := fmt.Sprint(r.id)
+	if nameField != nil {
+		if v, ok := r.values[nameField.col].(string); ok && v != "" {
+			name = v
+		}
+	}
+	var code *string
+	for _, f := range sv.s.fields {
+		if f != nameField && f.Unique && f.Type == String {
+			if v, ok := r.values[f.col].(string); ok {
+				code = recycle.NonEmpty(v)
+				break
+			}
+		}
 	}
 	return name, code
 }

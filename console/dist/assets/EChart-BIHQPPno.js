@@ -1,1 +1,0 @@
-import{_ as o}from"./EChart.vue_vue_type_script_setup_true_lang-Ce5IZgcd.js";import"./echarts-JDBXm0_P.js";/* empty css           */import"./index-PjzcqArb.js";export{o as default};
