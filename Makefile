@@ -54,7 +54,8 @@ test-unit: ## run the tests that need no external server (SQLite, in-process cac
 # them on SQLite with the in-process cache (and with -race).
 API_PKGS := ./host ./host/user ./host/role ./host/menu ./host/org ./host/configcenter ./host/dict \
 	./host/externalauth ./host/cacheadmin ./host/oplog ./host/monitor ./host/kerneltest ./host/datascope \
-	./host/notice ./host/hub ./host/job ./host/file ./host/recycle ./host/dashboard ./host/compat
+	./host/notice ./host/hub ./host/job ./host/file ./host/recycle ./host/dashboard ./host/compat \
+	./host/resource ./examples/inventory
 
 # MATRIX picks combinations (CI splits them across its two lanes).
 MATRIX ?= Sqlite:redis PostgreSQL:memory PostgreSQL:redis MySql:memory MySql:redis
