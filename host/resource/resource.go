@@ -336,8 +336,16 @@ func (s *spec) column(col string) *field {
 func (f *field) resolveType() error {
 	k := f.kind
 	isInt := k >= entfield.TypeInt8 && k <= entfield.TypeUint64 || k == entfield.TypeInt
-	switch {
-	case f.Type == "":
+	isFloat := k == entfield.TypeFloat64 || k == entfield.TypeFloat32
+	want := func(ok bool, what string) error {
+		if !ok {
+			return fmt.Errorf("type %s needs %s, not %s", f.Type, what, k)
+		}
+		return nil
+	}
+	var err error
+	switch f.Type {
+	case "":
 		switch {
 		case k == entfield.TypeString && f.size >= math.MaxInt32:
 			f.Type = TextArea
@@ -345,7 +353,7 @@ func (f *field) resolveType() error {
 			f.Type = String
 		case isInt:
 			f.Type = Int
-		case k == entfield.TypeFloat64 || k == entfield.TypeFloat32:
+		case isFloat:
 			f.Type = Decimal
 		case k == entfield.TypeBool:
 			f.Type = Bool
@@ -354,32 +362,23 @@ func (f *field) resolveType() error {
 		default:
 			return fmt.Errorf("column type %s is not supported", k)
 		}
-	case f.Type == String || f.Type == TextArea || f.Type == Dict:
-		if k != entfield.TypeString {
-			return fmt.Errorf("type %s needs a string column, not %s", f.Type, k)
-		}
-	case f.Type == Int:
-		if !isInt {
-			return fmt.Errorf("type int needs an integer column, not %s", k)
-		}
-	case f.Type == Org:
-		if k != entfield.TypeInt64 {
-			return fmt.Errorf("type org needs an int64 column, not %s", k)
-		}
-	case f.Type == Decimal:
-		if k != entfield.TypeFloat64 && k != entfield.TypeFloat32 {
-			return fmt.Errorf("type decimal needs a float column, not %s", k)
-		}
-	case f.Type == Bool:
-		if k != entfield.TypeBool {
-			return fmt.Errorf("type bool needs a bool column, not %s", k)
-		}
-	case f.Type == Date || f.Type == DateTime:
-		if k != entfield.TypeTime {
-			return fmt.Errorf("type %s needs a time column, not %s", f.Type, k)
-		}
+	case String, TextArea, Dict:
+		err = want(k == entfield.TypeString, "a string column")
+	case Int:
+		err = want(isInt, "an integer column")
+	case Org:
+		err = want(k == entfield.TypeInt64, "an int64 column")
+	case Decimal:
+		err = want(isFloat, "a float column")
+	case Bool:
+		err = want(k == entfield.TypeBool, "a bool column")
+	case Date, DateTime:
+		err = want(k == entfield.TypeTime, "a time column")
 	default:
 		return fmt.Errorf("unknown type %q", f.Type)
+	}
+	if err != nil {
+		return err
 	}
 	if f.Type == Dict && f.Dict == "" {
 		return fmt.Errorf("a dict field names its dictionary (Dict)")

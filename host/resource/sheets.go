@@ -2,6 +2,7 @@ package resource
 
 import (
 	"context"
+	"errors"
 	"io"
 	"path/filepath"
 	"strings"
@@ -412,7 +413,7 @@ func (sv *service) keyText(values map[string]any) string {
 }
 
 func fieldOf(err error) string {
-	if e, ok := err.(*errcode.Error); ok {
+	if e := (*errcode.Error)(nil); errors.As(err, &e) {
 		if f, ok := e.Args["field"].(string); ok {
 			return f
 		}
@@ -422,7 +423,7 @@ func fieldOf(err error) string {
 
 func rowError(field string, err error) RowError {
 	re := RowError{Field: field, Code: errcode.RequestInvalid, MsgKey: "error.request.invalid"}
-	if e, ok := err.(*errcode.Error); ok {
+	if e := (*errcode.Error)(nil); errors.As(err, &e) {
 		re.Code, re.Args = e.Code, e.Args
 		re.MsgKey = ""
 	}
@@ -553,7 +554,7 @@ func (sv *service) Commit(ctx context.Context, who datascope.Caller, in CommitIn
 }
 
 func withRow(err error, row int) error {
-	if e, ok := err.(*errcode.Error); ok {
+	if e := (*errcode.Error)(nil); errors.As(err, &e) {
 		return e.With("row", row)
 	}
 	return err

@@ -101,14 +101,14 @@ func (st *store) scan(rows *stdsql.Rows) ([]row, error) {
 }
 
 func holder(k entfield.Type) any {
-	switch {
-	case k == entfield.TypeString:
+	switch k {
+	case entfield.TypeString:
 		return new(stdsql.NullString)
-	case k == entfield.TypeBool:
+	case entfield.TypeBool:
 		return new(stdsql.NullBool)
-	case k == entfield.TypeFloat64 || k == entfield.TypeFloat32:
+	case entfield.TypeFloat64, entfield.TypeFloat32:
 		return new(stdsql.NullFloat64)
-	case k == entfield.TypeTime:
+	case entfield.TypeTime:
 		return new(stdsql.NullTime)
 	default:
 		return new(stdsql.NullInt64)
@@ -236,21 +236,8 @@ func (st *store) page(ctx context.Context, q querier, totals func(ctx context.Co
 		sel.Offset(off)
 	}
 	iq, args := sel.Query()
-	idRows, err := q.QueryContext(ctx, iq, args...)
+	ids, err := queryIDs(ctx, q, iq, args)
 	if err != nil {
-		return nil, 0, err
-	}
-	var ids []int64
-	for idRows.Next() {
-		var id int64
-		if err := idRows.Scan(&id); err != nil {
-			_ = idRows.Close()
-			return nil, 0, err
-		}
-		ids = append(ids, id)
-	}
-	_ = idRows.Close()
-	if err := idRows.Err(); err != nil {
 		return nil, 0, err
 	}
 	rows, err := st.byIDs(ctx, q, ids)
@@ -400,6 +387,24 @@ func (st *store) deletedPage(ctx context.Context, q querier, who datascope.Calle
 	}
 	out, err := st.scan(rows)
 	return out, total, err
+}
+
+// queryIDs reads a column of ids.
+func queryIDs(ctx context.Context, q querier, query string, args []any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 func queryInt(ctx context.Context, q querier, query string, args []any, n *int) error {

@@ -59,9 +59,11 @@ func fillStock(ctx context.Context, o options, t *target) error {
 		}); err != nil {
 		return err
 	}
+	//nolint:gosec // placeholders only: ph renders $n or ?
 	if _, err := t.db.ExecContext(ctx, "DELETE FROM sys_role_menu WHERE id = "+t.ph(1), stockMenuID); err != nil {
 		return err
 	}
+	//nolint:gosec // placeholders only: ph renders $n or ?
 	if _, err := t.db.ExecContext(ctx, "INSERT INTO sys_role_menu (id, create_time, role_id, menu_id) VALUES ("+t.ph(1)+","+t.ph(2)+","+t.ph(3)+","+t.ph(4)+")",
 		stockMenuID, now, roleBase+int64(o.roles), stockButton); err != nil {
 		return err
