@@ -80,6 +80,7 @@ func (k *Kernel) deps() *module.Deps {
 		Forget:       k.forget,
 		Dialect:      k.db.Dialect,
 		NewID:        k.ids.Next,
+		Notices:      k.moduleNotifier(),
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/adminkernel/kernel/host/datascope"
 	"github.com/adminkernel/kernel/host/errcode"
 	"github.com/adminkernel/kernel/host/hub"
+	"github.com/adminkernel/kernel/host/module"
 	"github.com/adminkernel/kernel/host/notice"
 	"github.com/adminkernel/kernel/host/request"
 )
@@ -159,4 +160,37 @@ func (k *Kernel) personalNotice() func(ctx context.Context, userID int64, title,
 		})
 		return err
 	}
+}
+
+// moduleNotifier sends the notices of modules (module.Deps.Notices), as
+// the system: nil when the notice module is disabled.
+func (k *Kernel) moduleNotifier() module.Notifier {
+	if moduleDisabled(k.cfg.API.DisabledModules, notice.Name) {
+		return nil
+	}
+	// The route table checks the buttons (an action must name a route of
+	// the site); the system holds every code.
+	return moduleNotices{notice.NewService(k.db.Client, k.events, k.routes.Routes, nil)}
+}
+
+type moduleNotices struct{ s *notice.Service }
+
+func (m moduleNotices) Notify(ctx context.Context, n module.Notice) (int64, error) {
+	in := notice.Input{Title: n.Title, Content: &n.Content, Type: notice.TypeMessage, ReceiverType: notice.ReceiversUsers}
+	ids := n.Users
+	if len(n.Roles) > 0 {
+		in.ReceiverType, ids = notice.ReceiversRoles, n.Roles
+	}
+	for _, id := range ids {
+		in.ReceiverIDs = append(in.ReceiverIDs, request.Int64(id))
+	}
+	for _, a := range n.Actions {
+		act := notice.Action{Label: a.Label, Method: a.Method, URL: a.URL}
+		if a.Confirm != "" {
+			text := a.Confirm
+			act.Confirm = notice.TextOrFlag{Text: &text}
+		}
+		in.Actions = append(in.Actions, act)
+	}
+	return m.s.Publish(ctx, datascope.Caller{SuperAdmin: true}, in)
 }

@@ -1,10 +1,20 @@
 // Package inventory is a runnable example of a business application built on
-// the kernel: one module that owns everything of its feature in this folder —
-// its routes, a menu page with buttons carrying the routes' permission codes,
-// a console page it ships (a stock dashboard loaded by the console at run
-// time, console.go), its own error-code enumeration, a runtime setting, a recycle-bin type for
-// the items it deletes, a cleanup job handler that purges them after the
-// setting's number of days and its share of a user's purge (module.Forget). Adding it to a kernel is one line (Options.Modules).
+// the kernel, one module that owns everything of its feature in this
+// folder:
+//
+//   - business resources (resources.go): products with a category
+//     dictionary and org-scoped stock levels, whose API, menus, recycle bin,
+//     import, export and console pages come from a description;
+//   - a page of its own (console.go): a stock dashboard the console loads at
+//     run time;
+//   - an approval flow (approval.go): a notice whose button approves a stock
+//     adjustment, consumed once;
+//   - hand-written routes over an in-memory item store with a menu page and
+//     buttons carrying the routes' permission codes, its own error codes, a
+//     runtime setting, a recycle-bin type, a cleanup job handler and its
+//     share of a user's purge (module.Forget).
+//
+// Adding it to a kernel is one line (Options.Modules).
 //
 // Run it with: go run ./examples/inventory/cmd/inventory serve --environment Development
 package inventory
@@ -37,6 +47,7 @@ import (
 const (
 	ItemNotFound errcode.Code = 60001
 	OutOfStock   errcode.Code = 60002
+	// 60003 AdjustmentNotFound and 60004 StockLevelNotFound: approval.go.
 )
 
 // Errors is the module's enumeration; it appears in the error catalog with
@@ -44,6 +55,8 @@ const (
 var Errors = errcode.Enum{Name: "InventoryError", Members: []errcode.Member{
 	{Code: ItemNotFound, Name: "ItemNotFound", MsgKey: "error.inventory.itemNotFound"},
 	{Code: OutOfStock, Name: "OutOfStock", MsgKey: "error.inventory.outOfStock"},
+	{Code: AdjustmentNotFound, Name: "AdjustmentNotFound", MsgKey: "error.inventory.adjustmentNotFound"},
+	{Code: StockLevelNotFound, Name: "StockLevelNotFound", MsgKey: "error.inventory.stockLevelNotFound"},
 }}
 
 const (
@@ -118,14 +131,18 @@ func ModuleAt(now func() time.Time) host.Module {
 			// permission of the list it reads.
 			{ID: 1020, ParentID: 1000, Type: seed.MenuPage, Title: "库存看板", Path: "/inventory/dashboard", Component: ComponentDashboard, Icon: "ph:chart-line-duotone", Sort: 2},
 			{ID: 1021, ParentID: 1020, Type: seed.MenuButton, Title: "库存看板-查询", Permission: codeList, Sort: 1},
+			// The approval flow's buttons on the stock levels page (approval.go).
+			approvalMenus[0], approvalMenus[1],
 		},
 		Console: consolePages(),
 		Settings: []sysconfig.Entry{{
 			Key: KeyRecycleDays, Kind: sysconfig.KindInt, Min: 1, Max: 365, Default: "30", Area: "inventory",
 			Description: "days a deleted inventory item stays in the recycle bin before " + HandlerPurge + " purges it",
 		}},
-		Routes: func(_ *module.Deps, api *route.Group) error {
+		Routes: func(d *module.Deps, api *route.Group) error {
 			g := api.Group("/inventory")
+			// The approval flow of stock adjustments (approval.go).
+			(&approvals{d: d, pending: map[int64]adjustment{}}).mount(g)
 			// Anonymous: a public stock check.
 			g.Get("/stock/{id}", route.Anonymous, s.stock).Title = "Stock check"
 			// Permission-gated: the code GET:/api/v1/inventory/items/{id} is

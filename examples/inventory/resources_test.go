@@ -2,6 +2,9 @@ package inventory_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/adminkernel/kernel/examples/inventory"
@@ -54,4 +57,83 @@ func TestResources(t *testing.T) {
 	k.Do("POST", "/api/v1/inventory/stock-level", tok, map[string]any{"sku": "P-1", "orgId": 5, "quantity": 1}).
 		ExpectCode(t, "clerk writes another site", errcode.OrgOutOfScope)
 	k.Do("GET", "/api/v1/inventory/product/page", tok, nil).ExpectCode(t, "products without the code", errcode.NoPermission)
+}
+
+// TestApprovalFlow: a clerk asks for a stock adjustment; the approver gets
+// a notice whose button approves it; parallel approvals apply it once; the
+// clerk is told.
+func TestApprovalFlow(t *testing.T) {
+	k := kerneltest.Start(t, nil, inventory.Module())
+	admin := k.Admin()
+	var stockID int64
+	k.Do("POST", "/api/v1/inventory/stock-level", admin, map[string]any{"sku": "P-9", "orgId": 4, "quantity": 3}).
+		ExpectCode(t, "stock", 0).Decode(t, &stockID)
+	clerk := k.User("asker", "Asker#Passw0rd1", "POST:/api/v1/inventory/stock-level/{id}/adjustments")
+	tok := k.Login("asker", "Asker#Passw0rd1").AccessToken
+
+	path := fmt.Sprintf("/api/v1/inventory/stock-level/%d/adjustments", stockID)
+	k.Do("POST", path, tok, map[string]any{"quantity": 10}).ExpectCode(t, "no reason", errcode.RequestInvalid)
+	k.Do("POST", "/api/v1/inventory/stock-level/42/adjustments", tok, map[string]any{"quantity": 10, "reason": "x"}).
+		ExpectCode(t, "unknown stock level", inventory.StockLevelNotFound)
+	var adj int64
+	k.Do("POST", path, tok, map[string]any{"quantity": 10, "reason": "recount"}).ExpectCode(t, "ask", 0).Decode(t, &adj)
+	approve := fmt.Sprintf("/api/v1/inventory/adjustments/%d/approve", adj)
+	k.Do("POST", approve, tok, nil).ExpectCode(t, "the clerk cannot approve", errcode.NoPermission)
+
+	// The super-admin (no role holds the approve button) has the notice,
+	// its button calling the approve route.
+	var mine struct {
+		Items []struct {
+			Title   string `json:"title"`
+			Actions []struct {
+				Method string `json:"method"`
+				URL    string `json:"url"`
+			} `json:"actions"`
+		} `json:"items"`
+	}
+	k.Do("GET", "/api/v1/sys/notice/mine", admin, nil).ExpectCode(t, "notices", 0).Decode(t, &mine)
+	if len(mine.Items) == 0 || !strings.Contains(mine.Items[0].Title, "P-9") || len(mine.Items[0].Actions) != 1 ||
+		mine.Items[0].Actions[0].URL != approve || mine.Items[0].Actions[0].Method != "POST" {
+		t.Fatalf("the approver's notices: %+v", mine.Items)
+	}
+
+	// Eight approvals at once: one applies it.
+	codes := make(chan int, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes <- k.Do("POST", approve, admin, nil).Code
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	won := 0
+	for c := range codes {
+		switch c {
+		case 0:
+			won++
+		case int(inventory.AdjustmentNotFound):
+		default:
+			t.Errorf("an approval answered %d", c)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d approvals applied the adjustment, want 1", won)
+	}
+	var level map[string]any
+	k.Do("GET", fmt.Sprintf("/api/v1/inventory/stock-level/%d", stockID), admin, nil).ExpectCode(t, "level", 0).Decode(t, &level)
+	if level["quantity"] != 10.0 {
+		t.Fatalf("quantity after approval = %v", level["quantity"])
+	}
+	var told struct {
+		Items []struct {
+			Title string `json:"title"`
+		} `json:"items"`
+	}
+	k.Do("GET", "/api/v1/sys/notice/mine", tok, nil).ExpectCode(t, "clerk notices", 0).Decode(t, &told)
+	if len(told.Items) != 1 || !strings.Contains(told.Items[0].Title, "approved") {
+		t.Fatalf("the clerk (%d) was told: %+v", clerk, told.Items)
+	}
 }

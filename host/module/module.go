@@ -123,6 +123,9 @@ type Deps struct {
 	// NewID returns the next snowflake id, for rows written without ent's
 	// create hook (raw SQL). Nil where no database is open.
 	NewID func() int64
+	// Notices sends notices (nil when the notice module is disabled or no
+	// database is open).
+	Notices Notifier
 }
 
 // Realtime is what modules get of the realtime hub.
@@ -132,4 +135,25 @@ type Realtime interface {
 	// {"type": target, "data": ...}). It fails for a reserved or malformed
 	// target and for arguments that do not marshal or exceed 16 KiB.
 	Push(ctx context.Context, userID int64, target string, args ...any) error
+}
+
+// Notifier sends notices from a module (Deps.Notices): to users or to the
+// holders of roles, with buttons that call the module's routes (the
+// console runs them for the reader, whose permission codes the route
+// checks as on every call).
+type Notifier interface {
+	Notify(ctx context.Context, n Notice) (int64, error)
+}
+
+// Notice is a notice a module sends: exactly one of Users and Roles.
+type Notice struct {
+	Title, Content string
+	Users, Roles   []int64
+	Actions        []NoticeAction
+}
+
+// NoticeAction is a button of a notice: Method and URL of a route of the
+// site (/api/v1/...), an optional confirmation text.
+type NoticeAction struct {
+	Label, Method, URL, Confirm string
 }
