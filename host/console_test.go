@@ -8,10 +8,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/gofiber/fiber/v3"
 
+	"github.com/adminkernel/kernel/host"
 	"github.com/adminkernel/kernel/host/kerneltest"
 	"github.com/adminkernel/kernel/host/webconsole"
 )
@@ -71,4 +73,29 @@ func TestConsoleDisabled(t *testing.T) {
 	k.Do("GET", "/", "", nil).Expect(t, "GET / without the console", 404, 48003)
 	k.Do("GET", "/oauth/callback?ticket=x", "", nil).Expect(t, "the result page without the console", 404, 48003)
 	k.Do("GET", "/api/v1/sys/config/site", "", nil).Expect(t, "the API stays", 200, 0)
+}
+
+// Options.Console replaces the embedded console with an application's own
+// build (same CSP and fallback); one without index.html stops the start.
+func TestConsoleOfTheApplication(t *testing.T) {
+	own := fstest.MapFS{
+		"index.html":       {Data: []byte(`<!doctype html><div id="app">my-own-console</div>`)},
+		"assets/app-1.js":  {Data: []byte(`console.log(1)`)},
+		"assets/app-1.css": {Data: []byte(`body{}`)},
+	}
+	k := kerneltest.StartWith(t, kerneltest.Options{Host: func(o *host.Options) { o.Console = own }})
+	for _, p := range []string{"/", "/r/inventory-product"} {
+		resp, body := rawGet(t, k, "GET", p)
+		if resp.StatusCode != 200 || !strings.Contains(body, "my-own-console") || resp.Header.Get("Content-Security-Policy") != webconsole.CSP {
+			t.Fatalf("GET %s = %d %.120q", p, resp.StatusCode, body)
+		}
+	}
+	if resp, body := rawGet(t, k, "GET", "/assets/app-1.js"); resp.StatusCode != 200 || body != "console.log(1)" {
+		t.Fatalf("GET the application's asset = %d %q", resp.StatusCode, body)
+	}
+	cfg := kerneltest.Config(t, nil)
+	_, err := host.New(t.Context(), host.Options{Config: cfg, LogOutput: io.Discard, Console: fstest.MapFS{"app.js": {Data: []byte("x")}}})
+	if err == nil || !strings.Contains(err.Error(), "index.html") {
+		t.Fatalf("a console without index.html: %v", err)
+	}
 }

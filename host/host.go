@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"github.com/adminkernel/kernel/host/tracing"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -114,6 +115,11 @@ type Options struct {
 	// RealtimeKeepAlive is the SignalR ping interval of the realtime hub
 	// (0: 15 s). For tests.
 	RealtimeKeepAlive time.Duration
+	// Console, when set, is the web console served at / instead of the
+	// embedded one: the dist/ folder of an application's own build of the
+	// console (its pages compiled in; docs/developers/frontend.md, "One
+	// build instead"). It must hold index.html.
+	Console fs.FS
 }
 
 // Kernel is a composed, running-ready kernel.
@@ -351,7 +357,7 @@ func New(ctx context.Context, opts Options) (k *Kernel, err error) {
 	if modules, err = compose(k.auth, k.mfa, k.reauth, k.jobs, opts.Modules); err != nil {
 		return nil, err
 	}
-	if err := k.buildApp(modules); err != nil {
+	if err := k.buildApp(modules, opts.Console); err != nil {
 		return nil, err
 	}
 	// The scheduler last: every module's compiled handlers are registered.
@@ -371,7 +377,7 @@ func passwordDir(cfg *config.Config) string {
 	return ""
 }
 
-func (k *Kernel) buildApp(modules []Module) error {
+func (k *Kernel) buildApp(modules []Module, ownConsole fs.FS) error {
 	cfg := k.cfg
 	trusted := cfg.Service.HTTP.TrustedProxies
 	k.exceptions = exceptionlog.New(k.db.Client, k.logs.For("AdminKernel.ExceptionLog")).WithTrustedProxies(k.trusted)
@@ -424,7 +430,7 @@ func (k *Kernel) buildApp(modules []Module) error {
 	health.Mount(k.app, k.readinessChecks(), 2*time.Second, k.draining.Load)
 	k.mountMetrics()
 	k.app.Use(metricsNotHere)
-	if err := k.mountConsole(modules); err != nil {
+	if err := k.mountConsole(modules, ownConsole); err != nil {
 		return err
 	}
 	k.app.Use("/api", k.rateLimiter())
@@ -510,12 +516,19 @@ func (k *Kernel) buildApp(modules []Module) error {
 // and 405 envelopes. With it come the pages modules ship (module.Console):
 // their files under /console-ext/<module>/ and their listing at
 // GET /api/v1/sys/console/extensions (a disabled module's are left out).
-func (k *Kernel) mountConsole(modules []Module) error {
+func (k *Kernel) mountConsole(modules []Module, own fs.FS) error {
 	ext, err := consoleExtensions(k.cfg, modules, k.routes)
 	if err != nil || ext == nil {
 		return err
 	}
-	h, err := webconsole.Handler(console.Dist())
+	dist := console.Dist()
+	if own != nil {
+		if _, err := fs.Stat(own, "index.html"); err != nil {
+			return fmt.Errorf("host: Options.Console has no index.html: %w", err)
+		}
+		dist = own
+	}
+	h, err := webconsole.Handler(dist)
 	if err != nil {
 		return fmt.Errorf("host: the embedded console: %w", err)
 	}
