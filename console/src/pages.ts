@@ -40,7 +40,7 @@ export const pageRoutes: Record<string, RouteRecordRaw> = {
 
 /** KIT_VERSION is the version of the console kit (/console-kit/kit.js) this
  * console offers; the kernel declares the same (webconsole.KitVersion). */
-export const KIT_VERSION = '1.0'
+export const KIT_VERSION = '1.1'
 
 /** ConsoleExtension is one module's entry of GET /sys/console/extensions. */
 export interface ConsoleExtension {

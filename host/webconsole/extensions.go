@@ -21,7 +21,7 @@ import (
 // console offers to the pages modules ship; a module's page built against
 // kit 1.x runs on any console whose kit is 1.y with y >= x
 // (docs/developers/frontend.md "Pages shipped by a module").
-const KitVersion = "1.0"
+const KitVersion = "1.1"
 
 // ExtPrefix is where the files of the modules' consoles are served:
 // ExtPrefix + <module name, lower case> + "/" + <path inside Assets>.

@@ -11,6 +11,7 @@ export const hasCode = m.hasCode
 export const loadCss = m.loadCss
 export const notices = m.notices
 export const notify = m.notify
+export const onRealtime = m.onRealtime
 export const refreshNoticeCount = m.refreshNoticeCount
 export const t = m.t
 export const useI18n = m.useI18n

@@ -12,10 +12,10 @@ import { ElMessage } from 'element-plus'
 import { api as client, session } from '@/api'
 import { errorText as errText, i18n } from '@/i18n'
 import { useApp } from '@/stores/app'
-import { notices as noticeState, refresh as refreshNotices } from '@/components/notice/hub'
+import { notices as noticeState, refresh as refreshNotices, onRealtime as hubOn } from '@/components/notice/hub'
 import { KIT_VERSION } from '@/pages'
 
-/** version is the kit's version ("1.0"). */
+/** version is the kit's version ("1.1": 1.0 plus onRealtime). */
 export const version = KIT_VERSION
 
 /** api is the console's API client: the access token, its refresh, the
@@ -107,3 +107,10 @@ export function loadCss(href: string): void {
 }
 
 export { useRoute, useRouter }
+
+/** onRealtime (kit 1.1) calls fn with the data of each realtime message of
+ * type — a target the module pushes with module.Deps.Realtime.Push — while
+ * the console's socket is open; it returns the function that stops it (call
+ * it in onBeforeUnmount). Delivery is at most once: reload from the API for
+ * anything the page must not miss. */
+export const onRealtime = hubOn

@@ -50,6 +50,23 @@ async function permissionsChanged() {
   }
 }
 
+// Handlers of the messages modules push (module.Deps.Realtime.Push), by
+// type: registered by module pages through the kit's onRealtime.
+const handlers = new Map<string, Set<(data: unknown) => void>>()
+
+/** onRealtime calls fn with the data of every realtime message of type
+ * (a module's push target; the kernel's own types are not delivered) while
+ * the socket is open; it returns the function that stops it. */
+export function onRealtime(type: string, fn: (data: unknown) => void): () => void {
+  let set = handlers.get(type)
+  if (!set) handlers.set(type, (set = new Set()))
+  set.add(fn)
+  return () => {
+    set.delete(fn)
+    if (!set.size) handlers.delete(type)
+  }
+}
+
 function onMessage(raw: string) {
   let m: { type?: string; data?: unknown }
   try {
@@ -75,8 +92,19 @@ function onMessage(raw: string) {
       // The session ended: the next call answers 401 and the client ends it here too.
       void refresh()
       break
+    default:
+      for (const fn of handlers.get(m.type ?? '') ?? []) {
+        try {
+          fn(m.data)
+        } catch (e) {
+          console.error('realtime handler', m.type, e)
+        }
+      }
   }
 }
+
+/** deliver hands a raw socket message to the dispatcher (tests). */
+export const deliver = onMessage
 
 function connect() {
   // A session restricted to the forced password change gets no socket (the hub refuses it) and no count (40028).

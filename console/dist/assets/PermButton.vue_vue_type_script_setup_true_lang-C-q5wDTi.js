@@ -1,0 +1,1 @@
+import{d as r,s as n,c as p,u as c,am as u,an as m,w as l,j as d,L as f,o as _,ak as i,k}from"./index-BedIIOnU.js";const C=r({__name:"PermButton",props:{code:{}},setup(a){const o=a,s=n(),t=f(()=>s.can(o.code));return(e,B)=>t.value?(_(),p(c(k),u(m({key:0},e.$attrs)),{default:l(()=>[i(e.$slots,"default")]),_:3},16)):d("",!0)}});export{C as _};

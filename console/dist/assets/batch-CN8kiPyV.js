@@ -1,0 +1,1 @@
+import{c as f,r as o}from"./paged-TA860H6q.js";function u(r){const t=new Set,n=[];for(const a of r){const e=Number(a?.id);Number.isSafeInteger(e)&&e>0&&!t.has(e)&&(t.add(e),n.push(e))}return n}async function d(r,t,n,a,e=f,i=o){const s=u(r);return!s.length||!await e(t(s.length))||!await i(()=>n(s),"admin.deleted")?!1:(await a(),!0)}export{d as b};
