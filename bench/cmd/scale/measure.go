@@ -108,30 +108,8 @@ func pageScenarios(ctx context.Context, c *client, o options, t *target, logPath
 		{"user page 100 (scope: org and below)", users + "?Current=100&Size=20", scoped, true},
 		{"online sessions page 1 (super-admin)", "/api/v1/sys/session/online?Current=1&Size=20", admin, true},
 	}
-	for _, s := range scenarios {
-		if !o.skipExplan && s.explain {
-			stmts, err := c.capture(ctx, logPath, s)
-			if err != nil {
-				return err
-			}
-			if err := rep.explain(ctx, t, s.name, stmts); err != nil {
-				return err
-			}
-		}
-		r, err := c.load(ctx, o, s)
-		if err != nil {
-			// Too slow to complete within the window on o.conns
-			// connections: time a few requests one after another instead.
-			logf("%s: %v; timing 5 sequential requests", s.name, err)
-			r, err = c.timed(ctx, s.name+" (sequential)", 5, func() error {
-				_, err := c.do(ctx, http.MethodGet, s.path, s.token, nil)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-		}
-		rep.add(r)
+	if err := runScenarios(ctx, c, o, t, logPath, scenarios, rep); err != nil {
+		return err
 	}
 
 	// Searches whose total is not cached yet: a new term every request, so
@@ -183,6 +161,37 @@ func pageScenarios(ctx context.Context, c *client, o options, t *target, logPath
 		rep.add(r)
 	}
 
+	return nil
+}
+
+// runScenarios measures each scenario (with its plans unless -no-explain)
+// and adds it to the report.
+func runScenarios(ctx context.Context, c *client, o options, t *target, logPath string, scenarios []scenario, rep *report) error {
+	for _, s := range scenarios {
+		if !o.skipExplan && s.explain {
+			stmts, err := c.capture(ctx, logPath, s)
+			if err != nil {
+				return err
+			}
+			if err := rep.explain(ctx, t, s.name, stmts); err != nil {
+				return err
+			}
+		}
+		r, err := c.load(ctx, o, s)
+		if err != nil {
+			// Too slow to complete within the window on o.conns
+			// connections: time a few requests one after another instead.
+			logf("%s: %v; timing 5 sequential requests", s.name, err)
+			r, err = c.timed(ctx, s.name+" (sequential)", 5, func() error {
+				_, err := c.do(ctx, http.MethodGet, s.path, s.token, nil)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		rep.add(r)
+	}
 	return nil
 }
 

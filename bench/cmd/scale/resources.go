@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,28 +85,5 @@ func resourceScenarios(ctx context.Context, c *client, o options, t *target, log
 		{"stock page 1 (scope: org and below, ~10 %)", stockPage + "?Current=1&Size=20", scoped, true},
 		{"stock page 50 (scope: org and below)", stockPage + "?Current=50&Size=20", scoped, true},
 	}
-	for _, s := range scenarios {
-		if !o.skipExplan && s.explain {
-			stmts, err := c.capture(ctx, logPath, s)
-			if err != nil {
-				return err
-			}
-			if err := rep.explain(ctx, t, s.name, stmts); err != nil {
-				return err
-			}
-		}
-		r, err := c.load(ctx, o, s)
-		if err != nil {
-			logf("%s: %v; timing 5 sequential requests", s.name, err)
-			r, err = c.timed(ctx, s.name+" (sequential)", 5, func() error {
-				_, err := c.do(ctx, http.MethodGet, s.path, s.token, nil)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-		}
-		rep.add(r)
-	}
-	return nil
+	return runScenarios(ctx, c, o, t, logPath, scenarios, rep)
 }
