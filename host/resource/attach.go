@@ -2,6 +2,7 @@ package resource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -355,7 +356,10 @@ func (sv *service) restore(ctx context.Context, who datascope.Caller, id int64) 
 			return recycle.NotFound(id)
 		}
 		if err := sv.unique(ctx, tx, r.values, id); err != nil {
-			return recycle.Conflict()
+			if e := (*errcode.Error)(nil); errors.As(err, &e) && e.Code == errcode.ResourceKeyExists {
+				return recycle.Conflict()
+			}
+			return err
 		}
 		n, err := sv.st.restore(ctx, tx, id, who.UserID, sv.now())
 		return recycle.Affected(int(n), err, id)
