@@ -270,11 +270,11 @@ func compile(r Resource) (*spec, error) {
 		if reserved[f.col] {
 			f.ReadOnly = true
 		}
-		f.kind, f.size, f.null, f.hasDefault = d.Info.Type, d.Size, d.Optional, d.Default != nil
+		f.kind, f.size, f.null, f.hasDefault = d.Info.Type, d.Size, d.Optional, constDefault(d.Default)
 		if err := f.resolveType(); err != nil {
 			return nil, fail("field %s: %v", f.Name, err)
 		}
-		if !f.null && !f.Required && !f.ReadOnly && d.Default == nil && f.Form {
+		if !f.null && !f.Required && !f.ReadOnly && !constDefault(d.Default) && f.Form {
 			return nil, fail("field %s: column %s is NOT NULL without a default: make it Required or Optional()", f.Name, f.col)
 		}
 		s.fields = append(s.fields, f)
@@ -283,7 +283,7 @@ func compile(r Resource) (*spec, error) {
 	// Columns NOT NULL without a default that no form field writes would
 	// make every create fail.
 	for _, d := range descs {
-		if reserved[d.StorageKey] || d.Optional || d.Default != nil {
+		if reserved[d.StorageKey] || d.Optional || constDefault(d.Default) {
 			continue
 		}
 		f := s.column(d.StorageKey)
@@ -453,6 +453,17 @@ func schemaFields(sc ent.Interface) (string, []*entfield.Descriptor, error) {
 		out = append(out, d)
 	}
 	return table, out, nil
+}
+
+// constDefault reports whether a schema default is a constant, which the
+// table's column carries (database.TablesOf); a function default (such as
+// time.Now) is the writer's business, and a resource writes none.
+func constDefault(v any) bool {
+	switch v.(type) {
+	case bool, string, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		return true
+	}
+	return false
 }
 
 // snake is the snake_case form of a camelCase name ("orgId" → "org_id").
