@@ -37,6 +37,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adminkernel/kernel/host/kerneltest/syncbuf"
 )
 
 type block struct {
@@ -203,10 +205,11 @@ func TestFirstAppTutorial(t *testing.T) {
 // it.
 func serve(t *testing.T, script, cwd string, env []string, base string, b block, log *strings.Builder) {
 	t.Helper()
-	var out bytes.Buffer
+	// Written by the process's copy goroutines while the test reads it.
+	out := &syncbuf.Buffer{}
 	cmd := exec.Command("bash", "-c", script) //nolint:gosec // the page's own block
 	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
