@@ -32,7 +32,7 @@ func TestConsoleExtensions(t *testing.T) {
 	k.Do("GET", "/api/v1/sys/console/extensions", "", nil).Expect(t, "the extensions anonymously", 401, 40006)
 	var got webconsole.Extensions
 	k.Do("GET", "/api/v1/sys/console/extensions", k.Admin(), nil).Expect(t, "the extensions", 200, 0).Decode(t, &got)
-	if got.Kit != "1.0" || len(got.Modules) != 1 {
+	if got.Kit != webconsole.KitVersion || len(got.Modules) != 1 {
 		t.Fatalf("extensions = %+v", got)
 	}
 	e := got.Modules[0]
