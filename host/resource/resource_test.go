@@ -231,6 +231,7 @@ func TestResourceCRUD(t *testing.T) {
 			{map[string]any{"name": "X", "stock": 1.5, "orgId": 4}, "stock", errcode.RequestInvalid},
 			{map[string]any{"name": "X", "category": "9", "orgId": 4}, "category", errcode.RequestInvalid},
 			{map[string]any{"name": "X", "arrivedOn": "05/03/2026", "orgId": 4}, "arrivedOn", errcode.RequestInvalid},
+			{map[string]any{"name": "X", "arrivedOn": "0001-01-01", "orgId": 4}, "arrivedOn", errcode.RequestInvalid},
 			{map[string]any{"name": "X", "enabled": "yes", "orgId": 4}, "enabled", errcode.RequestInvalid},
 			{map[string]any{"name": "X", "note": strings.Repeat("é", 201), "orgId": 4}, "note", errcode.RequestInvalid},
 			{map[string]any{"name": "X", "orgId": 999}, "orgId", errcode.OrgNotFound},

@@ -150,13 +150,13 @@ func (f *field) parseText(s string) (any, error) {
 		return nil, invalid(f, "type")
 	case Date:
 		d, err := time.ParseInLocation(dateLayout, t, time.UTC)
-		if err != nil {
-			return nil, invalid(f, "type")
+		if err != nil || d.Year() < 1000 || d.Year() > 9999 {
+			return nil, invalid(f, "type") // MySQL's DATETIME holds years 1000-9999
 		}
 		return d, nil
 	case DateTime:
 		d, err := time.Parse(time.RFC3339, t)
-		if err != nil {
+		if err != nil || d.UTC().Year() < 1000 || d.UTC().Year() > 9999 {
 			return nil, invalid(f, "type")
 		}
 		return d.UTC(), nil
